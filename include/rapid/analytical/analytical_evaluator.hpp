@@ -1,0 +1,52 @@
+// Closed-form step time of a training workload (DESIGN.md "analytical" fidelity):
+//  - per-op roofline times (ComputeCost) and alpha-beta collectives (CollectiveCost);
+//    TP/CP collectives sit on the critical path of each layer (no TP overlap);
+//  - 1F1B / interleaved pipeline: step = m * t_max + (sum_s t_s - t_max) / vpp, i.e. the
+//    bubble fraction (pp - 1) / (vpp * m) for equal stages (Narayanan et al. 2021, sec 2.2);
+//    p2p send/recv of activations per micro-batch and virtual stage;
+//  - DP gradient reduction (ZeRO 0: all-reduce; 1: reduce-scatter + parameter all-gather;
+//    2: reduce-scatter every micro-batch; 3: also parameter all-gathers in forward and
+//    backward of every micro-batch; Rajbhandari et al. 2020) overlapped with backward in
+//    buckets when the framework does (Li et al. 2020, PyTorch DDP; Megatron-core
+//    overlap_grad_reduce), exposing at least the last bucket;
+//  - optimizer step as a memory-bound pass over the local optimizer shard.
+#pragma once
+
+#include <vector>
+
+#include "rapid/cost/collective_cost.hpp"
+#include "rapid/cost/compute_cost.hpp"
+#include "rapid/eval/evaluator.hpp"
+#include "rapid/spec/model_spec.hpp"
+#include "rapid/spec/training_spec.hpp"
+
+namespace rapid {
+
+class AnalyticalEvaluator final : public Evaluator {
+ public:
+  /// References must outlive the evaluator.
+  AnalyticalEvaluator(const ModelSpec& model, const TrainingSpec& training, const HardwareSpec& hw,
+                      const NetworkSpec& net);
+
+  void evaluate(const Workload& w, EvalResult& r) const override;
+
+  /// Compute and communication seconds of one pass over `ops`, serialized on one GPU.
+  struct PassTime {
+    double compute = 0;
+    double comm = 0;
+    double total() const { return compute + comm; }
+  };
+  PassTime pass_time(const std::vector<Op>& ops, const Workload& w) const;
+
+  const ComputeCost& compute_cost() const { return compute_; }
+  const CollectiveCost& collective_cost() const { return collective_; }
+
+ private:
+  const ModelSpec& model_;
+  const TrainingSpec& training_;
+  ComputeCost compute_;
+  CollectiveCost collective_;
+  double model_flops_per_token_;
+};
+
+}  // namespace rapid

@@ -1,0 +1,55 @@
+// The flat record every evaluator returns for one point; one HDF5 row (io/result_schema.hpp
+// lists the columns). Times in seconds, memory in bytes.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace rapid {
+
+/// A point's outcome. Infeasible points are rows with a status, never exceptions.
+enum class Status : uint8_t { Ok = 0, OutOfMemory = 1, Infeasible = 2 };
+const char* status_name(Status s);
+
+/// Warnings raised on a point (PRODUCT.md section 7), OR-ed in EvalResult::flags.
+enum Flag : uint32_t {
+  kFlagSmallMicrobatch = 1u << 0,   ///< fewer than 8 samples per GPU per step (gbs/dp < 8)
+  kFlagLatencyBoundComm = 1u << 1,  ///< TP/DP collectives below 1 MiB: start-up dominated
+  kFlagHighUtilization = 1u << 2,   ///< MFU >= 0.9 * achievable: analytical error grows
+  kFlagPipelineBubble = 1u << 3,    ///< bubble > 20% of the step: more micro-batches help
+};
+
+struct EvalResult {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+  Status status = Status::Ok;
+  uint32_t flags = 0;
+  int64_t num_microbatches = 0;
+
+  // Time (NaN when the point does not fit).
+  double step_time_s = kNaN;
+  double tokens_per_s = kNaN;
+  double tokens_per_s_per_gpu = kNaN;
+  double mfu = kNaN;             ///< model FLOPs / (step time * GPUs * peak) (PaLM, Chowdhery 2022)
+  double hfu = kNaN;             ///< hardware FLOPs incl. recompute / (step time * GPUs * peak)
+  double compute_time_s = kNaN;  ///< compute on the critical stage
+  double exposed_comm_time_s = kNaN;  ///< tp_cp + pp + dp exposed
+  double tp_comm_time_s = kNaN;       ///< TP/CP collectives on the critical path
+  double pp_comm_time_s = kNaN;       ///< pipeline p2p on the critical path
+  double dp_comm_time_s = kNaN;       ///< DP/ZeRO traffic, total
+  double dp_exposed_time_s = kNaN;    ///< DP/ZeRO traffic not hidden by compute
+  double bubble_time_s = kNaN;        ///< pipeline fill/drain idle time
+  double optimizer_time_s = kNaN;
+  double comm_compute_ratio = kNaN;  ///< all communication time / compute time
+
+  // Memory of the GPU with the largest peak (kept for OOM points).
+  double peak_memory_bytes = 0;
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double reserve_bytes = 0;
+  double memory_capacity_bytes = 0;
+};
+
+}  // namespace rapid

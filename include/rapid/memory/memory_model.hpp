@@ -1,0 +1,42 @@
+// Peak memory of one GPU in a training step: weights + gradients + optimizer states
+// (mixed-precision Adam, sharded by ZeRO stage; Rajbhandari et al. 2020, sec 3 and 5) +
+// activations of the micro-batches in flight (Korthikanti et al. 2022, sec 4, eqs. 1-6,
+// generalised to GQA, SwiGLU and fused attention) + a framework reserve.
+#pragma once
+
+#include <cstdint>
+
+#include "rapid/spec/model_spec.hpp"
+#include "rapid/spec/training_spec.hpp"
+#include "rapid/workload/workload.hpp"
+
+namespace rapid {
+
+/// Bytes on the GPU with the largest peak, split by kind. All values in bytes.
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;        ///< layers + stage extras, times in-flight chunks
+  double layer_activations_bytes = 0;  ///< the transformer layers' part only
+  double reserve_bytes = 0;            ///< framework reserve + allocator fragmentation
+  double peak_bytes = 0;               ///< sum of the above
+  int64_t stage = 0;                   ///< pipeline stage of that GPU
+};
+
+/// Activation bytes one transformer layer keeps for backward, for one micro-batch on one
+/// GPU (Korthikanti et al. 2022, Table 2 generalised):
+///   replicated across TP unless SP (norm inputs 4sbh, GEMM inputs 4sbh, dropout masks 2sbh);
+///   sharded by TP: Q 2sbh, K and V 2sb*g*d each, projection input 2sbh, MLP 4sbf (GELU:
+///   fc1 output and GELU output) or 6sbf (SwiGLU: gate, up and product), unfused attention
+///   5as^2b (softmax 2, dropout mask 1, dropout output 2), FlashAttention's logsumexp 4sab;
+///   selective recompute drops the s^2 terms; full recompute keeps only the input 2sbh.
+/// s is the sequence on this GPU (seq / cp). Inputs: shapes, micro-batch `par.mbs`.
+double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& training,
+                              const ParallelConfig& par);
+
+/// Peak memory over the pipeline stages of workload `w`.
+MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
+                                const Workload& w);
+
+}  // namespace rapid

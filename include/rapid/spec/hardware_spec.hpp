@@ -1,0 +1,47 @@
+// The system input, part 1: one GPU (configs/hardware/*.yaml). Numbers come from vendor
+// datasheets (cited in each YAML file); efficiency factors are calibration values.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+namespace rapid {
+
+enum class DType : uint8_t { FP32, TF32, FP16, BF16, FP8 };
+inline constexpr int kNumDTypes = 5;
+
+/// Bytes per element of a dtype (TF32 is stored as 4 bytes).
+int dtype_bytes(DType t);
+/// "fp32", "tf32", "fp16", "bf16", "fp8".
+const char* dtype_name(DType t);
+
+struct HardwareSpec {
+  std::string name;
+  int64_t num_sms = 0;
+  double sm_clock_Hz = 0;                              ///< boost clock the peaks refer to
+  std::array<double, kNumDTypes> tensor_peak_FLOPs{};  ///< dense tensor-core peak, 0 = none
+  double vector_peak_FLOPs = 0;                        ///< FP32 non-tensor peak
+  double hbm_capacity_bytes = 0;
+  double hbm_bandwidth_Bps = 0;
+  double l2_size_bytes = 0;
+  double smem_per_sm_bytes = 0;
+  double nvlink_bandwidth_Bps = 0;  ///< per GPU, per direction, all links together
+  double pcie_bandwidth_Bps = 0;    ///< per direction
+  double kernel_launch_s = 0;       ///< host-to-kernel launch overhead per kernel
+  double tdp_W = 0;
+
+  // Calibration factors (fraction of peak reached by well-shaped work).
+  double gemm_efficiency = 0.8;       ///< large bf16 GEMM TFLOP/s / tensor peak
+  double attention_efficiency = 0.6;  ///< fused attention TFLOP/s / tensor peak
+  double memory_efficiency = 0.8;     ///< streaming-kernel bandwidth / HBM peak
+  double nvlink_efficiency = 0.8;     ///< NCCL busbw / NVLink peak for large messages
+};
+
+/// Reads a hardware mapping (configs/hardware/NAME.yaml or an inline `hardware:`).
+/// Throws InputError on a missing/invalid/unknown key.
+HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file);
+
+}  // namespace rapid

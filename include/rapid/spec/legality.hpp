@@ -1,0 +1,25 @@
+// Which parallel layouts are legal for a job (Megatron-LM's own constraints). The
+// enumerator yields only points that pass; a job's baseline must pass too.
+#pragma once
+
+#include "rapid/spec/parallel_config.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+
+namespace rapid {
+
+/// Returns nullptr when `c` is legal for the job, else a static string naming the rule it
+/// breaks. Rules: tp divides attention and KV heads and the node (tp <= gpus_per_node
+/// unless allow_tp_across_nodes); pp divides num_layers (unless allow_uneven_pp, then
+/// pp <= num_layers); vpp > 1 needs pp > 1 and layers per stage divisible by vpp;
+/// gbs divisible by dp*mbs; sp needs tp > 1 and seq divisible by tp; cp > 1 needs seq
+/// divisible by 2*cp (load-balanced causal chunks); ep must be 1 for dense models;
+/// ZeRO > 0 needs dp > 1 (with one replica every stage is the same point).
+const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
+                           const NetworkSpec& network, const SearchSpace& space,
+                           const ParallelConfig& c);
+
+inline const char* illegal_reason(const SweepSpec& s, const ParallelConfig& c) {
+  return illegal_reason(s.model, s.training, s.network, s.search, c);
+}
+
+}  // namespace rapid

@@ -1,0 +1,44 @@
+// The system input, part 2: how GPUs are wired (configs/networks/*.yaml or an inline
+// `network:` in a job). The form operators write loads as is:
+//   network: {topology: fat_tree, spine_bandwidth: 400Gbps, leaf_bandwidth: 200Gbps,
+//             link_latency: 0.5us}
+// with the defaults below for everything else (8 GPUs per node on NVSwitch, one NIC per
+// GPU, non-blocking unless the leaf/spine numbers say otherwise).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+namespace rapid {
+
+enum class Topology : uint8_t { FatTree, RailOptimized, Torus2D, Torus3D };
+const char* topology_name(Topology t);
+
+struct NetworkSpec {
+  std::string name;
+  Topology topology = Topology::FatTree;
+  int64_t gpus_per_node = 8;        ///< size of one NVSwitch (NVLink) domain
+  double nvlink_bandwidth_Bps = 0;  ///< per GPU per direction; 0 = the GPU's own figure
+  double nvlink_latency_s = 0;      ///< one hop through NVSwitch
+  int64_t nics_per_node = 8;        ///< scale-out NICs per node (default one per GPU)
+  double leaf_bandwidth_Bps = 0;    ///< NIC <-> leaf switch link, per direction
+  double spine_bandwidth_Bps = 0;   ///< leaf <-> spine link, per direction
+  int64_t nodes_per_leaf = 32;      ///< nodes under one leaf (per rail when rail-optimized)
+  double oversubscription = 1.0;    ///< leaf down/up bandwidth ratio, >= 1
+  double link_latency_s = 0;        ///< per network link (NIC-leaf, leaf-spine)
+  double collective_latency_s = 0;  ///< software start-up of one collective call (NCCL)
+  double network_efficiency = 0.9;  ///< achievable fraction of NIC bandwidth (protocol)
+
+  /// Scale-out bandwidth available to one GPU, per direction:
+  /// leaf_bandwidth * nics_per_node / gpus_per_node.
+  double nic_bandwidth_per_gpu_Bps() const;
+};
+
+/// Reads a network mapping. Throws InputError on a missing/invalid/unknown key.
+/// `oversubscription` may be given, or it is derived as max(1, leaf_bw / spine_bw) for a
+/// leaf with as many uplinks as downlinks (the usual two-tier fat tree).
+NetworkSpec parse_network(const YAML::Node& node, const std::string& file);
+
+}  // namespace rapid

@@ -1,0 +1,35 @@
+// The execution input: one parallel layout of a training step (Megatron-LM terms).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace rapid {
+
+/// Activation recomputation (Korthikanti et al. 2022): none, selective (attention core
+/// only), full (whole layer, only its input kept).
+enum class Recompute : uint8_t { None, Selective, Full };
+const char* recompute_name(Recompute r);
+
+struct ParallelConfig {
+  int32_t dp = 1;         ///< data-parallel replicas
+  int32_t tp = 1;         ///< Megatron tensor parallel
+  int32_t pp = 1;         ///< pipeline stages
+  int32_t cp = 1;         ///< context parallel
+  int32_t ep = 1;         ///< expert parallel (within dp*cp)
+  int32_t vpp = 1;        ///< virtual pipeline stages per GPU (interleaved 1F1B)
+  int32_t mbs = 1;        ///< micro-batch size (sequences)
+  bool sp = false;        ///< Megatron sequence parallel (needs tp > 1)
+  int8_t zero_stage = 0;  ///< ZeRO stage 0-3 (1 = distributed optimizer)
+  Recompute recompute = Recompute::None;
+
+  int64_t num_gpus() const { return int64_t{dp} * tp * pp * cp; }
+  /// Micro-batches per step m = gbs / (dp * mbs).
+  int64_t num_microbatches(int64_t gbs) const { return gbs / (int64_t{dp} * mbs); }
+  /// "dp4 tp8 pp8 cp1 vpp1 mbs1 sp1 zero1 selective".
+  std::string describe() const;
+
+  friend bool operator==(const ParallelConfig&, const ParallelConfig&) = default;
+};
+
+}  // namespace rapid

@@ -1,0 +1,66 @@
+// A job file (jobs/*.yaml): the three inputs (application = model, system = hardware
+// variants + network, execution = the search space of parallel layouts) plus the training
+// settings and an optional baseline layout to compare against.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rapid/spec/hardware_spec.hpp"
+#include "rapid/spec/model_spec.hpp"
+#include "rapid/spec/network_spec.hpp"
+#include "rapid/spec/parallel_config.hpp"
+#include "rapid/spec/training_spec.hpp"
+
+namespace rapid {
+
+/// Candidate values of each knob. dp is derived: dp = gpus / (tp * pp * cp).
+struct SearchSpace {
+  std::vector<int64_t> num_gpus;
+  std::vector<int64_t> tp{1, 2, 4, 8};
+  std::vector<int64_t> pp{1, 2, 4, 8};
+  std::vector<int64_t> cp{1};
+  std::vector<int64_t> ep{1};
+  std::vector<int64_t> vpp{1};
+  std::vector<int64_t> mbs{1, 2, 4};
+  std::vector<Recompute> recompute{Recompute::None, Recompute::Selective, Recompute::Full};
+  std::vector<bool> sp{false, true};
+  std::vector<int64_t> zero_stage{0, 1, 2, 3};
+  bool allow_tp_across_nodes = false;  ///< tp*cp may exceed gpus_per_node
+  bool allow_uneven_pp = false;        ///< pp need not divide num_layers
+};
+
+/// Where a config came from and its YAML text (kept for the HDF5 provenance).
+struct Source {
+  std::string path;  ///< file path, or "<inline in JOB>"
+  std::string yaml;  ///< the text as given
+};
+
+struct SweepSpec {
+  std::string name;
+  Source job;
+  ModelSpec model;
+  Source model_source;
+  std::vector<HardwareSpec> hardware;  ///< hardware variants, swept as a dimension
+  std::vector<Source> hardware_sources;
+  NetworkSpec network;
+  Source network_source;
+  TrainingSpec training;
+  SearchSpace search;
+  std::optional<ParallelConfig> baseline;  ///< dp filled in from the first GPU count
+};
+
+/// Directories searched for configs referenced by name ("llama3-70b" ->
+/// DIR/models/llama3-70b.yaml): RAPID_CONFIG_DIR, <job dir>/../configs, <job dir>/configs,
+/// ./configs, then the source tree's configs/ (compiled in).
+std::vector<std::string> config_search_dirs(const std::string& job_path);
+
+/// Loads and validates a job file. Throws InputError naming the file (the job file or the
+/// referenced config), the key, the value and what was expected, for: unknown keys, missing
+/// model/hardware/network/gpus/global_batch_size, unresolvable config names, GPU counts not
+/// divisible by any layout, a baseline that is not a legal point.
+SweepSpec load_sweep_spec(const std::string& job_path);
+
+}  // namespace rapid

@@ -1,0 +1,32 @@
+// Framework behaviour of a training step (what Megatron-LM / PyTorch do around the model):
+// batch, precision, attention kernel, gradient reduction and overlap, memory reserve.
+#pragma once
+
+#include <cstdint>
+
+#include "rapid/spec/hardware_spec.hpp"
+
+namespace rapid {
+
+class YamlMap;
+
+struct TrainingSpec {
+  int64_t global_batch_size = 0;     ///< gbs, sequences per step
+  int64_t seq_length = 0;            ///< tokens per sequence
+  DType dtype = DType::BF16;         ///< compute dtype of GEMMs and activations
+  bool flash_attention = true;       ///< fused (FlashAttention-2) or unfused softmax attention
+  int grad_bytes = 4;                ///< bytes per main-gradient element (Megatron fp32 main grads)
+  int grad_reduce_bytes = 4;         ///< bytes per element sent in the DP gradient reduction
+  int optimizer_bytes = 12;          ///< Adam: fp32 master weights + m + v = 4 + 4 + 4
+  bool overlap_grad_reduce = true;   ///< DP reduction in buckets during backward
+  bool overlap_param_gather = true;  ///< ZeRO parameter all-gathers prefetched
+  double grad_bucket_bytes = 40e6;   ///< DP bucket size (Megatron-core: 40M elements)
+  double memory_reserve_bytes = 0;   ///< CUDA context, cuBLAS workspace, NCCL buffers
+  double fragmentation = 0.0;        ///< allocator fragmentation, fraction of activations
+};
+
+/// Reads the job's `training:` mapping; seq_length falls back to `model_seq_length`.
+/// Throws InputError on a missing/invalid/unknown key.
+TrainingSpec parse_training(const YamlMap& m, int64_t model_seq_length);
+
+}  // namespace rapid

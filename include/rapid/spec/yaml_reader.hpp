@@ -1,0 +1,94 @@
+// Reading validated values out of a YAML mapping with errors that name the file, the key
+// (as a dotted path), the value and what was expected. Every key read is recorded so that
+// finish() can reject keys nobody asked for (a typo must not be silently ignored).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rapid/spec/units.hpp"
+
+namespace rapid {
+
+/// Parses a YAML file. Throws InputError (key "<file>") when it is missing or not YAML.
+YAML::Node load_yaml_file(const std::string& path);
+
+/// Parses YAML text; `origin` names it in errors. Throws InputError on a syntax error.
+YAML::Node load_yaml_text(const std::string& text, const std::string& origin);
+
+/// Reads text of a whole file; throws InputError naming `path` when it cannot be read.
+std::string read_text_file(const std::string& path);
+
+/// A YAML mapping plus where it came from. Accessors throw InputError.
+class YamlMap {
+ public:
+  /// `node` must be a mapping (else InputError naming `path`). `file` is the file name used
+  /// in messages; `path` is the dotted key prefix ("" at the top level).
+  YamlMap(YAML::Node node, std::string file, std::string path = "");
+  ~YamlMap();
+  YamlMap(YamlMap&&) noexcept;
+
+  bool has(const std::string& key) const;
+
+  /// Quantity in SI base units (see units.hpp). Required / with default.
+  double quantity(const std::string& key, Dimension d) const;
+  double quantity_or(const std::string& key, Dimension d, double fallback) const;
+
+  /// Integer; `min` is the smallest legal value.
+  int64_t integer(const std::string& key, int64_t min = 1) const;
+  int64_t integer_or(const std::string& key, int64_t fallback, int64_t min = 1) const;
+
+  /// Positive real without unit (ratios, efficiencies).
+  double number_or(const std::string& key, double fallback, double min, double max) const;
+
+  std::string string(const std::string& key) const;
+  std::string string_or(const std::string& key, const std::string& fallback) const;
+  bool boolean_or(const std::string& key, bool fallback) const;
+
+  /// One of `choices` (case-sensitive); returns its position in `choices`.
+  int choice(const std::string& key, const std::vector<std::string>& choices) const;
+  int choice_or(const std::string& key, const std::vector<std::string>& choices,
+                int fallback) const;
+
+  /// A scalar or a list of integers >= min.
+  std::vector<int64_t> integer_list_or(const std::string& key, std::vector<int64_t> fallback,
+                                       int64_t min = 1) const;
+  /// A scalar or a list of choices (positions in `choices`).
+  std::vector<int> choice_list_or(const std::string& key, const std::vector<std::string>& choices,
+                                  std::vector<int> fallback) const;
+  /// A scalar or a list of booleans.
+  std::vector<bool> boolean_list_or(const std::string& key, std::vector<bool> fallback) const;
+
+  /// Nested mapping.
+  YamlMap map(const std::string& key) const;
+  /// The raw node (marks the key as read).
+  YAML::Node node(const std::string& key) const;
+
+  /// Throws InputError for the first key of the mapping that no accessor asked for.
+  void finish() const;
+
+  /// Throws InputError about `key` of this mapping.
+  [[noreturn]] void fail(const std::string& key, const std::string& value,
+                         const std::string& expected) const;
+
+  const std::string& file() const { return file_; }
+  std::string key_path(const std::string& key) const;
+
+ private:
+  YAML::Node child(const std::string& key) const;
+  std::string scalar_text(const YAML::Node& n) const;
+  [[noreturn]] void fail_at(const YAML::Node& at, const std::string& key, const std::string& value,
+                            const std::string& expected) const;
+
+  YAML::Node node_;
+  std::string file_;
+  std::string path_;
+  std::unique_ptr<std::set<std::string>> read_;
+};
+
+}  // namespace rapid

@@ -1,0 +1,88 @@
+// The workload of one configuration as a compact graph (DESIGN.md "The workload: one
+// compact graph, three consumers"): per-layer templates of ordered ops (forward, backward,
+// recompute), extras of the first and last pipeline stage, a stage program (layers per
+// stage and the pipeline schedule), the groups' placement on nodes and the per-step
+// gradient/parameter traffic. Ranks are not materialized: TP/CP ranks of one stage and DP
+// replicas are symmetric, so building and evaluating a workload costs the same whatever
+// the GPU count.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "rapid/spec/model_spec.hpp"
+#include "rapid/spec/network_spec.hpp"
+#include "rapid/spec/parallel_config.hpp"
+#include "rapid/spec/training_spec.hpp"
+#include "rapid/workload/op.hpp"
+
+namespace rapid {
+
+/// Ordered ops of one pass of a layer (or of a stage extra) on one GPU.
+struct OpTemplate {
+  std::vector<Op> forward;
+  std::vector<Op> backward;   ///< in execution order (reverse of forward)
+  std::vector<Op> recompute;  ///< replayed before backward under the recompute policy
+};
+
+/// Where a process group's members sit: `size` ranks, `per_node` of them in each node
+/// (NVLink domain), over `nodes` nodes (Megatron rank order tp, cp, dp, pp).
+struct GroupShape {
+  int64_t size = 1;
+  int64_t per_node = 1;
+  int64_t nodes = 1;
+};
+
+/// One pipeline stage (one GPU's share of the layers).
+struct StageInfo {
+  int64_t num_layers = 0;
+  bool has_embedding = false;  ///< first stage: input embedding
+  bool has_lm_head = false;    ///< last stage: final norm, LM head, loss
+  double params = 0;           ///< parameters held by one GPU of this stage (after TP)
+  /// Model chunks (num_layers / vpp layers of one micro-batch) whose activations are alive
+  /// at the schedule's peak; with vpp == 1 this is the micro-batches in flight.
+  int64_t chunks_in_flight = 0;
+};
+
+enum class Schedule : uint8_t { OneFOneB, Interleaved };
+
+struct Workload {
+  ParallelConfig par;
+  int64_t global_batch_size = 0;
+  int64_t seq_length = 0;
+  int64_t num_microbatches = 0;  ///< m = gbs / (dp * mbs)
+  Schedule schedule = Schedule::OneFOneB;
+
+  OpTemplate layer;      ///< one transformer layer
+  OpTemplate embedding;  ///< first-stage extras
+  OpTemplate lm_head;    ///< last-stage extras
+  Op p2p;                ///< activation (or its gradient) sent between stages, per micro-batch
+  std::vector<StageInfo> stages;                    ///< pp entries
+  std::array<GroupShape, kNumCommGroups> groups{};  ///< indexed by CommGroup
+
+  double layer_params = 0;      ///< one layer's parameters on one GPU (after TP)
+  double embedding_params = 0;  ///< input embedding on one GPU (after TP)
+  double lm_head_params = 0;    ///< LM head (+ final norm) on one GPU of the last stage
+
+  const GroupShape& group(CommGroup g) const { return groups[static_cast<int>(g)]; }
+  int64_t tokens_per_step() const { return global_batch_size * seq_length; }
+};
+
+/// Builds the workload of one layout into `out`, reusing its vectors' capacity (no
+/// allocation once warm: this is on the per-point path).
+/// Inputs: shapes from `model`, batch/precision/attention kernel from `training`, the node
+/// size from `network`, a legal `par` (see legality.hpp). Ops follow Megatron-LM's
+/// transformer layer (Shoeybi et al. 2019, Fig. 3; Korthikanti et al. 2022, Fig. 5 for
+/// sequence parallelism). Throws nothing for legal inputs.
+void build_workload(const ModelSpec& model, const TrainingSpec& training,
+                    const NetworkSpec& network, const ParallelConfig& par, Workload& out);
+
+/// Placement of a group of `size` ranks whose members are `stride` ranks apart.
+GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node);
+
+/// Floating-point operations of one training step, summed over all GPUs and ops of the
+/// workload (forward + backward, plus recompute when `with_recompute`).
+double workload_step_flops(const Workload& w, bool with_recompute);
+
+}  // namespace rapid

@@ -1,0 +1,35 @@
+#include "rapid/cost/compute_cost.hpp"
+
+#include <algorithm>
+
+namespace rapid {
+
+ComputeCost::ComputeCost(const HardwareSpec& hw, DType dtype)
+    : peak_(hw.tensor_peak_FLOPs[static_cast<int>(dtype)] > 0
+                ? hw.tensor_peak_FLOPs[static_cast<int>(dtype)]
+                : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)]),
+      gemm_rate_(peak_ * hw.gemm_efficiency),
+      attn_rate_(peak_ * hw.attention_efficiency),
+      hbm_rate_(hw.hbm_bandwidth_Bps * hw.memory_efficiency),
+      launch_s_(hw.kernel_launch_s) {}
+
+double ComputeCost::memory_time(double bytes) const {
+  return bytes / hbm_rate_ + launch_s_;
+}
+
+double ComputeCost::time(const Op& op) const {
+  switch (op.kind) {
+    case OpKind::Gemm:
+      return std::max(op.flops / gemm_rate_, op.bytes / hbm_rate_) + launch_s_;
+    case OpKind::Attention:
+      return std::max(op.flops / attn_rate_, op.bytes / hbm_rate_) + launch_s_;
+    case OpKind::MemoryBound:
+      return memory_time(op.bytes);
+    case OpKind::Collective:
+    case OpKind::P2P:
+      break;
+  }
+  return 0.0;
+}
+
+}  // namespace rapid

@@ -1,0 +1,50 @@
+#include "rapid/eval/point_evaluator.hpp"
+
+#include "rapid/analytical/analytical_evaluator.hpp"
+#include "rapid/memory/memory_model.hpp"
+
+namespace rapid {
+
+const char* status_name(Status s) {
+  static const char* names[] = {"ok", "oom", "infeasible"};
+  return names[static_cast<int>(s)];
+}
+
+PointEvaluator::PointEvaluator(const SweepSpec& spec) : spec_(spec) {
+  for (const HardwareSpec& hw : spec.hardware)
+    evaluators_.push_back(
+        std::make_unique<AnalyticalEvaluator>(spec.model, spec.training, hw, spec.network));
+}
+
+void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r) const {
+  const HardwareSpec& hw = spec_.hardware[static_cast<size_t>(p.hardware)];
+  build_workload(spec_.model, spec_.training, spec_.network, p.par, w);
+  r = EvalResult{};
+  r.num_microbatches = w.num_microbatches;
+
+  const MemoryBreakdown mem = estimate_memory(spec_.model, spec_.training, w);
+  r.peak_memory_bytes = mem.peak_bytes;
+  r.weights_bytes = mem.weights_bytes;
+  r.grads_bytes = mem.grads_bytes;
+  r.optimizer_bytes = mem.optimizer_bytes;
+  r.activations_bytes = mem.activations_bytes;
+  r.reserve_bytes = mem.reserve_bytes;
+  r.memory_capacity_bytes = hw.hbm_capacity_bytes;
+
+  // Samples per GPU per step below 8 leave GPUs under-used (PRODUCT.md section 7).
+  if (spec_.training.global_batch_size / p.par.dp < 8) r.flags |= kFlagSmallMicrobatch;
+  // TP messages below 1 MiB are start-up dominated (5-10 us per collective).
+  const double tp_message = static_cast<double>(p.par.mbs) * spec_.training.seq_length / p.par.cp *
+                            spec_.model.hidden_size * 2.0;
+  if (p.par.tp > 1 && tp_message < (1 << 20)) r.flags |= kFlagLatencyBoundComm;
+
+  if (mem.peak_bytes > hw.hbm_capacity_bytes) {
+    r.status = Status::OutOfMemory;
+    return;
+  }
+  evaluators_[static_cast<size_t>(p.hardware)]->evaluate(w, r);
+  if (r.bubble_time_s > 0.2 * r.step_time_s) r.flags |= kFlagPipelineBubble;
+  if (r.mfu >= 0.9 * hw.gemm_efficiency) r.flags |= kFlagHighUtilization;
+}
+
+}  // namespace rapid

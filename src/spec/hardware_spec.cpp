@@ -1,0 +1,64 @@
+#include "rapid/spec/hardware_spec.hpp"
+
+#include "rapid/spec/yaml_reader.hpp"
+
+namespace rapid {
+
+int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::FP32:
+    case DType::TF32:
+      return 4;
+    case DType::FP16:
+    case DType::BF16:
+      return 2;
+    case DType::FP8:
+      return 1;
+  }
+  return 2;
+}
+
+const char* dtype_name(DType t) {
+  static const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+  return names[static_cast<int>(t)];
+}
+
+HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
+  YamlMap m(node, file);
+  HardwareSpec h;
+  h.name = m.string("name");
+  h.num_sms = m.integer("num_sms");
+  h.sm_clock_Hz = m.quantity("sm_clock", Dimension::Frequency);
+  YamlMap peaks = m.map("tensor_peak");
+  for (int i = 0; i < kNumDTypes; ++i) {
+    auto t = static_cast<DType>(i);
+    h.tensor_peak_FLOPs[i] = peaks.quantity_or(dtype_name(t), Dimension::FlopRate, 0.0);
+  }
+  peaks.finish();
+  if (h.tensor_peak_FLOPs[static_cast<int>(DType::BF16)] <= 0)
+    m.fail("tensor_peak", "<no bf16>", "a bf16 entry > 0");
+  h.vector_peak_FLOPs = m.quantity("vector_peak_fp32", Dimension::FlopRate);
+  h.hbm_capacity_bytes = m.quantity("hbm_capacity", Dimension::Size);
+  h.hbm_bandwidth_Bps = m.quantity("hbm_bandwidth", Dimension::Bandwidth);
+  h.l2_size_bytes = m.quantity("l2_size", Dimension::Size);
+  h.smem_per_sm_bytes = m.quantity("smem_per_sm", Dimension::Size);
+  h.nvlink_bandwidth_Bps = m.quantity("nvlink_bandwidth", Dimension::Bandwidth);
+  h.pcie_bandwidth_Bps = m.quantity("pcie_bandwidth", Dimension::Bandwidth);
+  h.kernel_launch_s = m.quantity("kernel_launch", Dimension::Time);
+  h.tdp_W = m.quantity_or("tdp", Dimension::Power, 0.0);
+  if (m.has("efficiency")) {
+    YamlMap e = m.map("efficiency");
+    h.gemm_efficiency = e.number_or("gemm", h.gemm_efficiency, 0.01, 1.0);
+    h.attention_efficiency = e.number_or("attention", h.attention_efficiency, 0.01, 1.0);
+    h.memory_efficiency = e.number_or("memory", h.memory_efficiency, 0.01, 1.0);
+    h.nvlink_efficiency = e.number_or("nvlink", h.nvlink_efficiency, 0.01, 1.0);
+    e.finish();
+  }
+  for (const char* k : {"description", "source", "sources"}) m.has(k);
+  m.finish();
+  if (h.hbm_bandwidth_Bps <= 0) m.fail("hbm_bandwidth", "0", "a bandwidth > 0");
+  if (h.sm_clock_Hz <= 0) m.fail("sm_clock", "0", "a frequency > 0");
+  return h;
+}
+
+}  // namespace rapid

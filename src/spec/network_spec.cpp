@@ -1,0 +1,50 @@
+#include "rapid/spec/network_spec.hpp"
+
+#include <algorithm>
+
+#include "rapid/spec/yaml_reader.hpp"
+
+namespace rapid {
+
+const char* topology_name(Topology t) {
+  static const char* names[] = {"fat_tree", "rail_optimized", "torus2d", "torus3d"};
+  return names[static_cast<int>(t)];
+}
+
+double NetworkSpec::nic_bandwidth_per_gpu_Bps() const {
+  return leaf_bandwidth_Bps * static_cast<double>(nics_per_node) /
+         static_cast<double>(gpus_per_node);
+}
+
+NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
+  YamlMap m(node, file);
+  NetworkSpec n;
+  n.name = m.string_or("name", "network");
+  n.topology = static_cast<Topology>(
+      m.choice_or("topology", {"fat_tree", "rail_optimized", "torus2d", "torus3d"}, 0));
+  n.gpus_per_node = m.integer_or("gpus_per_node", 8);
+  n.nvlink_bandwidth_Bps = m.quantity_or("nvlink_bandwidth", Dimension::Bandwidth, 0.0);
+  // NVSwitch hop latency, sub-microsecond (NVIDIA NVSwitch whitepaper); 0.5us is a
+  // conservative default when the file does not say.
+  n.nvlink_latency_s = m.quantity_or("nvlink_latency", Dimension::Time, 0.5e-6);
+  n.nics_per_node = m.integer_or("nics_per_node", n.gpus_per_node);
+  n.leaf_bandwidth_Bps = m.quantity("leaf_bandwidth", Dimension::Bandwidth);
+  n.spine_bandwidth_Bps =
+      m.quantity_or("spine_bandwidth", Dimension::Bandwidth, n.leaf_bandwidth_Bps);
+  n.nodes_per_leaf = m.integer_or("nodes_per_leaf", 32);
+  double derived =
+      n.spine_bandwidth_Bps > 0 ? std::max(1.0, n.leaf_bandwidth_Bps / n.spine_bandwidth_Bps) : 1.0;
+  n.oversubscription = m.number_or("oversubscription", derived, 1.0, 1024.0);
+  n.link_latency_s = m.quantity_or("link_latency", Dimension::Time, 1e-6);
+  // NCCL start-up per collective call: 5-10 us for small all-reduces (PRODUCT.md section 7;
+  // nccl-tests small-message latencies on DGX A100).
+  n.collective_latency_s = m.quantity_or("collective_latency", Dimension::Time, 8e-6);
+  n.network_efficiency = m.number_or("network_efficiency", n.network_efficiency, 0.01, 1.0);
+  for (const char* k : {"description", "source", "sources"}) m.has(k);
+  m.finish();
+  if (n.leaf_bandwidth_Bps <= 0) m.fail("leaf_bandwidth", "0", "a bandwidth > 0");
+  if (n.nics_per_node < 1) m.fail("nics_per_node", "0", "an integer >= 1");
+  return n;
+}
+
+}  // namespace rapid

@@ -1,0 +1,172 @@
+#include "rapid/spec/sweep_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "rapid/common/error.hpp"
+#include "rapid/spec/legality.hpp"
+#include "rapid/spec/yaml_reader.hpp"
+
+#ifndef RAPID_SOURCE_DIR
+#define RAPID_SOURCE_DIR "."
+#endif
+
+namespace fs = std::filesystem;
+
+namespace rapid {
+
+std::vector<std::string> config_search_dirs(const std::string& job_path) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("RAPID_CONFIG_DIR"); env && *env) dirs.emplace_back(env);
+  fs::path job_dir = fs::path(job_path).parent_path();
+  if (job_dir.empty()) job_dir = ".";
+  dirs.push_back((job_dir / ".." / "configs").lexically_normal().string());
+  dirs.push_back((job_dir / "configs").lexically_normal().string());
+  dirs.emplace_back("configs");
+  dirs.push_back((fs::path(RAPID_SOURCE_DIR) / "configs").string());
+  return dirs;
+}
+
+namespace {
+
+// Resolves `key` of the job: a name under configs/<kind>/, a path, or an inline mapping.
+// Returns the node and where it came from.
+std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Node& value,
+                                             const std::string& key, const std::string& kind) {
+  if (value.IsMap()) {
+    Source src{fmt::format("<inline in {}>", job.file()), YAML::Dump(value)};
+    return {value, src};
+  }
+  if (!value.IsScalar() || value.Scalar().empty())
+    job.fail(key, "<not a name>",
+             fmt::format("a name from configs/{}/, a path or a mapping", kind));
+  const std::string ref = value.Scalar();
+  std::vector<fs::path> candidates;
+  fs::path job_dir = fs::path(job.file()).parent_path();
+  if (ref.find('/') != std::string::npos || ref.ends_with(".yaml")) {
+    candidates.push_back(job_dir / ref);
+    candidates.emplace_back(ref);
+  } else {
+    for (const auto& dir : config_search_dirs(job.file()))
+      candidates.push_back(fs::path(dir) / kind / (ref + ".yaml"));
+  }
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec)) {
+      std::string path = c.lexically_normal().string();
+      std::string text = read_text_file(path);
+      return {load_yaml_text(text, path), Source{path, text}};
+    }
+  }
+  std::string tried;
+  for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c.string();
+  job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
+}
+
+SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
+  SearchSpace sp;
+  std::vector<int64_t> tp_default;
+  for (int64_t t = 1; t <= gpus_per_node; t *= 2) tp_default.push_back(t);
+  sp.tp = s.integer_list_or("tp", tp_default);
+  sp.pp = s.integer_list_or("pp", sp.pp);
+  sp.cp = s.integer_list_or("cp", sp.cp);
+  sp.ep = s.integer_list_or("ep", sp.ep);
+  sp.vpp = s.integer_list_or("vpp", sp.vpp);
+  sp.mbs = s.integer_list_or("mbs", sp.mbs);
+  std::vector<int> rc = s.choice_list_or("recompute", {"none", "selective", "full"}, {0, 1, 2});
+  sp.recompute.clear();
+  for (int r : rc) sp.recompute.push_back(static_cast<Recompute>(r));
+  sp.sp = s.boolean_list_or("sp", sp.sp);
+  sp.zero_stage = s.integer_list_or("zero_stage", sp.zero_stage, 0);
+  for (int64_t z : sp.zero_stage)
+    if (z > 3) s.fail("zero_stage", std::to_string(z), "ZeRO stages between 0 and 3");
+  sp.allow_tp_across_nodes = s.boolean_or("allow_tp_across_nodes", false);
+  sp.allow_uneven_pp = s.boolean_or("allow_uneven_pp", false);
+  s.finish();
+  return sp;
+}
+
+ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
+  ParallelConfig c;
+  c.tp = static_cast<int32_t>(b.integer_or("tp", 1));
+  c.pp = static_cast<int32_t>(b.integer_or("pp", 1));
+  c.cp = static_cast<int32_t>(b.integer_or("cp", 1));
+  c.ep = static_cast<int32_t>(b.integer_or("ep", 1));
+  c.vpp = static_cast<int32_t>(b.integer_or("vpp", 1));
+  c.mbs = static_cast<int32_t>(b.integer_or("mbs", 1));
+  c.sp = b.boolean_or("sp", false);
+  c.zero_stage = static_cast<int8_t>(b.integer_or("zero_stage", 0, 0));
+  c.recompute = static_cast<Recompute>(b.choice_or("recompute", {"none", "selective", "full"}, 0));
+  int64_t gpus = b.integer_or("gpus", spec.search.num_gpus.front());
+  int64_t denom = int64_t{c.tp} * c.pp * c.cp;
+  if (gpus % denom != 0)
+    b.fail("tp", std::to_string(c.tp),
+           fmt::format("tp*pp*cp = {} to divide the GPU count {}", denom, gpus));
+  c.dp = static_cast<int32_t>(gpus / denom);
+  if (b.has("dp") && b.integer("dp") != c.dp)
+    b.fail("dp", std::to_string(b.integer("dp")), fmt::format("gpus/(tp*pp*cp) = {}", c.dp));
+  b.finish();
+  return c;
+}
+
+}  // namespace
+
+SweepSpec load_sweep_spec(const std::string& job_path) {
+  SweepSpec spec;
+  spec.job = Source{job_path, read_text_file(job_path)};
+  YamlMap job(load_yaml_text(spec.job.yaml, job_path), job_path);
+  spec.name = job.string_or("name", fs::path(job_path).stem().string());
+  job.has("description");
+
+  auto [model_node, model_src] = resolve_config(job, job.node("model"), "model", "models");
+  spec.model = parse_model(model_node, model_src.path);
+  spec.model_source = model_src;
+
+  YAML::Node hw = job.node("hardware");
+  std::vector<YAML::Node> hw_items;
+  if (hw.IsSequence()) {
+    for (const auto& item : hw) hw_items.push_back(item);
+    if (hw_items.empty()) job.fail("hardware", "[]", "at least one hardware config");
+  } else {
+    hw_items.push_back(hw);
+  }
+  for (const auto& item : hw_items) {
+    auto [node, src] = resolve_config(job, item, "hardware", "hardware");
+    spec.hardware.push_back(parse_hardware(node, src.path));
+    spec.hardware_sources.push_back(src);
+  }
+
+  auto [net_node, net_src] = resolve_config(job, job.node("network"), "network", "networks");
+  spec.network = parse_network(net_node, net_src.path);
+  spec.network_source = net_src;
+
+  spec.training = parse_training(job.map("training"), spec.model.seq_length);
+
+  spec.search = job.has("search") ? parse_search(job.map("search"), spec.network.gpus_per_node)
+                                  : SearchSpace{};
+  spec.search.num_gpus = job.integer_list_or("gpus", {});
+  if (spec.search.num_gpus.empty()) job.fail("gpus", "<missing>", "a GPU count or a list of them");
+  const int64_t per_node = spec.network.gpus_per_node;
+  for (int64_t g : spec.search.num_gpus) {
+    bool whole_nodes = g % per_node == 0;
+    bool part_of_node = g < per_node && per_node % g == 0;
+    if (!whole_nodes && !part_of_node)
+      job.fail("gpus", std::to_string(g),
+               fmt::format("a multiple of the network's gpus_per_node ({}) or a divisor of it",
+                           per_node));
+  }
+
+  if (job.has("baseline")) spec.baseline = parse_baseline(job.map("baseline"), spec);
+  job.finish();
+
+  if (spec.baseline) {
+    const char* why = illegal_reason(spec, *spec.baseline);
+    if (why)
+      job.fail("baseline", spec.baseline->describe(), fmt::format("a legal layout ({})", why));
+  }
+  return spec;
+}
+
+}  // namespace rapid

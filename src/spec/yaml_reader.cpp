@@ -1,0 +1,240 @@
+#include "rapid/spec/yaml_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "rapid/common/error.hpp"
+
+namespace rapid {
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "<file>", path, "a readable file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(origin, "<yaml>", e.msg, "valid YAML", e.mark.line, e.mark.column);
+  }
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  return load_yaml_text(read_text_file(path), path);
+}
+
+YamlMap::YamlMap(YAML::Node node, std::string file, std::string path)
+    : node_(std::move(node)),
+      file_(std::move(file)),
+      path_(std::move(path)),
+      read_(std::make_unique<std::set<std::string>>()) {
+  if (!node_.IsMap()) {
+    std::string key = path_.empty() ? "<top level>" : path_;
+    fail_at(node_, key, node_.IsScalar() ? node_.Scalar() : "<not a mapping>", "a mapping");
+  }
+}
+
+YamlMap::~YamlMap() = default;
+YamlMap::YamlMap(YamlMap&&) noexcept = default;
+
+std::string YamlMap::key_path(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+bool YamlMap::has(const std::string& key) const {
+  read_->insert(key);
+  return static_cast<bool>(node_[key]);
+}
+
+YAML::Node YamlMap::child(const std::string& key) const {
+  read_->insert(key);
+  YAML::Node n = node_[key];
+  if (!n) fail(key, "<missing>", "this key to be present");
+  if (n.IsNull()) fail(key, "<empty>", "a value");
+  return n;
+}
+
+std::string YamlMap::scalar_text(const YAML::Node& n) const {
+  if (n.IsScalar()) return n.Scalar();
+  if (n.IsSequence()) return "<list>";
+  if (n.IsMap()) return "<mapping>";
+  return "<empty>";
+}
+
+void YamlMap::fail_at(const YAML::Node& at, const std::string& key, const std::string& value,
+                      const std::string& expected) const {
+  YAML::Mark m = at.Mark();
+  throw InputError(file_, key, value, expected, m.is_null() ? -1 : m.line,
+                   m.is_null() ? -1 : m.column);
+}
+
+void YamlMap::fail(const std::string& key, const std::string& value,
+                   const std::string& expected) const {
+  YAML::Node at = node_[key];
+  fail_at(at ? at : node_, key_path(key), value, expected);
+}
+
+double YamlMap::quantity(const std::string& key, Dimension d) const {
+  YAML::Node n = child(key);
+  if (!n.IsScalar()) fail(key, scalar_text(n), dimension_units(d));
+  auto v = parse_quantity(n.Scalar(), d);
+  if (!v) fail(key, n.Scalar(), dimension_units(d));
+  if (*v < 0) fail(key, n.Scalar(), std::string("a non-negative value: ") + dimension_units(d));
+  return *v;
+}
+
+double YamlMap::quantity_or(const std::string& key, Dimension d, double fallback) const {
+  return has(key) ? quantity(key, d) : fallback;
+}
+
+int64_t YamlMap::integer(const std::string& key, int64_t min) const {
+  YAML::Node n = child(key);
+  std::string expected = fmt::format("an integer >= {}", min);
+  if (!n.IsScalar()) fail(key, scalar_text(n), expected);
+  int64_t v = 0;
+  if (!YAML::convert<int64_t>::decode(n, v) || v < min) fail(key, n.Scalar(), expected);
+  return v;
+}
+
+int64_t YamlMap::integer_or(const std::string& key, int64_t fallback, int64_t min) const {
+  return has(key) ? integer(key, min) : fallback;
+}
+
+double YamlMap::number_or(const std::string& key, double fallback, double min, double max) const {
+  if (!has(key)) return fallback;
+  YAML::Node n = child(key);
+  std::string expected = fmt::format("a number in [{}, {}]", min, max);
+  if (!n.IsScalar()) fail(key, scalar_text(n), expected);
+  auto v = parse_quantity(n.Scalar(), Dimension::Ratio);
+  if (!v || *v < min || *v > max) fail(key, n.Scalar(), expected);
+  return *v;
+}
+
+std::string YamlMap::string(const std::string& key) const {
+  YAML::Node n = child(key);
+  if (!n.IsScalar()) fail(key, scalar_text(n), "a string");
+  return n.Scalar();
+}
+
+std::string YamlMap::string_or(const std::string& key, const std::string& fallback) const {
+  return has(key) ? string(key) : fallback;
+}
+
+bool YamlMap::boolean_or(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  YAML::Node n = child(key);
+  bool v = false;
+  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
+    fail(key, scalar_text(n), "true or false");
+  return v;
+}
+
+namespace {
+std::string join_choices(const std::vector<std::string>& choices) {
+  std::string out = "one of";
+  for (size_t i = 0; i < choices.size(); ++i) out += (i ? ", " : " ") + choices[i];
+  return out;
+}
+int find_choice(const std::string& s, const std::vector<std::string>& choices) {
+  for (size_t i = 0; i < choices.size(); ++i)
+    if (choices[i] == s) return static_cast<int>(i);
+  return -1;
+}
+}  // namespace
+
+int YamlMap::choice(const std::string& key, const std::vector<std::string>& choices) const {
+  std::string s = string(key);
+  int i = find_choice(s, choices);
+  if (i < 0) fail(key, s, join_choices(choices));
+  return i;
+}
+
+int YamlMap::choice_or(const std::string& key, const std::vector<std::string>& choices,
+                       int fallback) const {
+  return has(key) ? choice(key, choices) : fallback;
+}
+
+std::vector<int64_t> YamlMap::integer_list_or(const std::string& key, std::vector<int64_t> fallback,
+                                              int64_t min) const {
+  if (!has(key)) return fallback;
+  YAML::Node n = child(key);
+  std::string expected = fmt::format("an integer >= {} or a non-empty list of them", min);
+  std::vector<int64_t> out;
+  auto take = [&](const YAML::Node& item) {
+    int64_t v = 0;
+    if (!item.IsScalar() || !YAML::convert<int64_t>::decode(item, v) || v < min)
+      fail_at(item, key_path(key), scalar_text(item), expected);
+    out.push_back(v);
+  };
+  if (n.IsSequence()) {
+    for (const auto& item : n) take(item);
+  } else {
+    take(n);
+  }
+  if (out.empty()) fail(key, "[]", expected);
+  return out;
+}
+
+std::vector<int> YamlMap::choice_list_or(const std::string& key,
+                                         const std::vector<std::string>& choices,
+                                         std::vector<int> fallback) const {
+  if (!has(key)) return fallback;
+  YAML::Node n = child(key);
+  std::string expected = join_choices(choices) + " (or a list of them)";
+  std::vector<int> out;
+  auto take = [&](const YAML::Node& item) {
+    int i = item.IsScalar() ? find_choice(item.Scalar(), choices) : -1;
+    if (i < 0) fail_at(item, key_path(key), scalar_text(item), expected);
+    out.push_back(i);
+  };
+  if (n.IsSequence()) {
+    for (const auto& item : n) take(item);
+  } else {
+    take(n);
+  }
+  if (out.empty()) fail(key, "[]", expected);
+  return out;
+}
+
+std::vector<bool> YamlMap::boolean_list_or(const std::string& key,
+                                           std::vector<bool> fallback) const {
+  if (!has(key)) return fallback;
+  YAML::Node n = child(key);
+  std::vector<bool> out;
+  auto take = [&](const YAML::Node& item) {
+    bool v = false;
+    if (!item.IsScalar() || !YAML::convert<bool>::decode(item, v))
+      fail_at(item, key_path(key), scalar_text(item), "true/false or a list of them");
+    out.push_back(v);
+  };
+  if (n.IsSequence()) {
+    for (const auto& item : n) take(item);
+  } else {
+    take(n);
+  }
+  if (out.empty()) fail(key, "[]", "true/false or a list of them");
+  return out;
+}
+
+YamlMap YamlMap::map(const std::string& key) const {
+  return YamlMap(child(key), file_, key_path(key));
+}
+
+YAML::Node YamlMap::node(const std::string& key) const {
+  return child(key);
+}
+
+void YamlMap::finish() const {
+  for (const auto& kv : node_) {
+    std::string k = kv.first.Scalar();
+    if (!read_->count(k)) fail_at(kv.first, key_path(k), k, "a known key (unknown key)");
+  }
+}
+
+}  // namespace rapid

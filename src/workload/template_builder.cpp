@@ -1,0 +1,104 @@
+#include "template_builder.hpp"
+
+#include <algorithm>
+
+namespace rapid::detail {
+
+TemplateBuilder::TemplateBuilder(OpTemplate& t, double elem_bytes)
+    : t_(t), elem_bytes_(elem_bytes) {
+  t_.forward.clear();
+  t_.backward.clear();
+  t_.recompute.clear();
+}
+
+namespace {
+Op make_gemm(const char* name, int64_t m, int64_t n, int64_t k, int64_t batch, double e) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::Gemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.batch = batch;
+  op.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+             static_cast<double>(batch);
+  op.bytes = e * static_cast<double>(batch) *
+             (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
+  return op;
+}
+}  // namespace
+
+void TemplateBuilder::gemm(const char* fwd, const char* bwd_data, const char* bwd_weight, int64_t m,
+                           int64_t n, int64_t k, int64_t batch) {
+  t_.forward.push_back(make_gemm(fwd, m, n, k, batch, elem_bytes_));
+  // Pushed in reverse: finish() reverses the list, so dgrad runs before wgrad.
+  t_.backward.push_back(make_gemm(bwd_weight, k, n, m, batch, elem_bytes_));
+  t_.backward.push_back(make_gemm(bwd_data, m, k, n, batch, elem_bytes_));
+}
+
+void TemplateBuilder::memory(const char* fwd, double fwd_bytes, const char* bwd, double bwd_bytes) {
+  Op op;
+  op.name = fwd;
+  op.kind = OpKind::MemoryBound;
+  op.bytes = fwd_bytes;
+  t_.forward.push_back(op);
+  op.name = bwd;
+  op.bytes = bwd_bytes;
+  t_.backward.push_back(op);
+}
+
+void TemplateBuilder::flash_attention(int64_t batch, int64_t seq_q, int64_t seq_kv,
+                                      int64_t head_dim, bool causal, double io_bytes) {
+  Op op;
+  op.name = "flash_attention";
+  op.kind = OpKind::Attention;
+  op.causal = causal;
+  op.batch = batch;
+  op.m = seq_q;
+  op.n = seq_kv;
+  op.k = head_dim;
+  op.flops = 4.0 * static_cast<double>(batch) * static_cast<double>(seq_q) *
+             static_cast<double>(seq_kv) * static_cast<double>(head_dim) * (causal ? 0.5 : 1.0);
+  op.bytes = io_bytes;
+  t_.forward.push_back(op);
+  op.name = "flash_attention_bwd";
+  op.flops *= 2.5;
+  op.bytes = 2.0 * io_bytes;
+  t_.backward.push_back(op);
+}
+
+void TemplateBuilder::collective(const char* fwd, CollectiveKind fwd_kind, const char* bwd,
+                                 CollectiveKind bwd_kind, CommGroup group, double bytes) {
+  Op op;
+  op.kind = OpKind::Collective;
+  op.group = group;
+  op.stream = group == CommGroup::DP ? Stream::DPComm : Stream::TPComm;
+  op.bytes = bytes;
+  if (fwd_kind != CollectiveKind::None) {
+    op.name = fwd;
+    op.collective = fwd_kind;
+    t_.forward.push_back(op);
+  }
+  if (bwd_kind != CollectiveKind::None) {
+    op.name = bwd;
+    op.collective = bwd_kind;
+    t_.backward.push_back(op);
+  }
+}
+
+void TemplateBuilder::finish(Recompute policy) {
+  std::reverse(t_.backward.begin(), t_.backward.end());
+  switch (policy) {
+    case Recompute::None:
+      break;
+    case Recompute::Selective:
+      t_.recompute.assign(t_.forward.begin() + static_cast<std::ptrdiff_t>(core_begin_),
+                          t_.forward.begin() + static_cast<std::ptrdiff_t>(core_end_));
+      break;
+    case Recompute::Full:
+      t_.recompute.assign(t_.forward.begin(), t_.forward.end());
+      break;
+  }
+}
+
+}  // namespace rapid::detail

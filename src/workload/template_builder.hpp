@@ -1,0 +1,49 @@
+// Appends forward ops to an OpTemplate together with their backward counterparts, so that
+// each forward op's gradient is written once, next to it. Internal to src/workload.
+#pragma once
+
+#include <cstdint>
+
+#include "rapid/workload/workload.hpp"
+
+namespace rapid::detail {
+
+class TemplateBuilder {
+ public:
+  /// Clears `t` (keeping capacity). `elem_bytes` is the activation dtype size.
+  TemplateBuilder(OpTemplate& t, double elem_bytes);
+
+  /// C[m,n] = A[m,k] B[k,n] (x batch). Backward: dA = dC B^T (m,k contracted over n) and
+  /// dB = A^T dC (k,n contracted over m): 2x the forward FLOPs (Narayanan et al. 2021, sec 5).
+  void gemm(const char* fwd, const char* bwd_data, const char* bwd_weight, int64_t m, int64_t n,
+            int64_t k, int64_t batch = 1);
+
+  /// Memory-bound op moving `fwd_bytes` forward and `bwd_bytes` in its backward.
+  void memory(const char* fwd, double fwd_bytes, const char* bwd, double bwd_bytes);
+
+  /// Fused attention (FlashAttention-2, Dao 2023): forward 4*batch*m*n*k FLOPs (QK^T and PV),
+  /// halved when causal; backward 2.5x forward (5 matmuls instead of 2, recomputing S).
+  /// `io_bytes`: Q, K, V read and O written once (backward moves twice that).
+  void flash_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool causal,
+                       double io_bytes);
+
+  /// A collective in forward and (maybe another kind) in backward on `group`, buffer size
+  /// `bytes` (nccl-tests convention). CollectiveKind::None skips that direction.
+  void collective(const char* fwd, CollectiveKind fwd_kind, const char* bwd,
+                  CollectiveKind bwd_kind, CommGroup group, double bytes);
+
+  /// Marks the start/end of the attention core (what selective recompute replays).
+  void begin_core() { core_begin_ = t_.forward.size(); }
+  void end_core() { core_end_ = t_.forward.size(); }
+
+  /// Reverses the backward list into execution order and fills `recompute`
+  /// (none: empty; selective: the attention core; full: the whole forward).
+  void finish(Recompute policy);
+
+ private:
+  OpTemplate& t_;
+  double elem_bytes_;
+  size_t core_begin_ = 0, core_end_ = 0;
+};
+
+}  // namespace rapid::detail
