@@ -31,43 +31,48 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   return replicated / (par.sp ? t : 1.0) + sharded / t;
 }
 
-MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
-                                const Workload& w) {
+MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& training,
+                             const Workload& w, size_t stage) {
   const ParallelConfig& par = w.par;
-  const double per_layer = layer_activation_bytes(model, training, par);
+  const StageInfo& st = w.stages[stage];
   const double s = static_cast<double>(training.seq_length) / par.cp;
   const double sbh = s * par.mbs * static_cast<double>(model.hidden_size);
   const double sp_div = par.sp ? par.tp : 1.0;
   const double dp = par.dp;
-  const double weight_div = par.zero_stage >= 3 ? dp : 1.0;
-  const double grad_div = par.zero_stage >= 2 ? dp : 1.0;
-  const double optim_div = par.zero_stage >= 1 ? dp : 1.0;
   const double param_bytes = 2.0;  // bf16/fp16 model weights
 
+  MemoryBreakdown m;
+  m.stage = static_cast<int64_t>(stage);
+  m.weights_bytes = param_bytes * st.params / (par.zero_stage >= 3 ? dp : 1.0);
+  // ZeRO-3 gathers the layer being computed and prefetches the next one.
+  if (par.zero_stage >= 3) m.weights_bytes += 2.0 * param_bytes * w.layer_params;
+  m.grads_bytes = training.grad_bytes * st.params / (par.zero_stage >= 2 ? dp : 1.0);
+  m.optimizer_bytes = training.optimizer_bytes * st.params / (par.zero_stage >= 1 ? dp : 1.0);
+
+  const double layers_per_chunk = static_cast<double>(st.num_layers) / par.vpp;
+  m.layer_activations_bytes = layer_activation_bytes(model, training, par) * layers_per_chunk *
+                              static_cast<double>(st.chunks_in_flight);
+  double extra = 0;
+  const double microbatches = static_cast<double>((st.chunks_in_flight + par.vpp - 1) / par.vpp);
+  if (st.has_embedding && model.dropout) extra += microbatches * sbh / sp_div;  // dropout mask
+  if (st.has_lm_head) {
+    // One micro-batch (1F1B runs its backward right after): final norm input, LM head
+    // input (gathered over TP), fp32 and 16-bit logits of the vocab shard.
+    const double logits = s * par.mbs * static_cast<double>(model.vocab_size) / par.tp;
+    extra += 2.0 * sbh / sp_div + 2.0 * sbh + (4.0 + 2.0) * logits;
+  }
+  m.activations_bytes = m.layer_activations_bytes + extra;
+  m.reserve_bytes = training.memory_reserve_bytes + training.fragmentation * m.activations_bytes;
+  m.peak_bytes =
+      m.weights_bytes + m.grads_bytes + m.optimizer_bytes + m.activations_bytes + m.reserve_bytes;
+  return m;
+}
+
+MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
+                                const Workload& w) {
   MemoryBreakdown best;
   for (size_t i = 0; i < w.stages.size(); ++i) {
-    const StageInfo& st = w.stages[i];
-    MemoryBreakdown m;
-    m.stage = static_cast<int64_t>(i);
-    m.weights_bytes = param_bytes * st.params / weight_div;
-    if (par.zero_stage >= 3) m.weights_bytes += 2.0 * param_bytes * w.layer_params;  // prefetch
-    m.grads_bytes = training.grad_bytes * st.params / grad_div;
-    m.optimizer_bytes = training.optimizer_bytes * st.params / optim_div;
-    const double layers_per_chunk = static_cast<double>(st.num_layers) / par.vpp;
-    m.layer_activations_bytes =
-        per_layer * layers_per_chunk * static_cast<double>(st.chunks_in_flight);
-    double extra = 0;
-    const double microbatches = static_cast<double>((st.chunks_in_flight + par.vpp - 1) / par.vpp);
-    if (st.has_embedding && model.dropout) extra += microbatches * sbh / sp_div;  // dropout mask
-    if (st.has_lm_head) {
-      // One micro-batch: final norm input, LM head input (gathered), fp32 + 16-bit logits.
-      const double logits = s * par.mbs * static_cast<double>(model.vocab_size) / par.tp;
-      extra += 2.0 * sbh / sp_div + 2.0 * sbh + (4.0 + 2.0) * logits;
-    }
-    m.activations_bytes = m.layer_activations_bytes + extra;
-    m.reserve_bytes = training.memory_reserve_bytes + training.fragmentation * m.activations_bytes;
-    m.peak_bytes =
-        m.weights_bytes + m.grads_bytes + m.optimizer_bytes + m.activations_bytes + m.reserve_bytes;
+    MemoryBreakdown m = stage_memory(model, training, w, i);
     if (i == 0 || m.peak_bytes > best.peak_bytes) best = m;
   }
   return best;

@@ -17,6 +17,9 @@ double NetworkSpec::nic_bandwidth_per_gpu_Bps() const {
 }
 
 NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
+  // A file holding the job-level snippet `network: {...}` is accepted as is.
+  if (node.IsMap() && node.size() == 1 && node["network"] && node["network"].IsMap())
+    return parse_network(node["network"], file);
   YamlMap m(node, file);
   NetworkSpec n;
   n.name = m.string_or("name", "network");

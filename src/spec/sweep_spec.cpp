@@ -1,6 +1,7 @@
 #include "rapid/spec/sweep_spec.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +30,17 @@ std::vector<std::string> config_search_dirs(const std::string& job_path) {
   return dirs;
 }
 
+std::string find_named_config(const std::string& kind, const std::string& name,
+                              const std::string& job_path) {
+  const std::string file = fs::path(name).has_extension() ? name : name + ".yaml";
+  for (const auto& dir : config_search_dirs(job_path)) {
+    fs::path c = fs::path(dir) / kind / file;
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
+  }
+  return "";
+}
+
 namespace {
 
 // Resolves `key` of the job: a name under configs/<kind>/, a path, or an inline mapping.
@@ -43,26 +55,23 @@ std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Nod
     job.fail(key, "<not a name>",
              fmt::format("a name from configs/{}/, a path or a mapping", kind));
   const std::string ref = value.Scalar();
-  std::vector<fs::path> candidates;
-  fs::path job_dir = fs::path(job.file()).parent_path();
-  if (ref.find('/') != std::string::npos || ref.ends_with(".yaml")) {
-    candidates.push_back(job_dir / ref);
-    candidates.emplace_back(ref);
-  } else {
-    for (const auto& dir : config_search_dirs(job.file()))
-      candidates.push_back(fs::path(dir) / kind / (ref + ".yaml"));
-  }
-  for (const auto& c : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(c, ec)) {
-      std::string path = c.lexically_normal().string();
-      std::string text = read_text_file(path);
-      return {load_yaml_text(text, path), Source{path, text}};
-    }
-  }
+  std::string path;
   std::string tried;
-  for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c.string();
-  job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
+  if (ref.find('/') != std::string::npos || ref.ends_with(".yaml")) {
+    fs::path job_dir = fs::path(job.file()).parent_path();
+    for (const fs::path& c : {job_dir / ref, fs::path(ref)}) {
+      std::error_code ec;
+      if (path.empty() && fs::is_regular_file(c, ec)) path = c.lexically_normal().string();
+      tried += (tried.empty() ? "" : ", ") + c.string();
+    }
+  } else {
+    path = find_named_config(kind, ref, job.file());
+    tried = fmt::format("{}/{}.yaml under {}", kind, ref,
+                        fmt::join(config_search_dirs(job.file()), ", "));
+  }
+  if (path.empty()) job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
+  std::string text = read_text_file(path);
+  return {load_yaml_text(text, path), Source{path, text}};
 }
 
 SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {

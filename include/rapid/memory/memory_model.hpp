@@ -35,7 +35,11 @@ struct MemoryBreakdown {
 double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& training,
                               const ParallelConfig& par);
 
-/// Peak memory over the pipeline stages of workload `w`.
+/// Peak memory of one GPU of pipeline stage `stage` (0 <= stage < pp) of workload `w`.
+MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& training,
+                             const Workload& w, size_t stage);
+
+/// The largest stage_memory() over the pipeline stages of workload `w`.
 MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
                                 const Workload& w);
 

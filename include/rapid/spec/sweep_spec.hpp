@@ -57,6 +57,12 @@ struct SweepSpec {
 /// ./configs, then the source tree's configs/ (compiled in).
 std::vector<std::string> config_search_dirs(const std::string& job_path);
 
+/// Path of configs/<kind>/<name>.yaml found in config_search_dirs(job_path), or "" when no
+/// directory has it. `kind` is "models", "hardware", "networks" or "validation" (any file
+/// name when `name` has an extension).
+std::string find_named_config(const std::string& kind, const std::string& name,
+                              const std::string& job_path);
+
 /// Loads and validates a job file. Throws InputError naming the file (the job file or the
 /// referenced config), the key, the value and what was expected, for: unknown keys, missing
 /// model/hardware/network/gpus/global_batch_size, unresolvable config names, GPU counts not

@@ -1,0 +1,24 @@
+// Human-readable text of one evaluated point (the `rapid predict` output).
+#pragma once
+
+#include <string>
+
+#include "rapid/eval/eval_result.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+#include "rapid/sweep/enumerator.hpp"
+
+namespace rapid {
+
+/// Multi-line summary: layout, status, step time and its breakdown, throughput, MFU/HFU,
+/// memory breakdown against capacity, and warnings.
+std::string describe_result(const SweepSpec& spec, const Point& p, const EvalResult& r);
+
+}  // namespace rapid
+
+namespace rapid {
+class AnalyticalEvaluator;
+struct Workload;
+/// One line per op of a layer's forward, backward and recompute passes and of the stage
+/// extras: name, kind, shape, GFLOP, MB moved, time (us) under `eval`'s cost models.
+std::string describe_ops(const Workload& w, const AnalyticalEvaluator& eval);
+}  // namespace rapid

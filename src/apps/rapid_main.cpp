@@ -1,0 +1,121 @@
+// `rapid`: one point at a time. Subcommands:
+//   predict JOB [--tp N --pp N ...]   evaluate one layout of a job (default: its baseline)
+//   validate [--reference-dir D]      predictions vs published measurements, MAPE per table
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <optional>
+
+#include "rapid/analytical/analytical_evaluator.hpp"
+#include "rapid/common/error.hpp"
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/eval/report.hpp"
+#include "rapid/spec/legality.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+#include "rapid/sweep/enumerator.hpp"
+#include "validate/validate_command.hpp"
+
+namespace {
+
+struct PredictOptions {
+  std::string job;
+  std::optional<int> tp, pp, cp, vpp, mbs, zero, gpus, hardware;
+  std::optional<bool> sp;
+  std::optional<std::string> recompute;
+  bool ops = false;
+};
+
+int run_predict(const PredictOptions& o) {
+  rapid::SweepSpec spec = rapid::load_sweep_spec(o.job);
+  rapid::ParallelConfig c = spec.baseline.value_or(rapid::ParallelConfig{});
+  if (o.tp) c.tp = *o.tp;
+  if (o.pp) c.pp = *o.pp;
+  if (o.cp) c.cp = *o.cp;
+  if (o.vpp) c.vpp = *o.vpp;
+  if (o.mbs) c.mbs = *o.mbs;
+  if (o.zero) c.zero_stage = static_cast<int8_t>(*o.zero);
+  if (o.sp) c.sp = *o.sp;
+  if (o.recompute) {
+    if (*o.recompute == "none")
+      c.recompute = rapid::Recompute::None;
+    else if (*o.recompute == "selective")
+      c.recompute = rapid::Recompute::Selective;
+    else if (*o.recompute == "full")
+      c.recompute = rapid::Recompute::Full;
+    else
+      throw rapid::InputError("<command line>", "--recompute", *o.recompute,
+                              "none, selective or full");
+  }
+  const int64_t gpus = o.gpus ? *o.gpus : spec.search.num_gpus.front();
+  const int64_t denom = int64_t{c.tp} * c.pp * c.cp;
+  if (gpus % denom != 0)
+    throw rapid::InputError("<command line>", "--tp/--pp/--cp", std::to_string(denom),
+                            fmt::format("tp*pp*cp dividing the GPU count {}", gpus));
+  c.dp = static_cast<int32_t>(gpus / denom);
+  if (const char* why = rapid::illegal_reason(spec, c))
+    throw rapid::InputError("<command line>", "layout", c.describe(),
+                            fmt::format("a legal layout ({})", why));
+  rapid::Point p;
+  p.hardware = o.hardware.value_or(0);
+  if (p.hardware < 0 || p.hardware >= static_cast<int>(spec.hardware.size()))
+    throw rapid::InputError("<command line>", "--hardware-index", std::to_string(p.hardware),
+                            fmt::format("an index below {}", spec.hardware.size()));
+  p.par = c;
+  rapid::PointEvaluator eval(spec);
+  rapid::Workload w;
+  rapid::EvalResult r;
+  eval.evaluate(p, w, r);
+  std::fputs(rapid::describe_result(spec, p, r).c_str(), stdout);
+  if (o.ops) {
+    const auto& analytical =
+        dynamic_cast<const rapid::AnalyticalEvaluator&>(eval.evaluator(p.hardware));
+    std::fputs(rapid::describe_ops(w, analytical).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rapid: predict one point, validate against published measurements"};
+  app.require_subcommand(1);
+
+  PredictOptions po;
+  CLI::App* predict = app.add_subcommand("predict", "evaluate one layout of a job file");
+  predict->add_option("job", po.job, "job YAML file")->required();
+  predict->add_option("--tp", po.tp, "tensor parallel degree");
+  predict->add_option("--pp", po.pp, "pipeline stages");
+  predict->add_option("--cp", po.cp, "context parallel degree");
+  predict->add_option("--vpp", po.vpp, "virtual stages per GPU");
+  predict->add_option("--mbs", po.mbs, "micro-batch size");
+  predict->add_option("--zero", po.zero, "ZeRO stage 0-3");
+  predict->add_option("--sp", po.sp, "sequence parallel (true/false)");
+  predict->add_option("--recompute", po.recompute, "none, selective or full");
+  predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)");
+  predict->add_option("--hardware-index", po.hardware, "hardware variant of the job (default 0)");
+  predict->add_flag("--ops", po.ops, "print every op of a layer with its time");
+
+  rapid::ValidateOptions vo;
+  CLI::App* validate =
+      app.add_subcommand("validate", "compare predictions with published measurements");
+  rapid::add_validate_options(*validate, vo);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : rapid::kExitBadInput;
+  }
+  try {
+    if (predict->parsed()) return run_predict(po);
+    if (validate->parsed()) return rapid::run_validate(vo);
+  } catch (const rapid::InputError& e) {
+    std::fprintf(stderr, "rapid: %s\n", e.what());
+    return rapid::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rapid: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,87 @@
+#include "rapid/eval/report.hpp"
+
+#include <fmt/format.h>
+
+namespace rapid {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}
+
+std::string describe_result(const SweepSpec& spec, const Point& p, const EvalResult& r) {
+  const HardwareSpec& hw = spec.hardware[static_cast<size_t>(p.hardware)];
+  std::string out;
+  out += fmt::format("model       {} on {} x {} ({})\n", spec.model.name, p.par.num_gpus(), hw.name,
+                     spec.network.name);
+  out +=
+      fmt::format("layout      {}  (m = {} micro-batches)\n", p.par.describe(), r.num_microbatches);
+  out += fmt::format("status      {}\n", status_name(r.status));
+  out += fmt::format(
+      "memory      peak {:.2f} GiB of {:.2f} GiB: weights {:.2f}, grads {:.2f}, optimizer {:.2f}, "
+      "activations {:.2f}, reserve {:.2f}\n",
+      r.peak_memory_bytes / kGiB, r.memory_capacity_bytes / kGiB, r.weights_bytes / kGiB,
+      r.grads_bytes / kGiB, r.optimizer_bytes / kGiB, r.activations_bytes / kGiB,
+      r.reserve_bytes / kGiB);
+  if (r.status == Status::OutOfMemory)
+    out += fmt::format("            does not fit: {:.2f} GiB over capacity\n",
+                       (r.peak_memory_bytes - r.memory_capacity_bytes) / kGiB);
+  if (r.status == Status::Ok) {
+    out += fmt::format("step time   {:.4f} s\n", r.step_time_s);
+    out += fmt::format(
+        "breakdown   compute {:.4f} s, TP/CP comm {:.4f} s, PP p2p {:.4f} s, bubble {:.4f} s, "
+        "DP exposed {:.4f} s (of {:.4f} s), optimizer {:.4f} s\n",
+        r.compute_time_s, r.tp_comm_time_s, r.pp_comm_time_s, r.bubble_time_s, r.dp_exposed_time_s,
+        r.dp_comm_time_s, r.optimizer_time_s);
+    out += fmt::format("throughput  {:.0f} tokens/s, {:.1f} tokens/s/GPU\n", r.tokens_per_s,
+                       r.tokens_per_s_per_gpu);
+    out += fmt::format("utilization MFU {:.1f}%, HFU {:.1f}%, comm/compute {:.3f}\n", 100 * r.mfu,
+                       100 * r.hfu, r.comm_compute_ratio);
+  }
+  if (r.flags & kFlagSmallMicrobatch)
+    out += "warning     fewer than 8 samples per GPU per step: over-parallelized\n";
+  if (r.flags & kFlagLatencyBoundComm)
+    out += "warning     TP collectives below 1 MiB: latency-bound (5-10 us start-up each)\n";
+  if (r.flags & kFlagPipelineBubble)
+    out += "warning     pipeline bubble above 20% of the step: more micro-batches would help\n";
+  if (r.flags & kFlagHighUtilization)
+    out += "warning     near the achievable peak: analytical error grows, try --fidelity des\n";
+  return out;
+}
+
+}  // namespace rapid
+
+#include "rapid/analytical/analytical_evaluator.hpp"
+
+namespace rapid {
+
+std::string describe_ops(const Workload& w, const AnalyticalEvaluator& eval) {
+  std::string out;
+  auto section = [&](const char* title, const std::vector<Op>& ops) {
+    if (ops.empty()) return;
+    double total = 0;
+    out += fmt::format("{}\n", title);
+    for (const Op& op : ops) {
+      const bool comm = op.kind == OpKind::Collective || op.kind == OpKind::P2P;
+      const double t = comm
+                           ? eval.collective_cost().time(op.collective, op.bytes, w.group(op.group))
+                           : eval.compute_cost().time(op);
+      total += t;
+      std::string shape = comm ? fmt::format("{} over {}", collective_name(op.collective),
+                                             comm_group_name(op.group))
+                               : fmt::format("{}x{}x{} x{}", op.m, op.n, op.k, op.batch);
+      out += fmt::format("  {:<28} {:<26} {:>10.2f} GFLOP {:>10.2f} MB {:>10.1f} us\n", op.name,
+                         shape, op.flops / 1e9, op.bytes / 1e6, t * 1e6);
+    }
+    out += fmt::format("  {:<28} {:<26} {:>49.1f} us\n", "total", "", total * 1e6);
+  };
+  section("layer forward", w.layer.forward);
+  section("layer backward", w.layer.backward);
+  section("layer recompute", w.layer.recompute);
+  section("embedding forward", w.embedding.forward);
+  section("embedding backward", w.embedding.backward);
+  section("lm head forward", w.lm_head.forward);
+  section("lm head backward", w.lm_head.backward);
+  return out;
+}
+
+}  // namespace rapid

@@ -1,0 +1,87 @@
+#include "reference_point.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "rapid/common/error.hpp"
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/spec/yaml_reader.hpp"
+
+#ifndef RAPID_SOURCE_DIR
+#define RAPID_SOURCE_DIR "."
+#endif
+
+namespace fs = std::filesystem;
+
+namespace rapid {
+
+std::string default_reference_dir() {
+  if (const char* env = std::getenv("RAPID_REFERENCE_DIR"); env && *env) return env;
+  fs::path from_source = fs::path(RAPID_SOURCE_DIR) / ".." / "shared" / "reference";
+  std::error_code ec;
+  if (fs::is_directory(from_source, ec)) return from_source.lexically_normal().string();
+  return "../shared/reference";
+}
+
+ModelSpec gpt_model(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
+                    int64_t vocab, int64_t seq) {
+  ModelSpec m;
+  m.name = name;
+  m.num_layers = layers;
+  m.hidden_size = hidden;
+  m.num_attention_heads = heads;
+  m.num_kv_heads = heads;
+  m.head_dim = hidden / heads;
+  m.ffn_hidden_size = 4 * hidden;
+  m.vocab_size = vocab;
+  m.seq_length = seq;
+  m.activation = Activation::Gelu;
+  m.norm = NormKind::LayerNorm;
+  m.tied_embeddings = true;
+  m.linear_bias = true;
+  m.dropout = true;
+  return m;
+}
+
+namespace {
+YAML::Node load_named(const ReferenceContext& ctx, const std::string& kind, const std::string& name,
+                      std::string& path) {
+  path = find_named_config(kind, name, ctx.config_anchor);
+  if (path.empty())
+    throw InputError(kind + "/" + name + ".yaml", "<file>", name, "a config in configs/" + kind);
+  return load_yaml_file(path);
+}
+}  // namespace
+
+HardwareSpec load_hardware(const ReferenceContext& ctx, const std::string& name) {
+  std::string path;
+  YAML::Node n = load_named(ctx, "hardware", name, path);
+  return parse_hardware(n, path);
+}
+
+NetworkSpec load_network(const ReferenceContext& ctx, const std::string& name) {
+  std::string path;
+  YAML::Node n = load_named(ctx, "networks", name, path);
+  return parse_network(n, path);
+}
+
+EvalResult predict_layout(const SweepSpec& spec, const ParallelConfig& par) {
+  PointEvaluator eval(spec);
+  Workload w;
+  EvalResult r;
+  Point p;
+  p.par = par;
+  eval.evaluate(p, w, r);
+  return r;
+}
+
+std::string reference_file(const ReferenceContext& ctx, const std::string& file) {
+  fs::path p = fs::path(ctx.reference_dir) / file;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    throw InputError(p.string(), "<file>", file,
+                     "a published reference table (set --reference-dir or RAPID_REFERENCE_DIR)");
+  return p.string();
+}
+
+}  // namespace rapid

@@ -1,0 +1,36 @@
+// Building blocks for predictions of published runs: a GPT/Llama model from table columns,
+// named configs from configs/, and one evaluated layout.
+#pragma once
+
+#include <string>
+
+#include "rapid/eval/eval_result.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+
+namespace rapid {
+
+/// Where `rapid validate` finds its inputs.
+struct ReferenceContext {
+  std::string reference_dir;  ///< ../shared/reference (published measurements)
+  std::string config_anchor;  ///< a path whose config_search_dirs() hold configs/
+};
+
+/// Default reference dir: $RAPID_REFERENCE_DIR, else <source>/../shared/reference, else
+/// ../shared/reference relative to the working directory.
+std::string default_reference_dir();
+
+/// A Megatron GPT model (4h GELU MLP, LayerNorm, biases, dropout, tied embeddings).
+ModelSpec gpt_model(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
+                    int64_t vocab, int64_t seq);
+
+/// Loads configs/<kind>/<name>.yaml. Throws InputError when it is not found.
+HardwareSpec load_hardware(const ReferenceContext& ctx, const std::string& name);
+NetworkSpec load_network(const ReferenceContext& ctx, const std::string& name);
+
+/// Evaluates one layout; `spec` needs model, hardware[0], network and training set.
+EvalResult predict_layout(const SweepSpec& spec, const ParallelConfig& par);
+
+/// Path of `file` in the reference dir; throws InputError naming it when missing.
+std::string reference_file(const ReferenceContext& ctx, const std::string& file);
+
+}  // namespace rapid
