@@ -1,0 +1,97 @@
+#include "rapid/memory/memory_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace rapid {
+namespace {
+
+// Korthikanti et al. 2022 sec 4 with the Megatron 22B shapes of their Table 3:
+// s=2048, b=4, h=6144, a=64, t=8; sbh = 50,331,648 bytes-per-unit.
+class Korthikanti22B : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec = test::spec_with("megatron-gpt-22b", "a100-sxm4-80gb", "dgx-a100-superpod", 4, 2048);
+    spec.training.flash_attention = false;
+    par.tp = 8;
+    par.mbs = 4;
+  }
+  SweepSpec spec;
+  ParallelConfig par;
+  const double sbh = 2048.0 * 4 * 6144;
+};
+
+TEST_F(Korthikanti22B, NoRecomputeTensorParallel) {
+  // eq. 2: sbh (10 + 24/t + 5as/(ht)) = sbh (10 + 3 + 13.333...) = 1,325,400,064 B
+  EXPECT_NEAR(layer_activation_bytes(spec.model, spec.training, par),
+              sbh * (10.0 + 24.0 / 8 + 5.0 * 64 * 2048 / (6144.0 * 8)), 1.0);
+  EXPECT_NEAR(layer_activation_bytes(spec.model, spec.training, par), 1325400064.0, 1.0);
+}
+
+TEST_F(Korthikanti22B, SequenceParallelSelective) {
+  // eq. 6: 34 sbh / t = 213,909,504 B
+  par.sp = true;
+  par.recompute = Recompute::Selective;
+  EXPECT_NEAR(layer_activation_bytes(spec.model, spec.training, par), 34.0 * sbh / 8, 1.0);
+}
+
+TEST_F(Korthikanti22B, FullRecomputeKeepsOnlyTheInput) {
+  // sec 4.4: 2 sbh per layer, sharded by t with SP.
+  par.recompute = Recompute::Full;
+  EXPECT_NEAR(layer_activation_bytes(spec.model, spec.training, par), 2.0 * sbh, 1.0);
+  par.sp = true;
+  EXPECT_NEAR(layer_activation_bytes(spec.model, spec.training, par), 2.0 * sbh / 8, 1.0);
+}
+
+TEST(MemoryModel, ZeroStagesShardWhatTheyShouldByDp) {
+  // Rajbhandari et al. 2020, Figure 1: with P parameters, 2P weights, K*P grads (here fp32
+  // main grads, 4P) and 12P Adam states; ZeRO-1 shards the states, -2 also the grads,
+  // -3 also the weights (plus two gathered layers of prefetch buffers).
+  SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 4096);
+  ParallelConfig c;
+  c.dp = 4;
+  c.tp = 2;
+  Workload w;
+  auto mem = [&](int zero) {
+    c.zero_stage = static_cast<int8_t>(zero);
+    build_workload(s.model, s.training, s.network, c, w);
+    return stage_memory(s.model, s.training, w, 0);
+  };
+  const double P = [&] {
+    build_workload(s.model, s.training, s.network, c, w);
+    return w.stages[0].params;
+  }();
+  MemoryBreakdown z0 = mem(0), z1 = mem(1), z2 = mem(2), z3 = mem(3);
+  EXPECT_DOUBLE_EQ(z0.weights_bytes, 2 * P);
+  EXPECT_DOUBLE_EQ(z0.grads_bytes, 4 * P);
+  EXPECT_DOUBLE_EQ(z0.optimizer_bytes, 12 * P);
+  EXPECT_DOUBLE_EQ(z1.optimizer_bytes, 3 * P);
+  EXPECT_DOUBLE_EQ(z1.grads_bytes, 4 * P);
+  EXPECT_DOUBLE_EQ(z2.grads_bytes, P);
+  EXPECT_DOUBLE_EQ(z2.weights_bytes, 2 * P);
+  EXPECT_DOUBLE_EQ(z3.weights_bytes, 2 * P / 4 + 2 * 2 * w.layer_params);
+  // Llama 3 8B on tp=2: each GPU holds half of the 8.03e9 parameters' matrices.
+  EXPECT_NEAR(P, 8.03e9 / 2, 0.01 * 8.03e9);
+}
+
+TEST(MemoryModel, MicrobatchesInFlightFollowTheSchedule) {
+  SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 4096);
+  ParallelConfig c;
+  c.pp = 4;
+  c.dp = 8;  // m = 64 / 8 = 8 micro-batches
+  Workload w;
+  build_workload(s.model, s.training, s.network, c, w);
+  // 1F1B: stage i keeps pp - i micro-batches in flight (Narayanan et al. 2021, sec 2.2.1).
+  EXPECT_EQ(w.stages[0].chunks_in_flight, 4);
+  EXPECT_EQ(w.stages[3].chunks_in_flight, 1);
+  // Interleaved, vpp = 2: stage 0 keeps (pp-1)*2 + (vpp-1)*pp + 1 = 6 + 4 + 1 = 11 chunks
+  // of 4 layers = 44 layers' activations = L (1 + (pp-1)/(pp*vpp)) = 32 * 11/8.
+  c.vpp = 2;
+  build_workload(s.model, s.training, s.network, c, w);
+  EXPECT_EQ(w.stages[0].chunks_in_flight, 11);
+  EXPECT_EQ(w.stages[0].num_layers / c.vpp * w.stages[0].chunks_in_flight, 44);
+}
+
+}  // namespace
+}  // namespace rapid

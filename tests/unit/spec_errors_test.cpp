@@ -1,0 +1,84 @@
+// Bad input gets one clear message naming the file, the key, the value and what was
+// expected (DESIGN.md "Errors").
+#include <gtest/gtest.h>
+
+#include "rapid/common/error.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+#include "test_support.hpp"
+
+namespace rapid {
+namespace {
+
+std::string job(const std::string& model_line, const std::string& extra = "") {
+  return model_line +
+         "\nhardware: h100-sxm5-80gb\nnetwork: dgx-h100-superpod\ngpus: 16\n"
+         "training: {global_batch_size: 64}\n" +
+         extra;
+}
+
+// Loads `text` as a job next to the source tree's configs and returns the InputError.
+InputError load_error(const std::string& name, const std::string& text) {
+  std::string path = test::write_temp(name, text);
+  setenv("RAPID_CONFIG_DIR", test::source_path("configs").c_str(), 1);
+  try {
+    load_sweep_spec(path);
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "no InputError for " << name;
+  return InputError("", "", "", "");
+}
+
+TEST(SpecErrors, UnknownKeyIsNamed) {
+  InputError e = load_error("typo.yaml", job("model: llama3-8b", "gpu_count: 8\n"));
+  EXPECT_EQ(e.key(), "gpu_count");
+}
+
+TEST(SpecErrors, MissingModelIsNamed) {
+  InputError e = load_error("nomodel.yaml", job("name: x"));
+  EXPECT_EQ(e.key(), "model");
+}
+
+TEST(SpecErrors, UnresolvableModelSaysWhereItLooked) {
+  InputError e = load_error("badmodel.yaml", job("model: llama9-1t"));
+  EXPECT_EQ(e.key(), "model");
+  EXPECT_EQ(e.value(), "llama9-1t");
+  EXPECT_NE(e.expected().find("models/llama9-1t.yaml"), std::string::npos) << e.what();
+}
+
+TEST(SpecErrors, GpuCountNotDivisibleByTheNode) {
+  std::string text = job("model: llama3-8b");
+  text.replace(text.find("gpus: 16"), 8, "gpus: 12");
+  InputError e = load_error("gpus.yaml", text);
+  EXPECT_EQ(e.key(), "gpus");
+  EXPECT_EQ(e.value(), "12");
+}
+
+TEST(SpecErrors, BadUnitNamesTheNestedKeyAndItsLine) {
+  InputError e = load_error("unit.yaml",
+                            "model: llama3-8b\nhardware: h100-sxm5-80gb\ngpus: 8\n"
+                            "network: {topology: fat_tree, leaf_bandwidth: 400 parsecs}\n"
+                            "training: {global_batch_size: 64}\n");
+  EXPECT_EQ(e.key(), "leaf_bandwidth");
+  EXPECT_EQ(e.value(), "400 parsecs");
+  EXPECT_NE(std::string(e.what()).find(":4:"), std::string::npos) << e.what();
+}
+
+TEST(SpecErrors, OperatorNetworkFormLoadsAsIs) {
+  std::string path = test::write_temp("opnet.yaml",
+                                      "model: llama3-8b\nhardware: h100-sxm5-80gb\ngpus: 8\n"
+                                      "network:\n  topology: fat_tree\n  spine_bandwidth: 400Gbps\n"
+                                      "  leaf_bandwidth: 200Gbps\n  link_latency: 0.5us\n"
+                                      "training: {global_batch_size: 64}\n");
+  setenv("RAPID_CONFIG_DIR", test::source_path("configs").c_str(), 1);
+  SweepSpec s = load_sweep_spec(path);
+  EXPECT_DOUBLE_EQ(s.network.leaf_bandwidth_Bps, 25e9);   // 200 Gb/s
+  EXPECT_DOUBLE_EQ(s.network.spine_bandwidth_Bps, 50e9);  // 400 Gb/s
+  EXPECT_DOUBLE_EQ(s.network.link_latency_s, 0.5e-6);
+  EXPECT_EQ(s.network.gpus_per_node, 8);
+  EXPECT_DOUBLE_EQ(s.network.oversubscription, 1.0);  // more up than down bandwidth
+}
+
+}  // namespace
+}  // namespace rapid

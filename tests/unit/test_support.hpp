@@ -1,0 +1,30 @@
+// Helpers shared by the unit tests: temporary files and small specs built by hand.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "rapid/spec/sweep_spec.hpp"
+
+namespace rapid::test {
+
+/// Path of the source tree's configs/ (compiled in by tests/CMakeLists.txt).
+inline std::string source_path(const std::string& rel) {
+  return std::string(RAPID_SOURCE_DIR) + "/" + rel;
+}
+
+/// Writes `text` to a fresh file under the system temp dir and returns its path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  auto dir = std::filesystem::temp_directory_path() / "rapid-tests";
+  std::filesystem::create_directories(dir);
+  auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+/// Loads configs/<kind>/<name>.yaml of the source tree.
+SweepSpec spec_with(const std::string& model, const std::string& hardware,
+                    const std::string& network, int64_t gbs, int64_t seq);
+
+}  // namespace rapid::test
