@@ -1,0 +1,63 @@
+// Points per second of the per-point path of rapid-sweep on one thread (DESIGN.md: one
+// analytical prediction must cost microseconds): decode(i) alone, and decode(i) +
+// PointEvaluator::evaluate with a warm scratch workload, over the demo job
+// jobs/llama3-70b-256xh100.yaml (or the job in env RAPID_BENCH_JOB). items_per_second is
+// points/s.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+#include "rapid/sweep/enumerator.hpp"
+
+namespace {
+
+const rapid::SweepSpec& demo_spec() {
+  static const rapid::SweepSpec spec = [] {
+    const char* env = std::getenv("RAPID_BENCH_JOB");
+    return rapid::load_sweep_spec(env && *env ? std::string(env)
+                                              : std::string(RAPID_SOURCE_DIR) +
+                                                    "/jobs/llama3-70b-256xh100.yaml");
+  }();
+  return spec;
+}
+
+void BM_Decode(benchmark::State& state) {
+  const rapid::Enumerator e(demo_spec());
+  const int64_t n = e.size();
+  int64_t i = 0;
+  for (auto _ : state) {
+    rapid::Point p = e.decode(i);
+    benchmark::DoNotOptimize(p);
+    if (++i == n) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["points"] = static_cast<double>(n);
+}
+BENCHMARK(BM_Decode);
+
+void BM_DecodeEvaluate(benchmark::State& state) {
+  const rapid::SweepSpec& spec = demo_spec();
+  const rapid::Enumerator e(spec);
+  const rapid::PointEvaluator eval(spec);
+  rapid::Workload scratch;
+  rapid::EvalResult r;
+  const int64_t n = e.size();
+  // Warm the scratch workload on every point once, as a rank does in its first chunk.
+  for (int64_t i = 0; i < n; ++i) eval.evaluate(e.decode(i), scratch, r);
+  int64_t i = 0;
+  for (auto _ : state) {
+    eval.evaluate(e.decode(i), scratch, r);
+    benchmark::DoNotOptimize(r);
+    if (++i == n) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["points"] = static_cast<double>(n);
+}
+BENCHMARK(BM_DecodeEvaluate);
+
+}  // namespace
+
+BENCHMARK_MAIN();

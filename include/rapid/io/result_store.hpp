@@ -1,0 +1,109 @@
+// The HDF5 result file of a sweep (DESIGN.md "Data flow": one HDF5 file, row i = point i).
+//
+// Layout:
+//   /                root attributes: provenance of the run (see commit())
+//   /points/<col>    one contiguous 1-D dataset of length N per column of result_columns(),
+//                    attributes `unit` and `description`; Enum8 columns are HDF5 enum types
+//                    with the schema's member names, the others native int32/uint8/uint32/
+//                    float64
+//   /hardware/names  fixed-length UTF-8 strings, one per hardware variant
+//   /hardware/yaml   the variant's YAML text, same order (hardware_index points here)
+// Strings: attributes are variable-length UTF-8 (h5py returns str); the /hardware datasets
+// are fixed-length null-padded UTF-8 (h5py returns bytes; use ds.asstr()[...] for str),
+// because parallel HDF5 1.10 cannot write variable-length dataset data.
+//
+// Atomicity: the file is written at a temporary path `<output>.tmp-<id>` (id = rank 0's
+// SLURM_JOB_ID-pid or pid) and renamed to the output path by commit(). A store destroyed
+// without commit() removes the temporary file, so no partial file is ever left at the
+// output path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rapid/io/hdf5_handle.hpp"
+#include "rapid/io/result_schema.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+#include "rapid/sweep/mpi_env.hpp"
+
+namespace rapid {
+
+/// Provenance values known only at the end of the run (written by commit()).
+struct RunProvenance {
+  std::string command_line;  ///< argv joined by spaces
+  std::string fidelity;      ///< "analytical"
+  int64_t threads_per_rank = 1;
+  double wall_time_s = 0;      ///< sweep wall time (rank 0's clock)
+  int64_t peak_rss_bytes = 0;  ///< maximum over ranks (the caller reduces it)
+};
+
+class ResultStore {
+ public:
+  /// Collective over `mpi`'s ranks. Creates the temporary file with the MPI-IO driver, the
+  /// /points datasets for `num_points` rows (allocated, never filled) and the /hardware
+  /// group of `spec` (which must outlive the store). `baseline_index` is written at commit
+  /// (-1 when the job has none). The output directory must exist (main() checks it before,
+  /// as bad input). Throws InternalError on an HDF5/MPI failure; the temporary file is
+  /// removed then.
+  ResultStore(const MpiEnv& mpi, std::string output_path, const SweepSpec& spec, int64_t num_points,
+              int64_t baseline_index);
+  /// Without commit(): removes the temporary file. With one rank the HDF5 handles are
+  /// closed first; with several they are abandoned, because closing the file is collective
+  /// and the other ranks are not there (the caller must end the job with MpiEnv::abort()).
+  ~ResultStore();
+  ResultStore(const ResultStore&) = delete;
+  ResultStore& operator=(const ResultStore&) = delete;
+
+  /// Writes rows first_index .. first_index + rows.size() - 1 (rows[k] is point
+  /// first_index + k) with independent I/O: any rank, any order, not collective. Main
+  /// thread only. Requires the rows to lie in [0, num_points). Throws InternalError.
+  void write(int64_t first_index, std::span<const ResultRow> rows);
+
+  /// Collective. Writes the root attributes (values from rank 0): format, format_version,
+  /// version, git_revision, command_line, job/model/network name, path and YAML, fidelity,
+  /// ranks, threads_per_rank, num_points, baseline_index, wall_time_s, points_per_s,
+  /// peak_rss_bytes, created (UTC, ISO 8601); closes the file and, after a barrier, renames
+  /// it to the output path on rank 0. Throws InternalError (on every rank when the rename
+  /// fails).
+  void commit(const RunProvenance& run);
+
+  const std::string& output_path() const { return output_path_; }
+  const std::string& temp_path() const { return temp_path_; }
+  int64_t num_points() const { return num_points_; }
+
+ private:
+  struct ColumnData {
+    const Column* column = nullptr;
+    h5::Dataset dataset;
+    h5::Datatype enum_type;  ///< owned type for Enum8 columns
+    hid_t mem_type = H5I_INVALID_HID;
+    size_t elem_size = 0;
+  };
+
+  void create_file();
+  void create_points();
+  void create_hardware();
+  void write_root_attributes(const RunProvenance& run);
+  void abandon() noexcept;
+
+  const MpiEnv& mpi_;
+  const SweepSpec& spec_;
+  std::string output_path_;
+  std::string temp_path_;
+  int64_t num_points_ = 0;
+  int64_t baseline_index_ = -1;
+  bool committed_ = false;
+
+  h5::File file_;
+  h5::Group points_;
+  h5::Group hardware_;
+  h5::Dataspace file_space_;  ///< [num_points], reused for every hyperslab selection
+  h5::PropertyList dxpl_;     ///< independent transfers
+  std::vector<ColumnData> columns_;
+  std::vector<std::byte> buffer_;  ///< one column of a chunk, converted to its storage type
+};
+
+}  // namespace rapid

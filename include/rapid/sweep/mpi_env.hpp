@@ -1,0 +1,57 @@
+// The MPI environment of rapid-sweep (DESIGN.md "Libraries": MPI_Init_thread with
+// MPI_THREAD_FUNNELED, only the main thread calls MPI). MPI_COMM_WORLD is switched to
+// MPI_ERRORS_RETURN so that every failed call becomes a rapid::InternalError carrying MPI's
+// error string instead of an abort without context.
+#pragma once
+
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1  // the C API only (no deprecated C++ bindings)
+#endif
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace rapid {
+
+/// Throws InternalError "MPI <call> failed: <MPI_Error_string(rc)>" unless rc == MPI_SUCCESS.
+void mpi_check(int rc, const char* call);
+
+/// Owns MPI initialisation: MPI_Init_thread(FUNNELED) in the constructor, MPI_Finalize in the
+/// destructor. One per process, created by main() before anything else uses MPI. All
+/// collective helpers use MPI_COMM_WORLD and must be called by every rank in the same order.
+class MpiEnv {
+ public:
+  /// Initialises MPI with `argc`/`argv` from main(). Throws InternalError when MPI cannot
+  /// be initialised or provides less than MPI_THREAD_FUNNELED (MPI is finalised first).
+  MpiEnv(int& argc, char**& argv);
+  /// Finalises MPI (unless already finalised). Errors are ignored.
+  ~MpiEnv();
+  MpiEnv(const MpiEnv&) = delete;
+  MpiEnv& operator=(const MpiEnv&) = delete;
+
+  MPI_Comm comm() const { return MPI_COMM_WORLD; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool is_root() const { return rank_ == 0; }
+
+  /// Collective barrier. Throws InternalError.
+  void barrier() const;
+  /// Collective maximum / minimum of `v` over all ranks. Throws InternalError.
+  int64_t allreduce_max(int64_t v) const;
+  int64_t allreduce_min(int64_t v) const;
+  /// Collective broadcast from `root`: every rank returns root's value. Throws InternalError.
+  int64_t broadcast(int64_t v, int root = 0) const;
+  double broadcast(double v, int root = 0) const;
+  std::string broadcast(const std::string& v, int root = 0) const;
+
+  /// MPI_Abort(MPI_COMM_WORLD, code): ends every rank of the job (used after a failure on one
+  /// rank, so that the others do not wait forever). Does not return.
+  [[noreturn]] void abort(int code) const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace rapid

@@ -1,0 +1,118 @@
+// Dynamic distribution of a sweep's index space over MPI ranks and OpenMP threads
+// (DESIGN.md "Data flow": rank 0 hands out index chunks, dynamic because point cost varies).
+//
+// Protocol (on a private duplicate of MPI_COMM_WORLD):
+//  - a worker (rank > 0) sends REQUEST{points it has finished so far} and receives
+//    CHUNK{first, count}; count == 0 means "no work left". It keeps one request outstanding:
+//    right after receiving a chunk it asks for the next one (nonblocking), then evaluates and
+//    writes the current chunk, so the next chunk is usually there when it is done.
+//  - after the "no work left" reply a worker sends FINISHED{points finished}; rank 0 returns
+//    from run() once every worker has finished, so rank 0's progress ends at N exactly.
+//  - rank 0 answers requests and, when none is pending, evaluates chunks itself. While it
+//    evaluates, its OpenMP thread 0 (the thread that initialised MPI: MPI_THREAD_FUNNELED)
+//    answers requests every kPollInterval of its points, so a worker never waits a whole
+//    chunk. With one rank, rank 0 evaluates everything and sends no messages.
+//
+// Chunk sizes are guided (OpenMP's schedule(guided) idea): chunk = clamp(remaining /
+// (4 * ranks), kMinChunk, kMaxChunk), capped by what remains. Large chunks early amortise
+// messages and HDF5 writes; small chunks at the end balance the ranks' finishing times.
+// `--chunk N` fixes every chunk at N instead.
+//
+// Memory per rank is bounded independently of N: one chunk of rows (at most kMaxChunk or
+// the fixed size) plus one scratch Workload per thread, all reused (nothing is allocated per
+// point once they are warm).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/io/result_schema.hpp"
+#include "rapid/sweep/enumerator.hpp"
+#include "rapid/sweep/mpi_env.hpp"
+#include "rapid/workload/workload.hpp"
+
+namespace rapid {
+
+inline constexpr int64_t kMinChunk = 64;
+inline constexpr int64_t kMaxChunk = 16384;
+inline constexpr int64_t kPollInterval = 32;  ///< rank 0's thread-0 points between polls
+
+/// Size of the next chunk: `fixed` when > 0, else clamp(remaining / (4 * ranks), kMinChunk,
+/// kMaxChunk); never more than `remaining` (>= 0), 0 when nothing remains.
+int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed);
+
+/// Receives each evaluated chunk: rows[k] is point first + k. Called on the main thread.
+using ChunkSink = std::function<void(int64_t first, std::span<const ResultRow> rows)>;
+
+struct SchedulerOptions {
+  int64_t fixed_chunk = 0;  ///< > 0: every chunk this size (`--chunk`); 0: guided
+  bool progress = true;     ///< rank 0 prints a progress line to stderr (<= 1 per second)
+};
+
+/// What run() did on this rank.
+struct SweepStats {
+  int64_t points_evaluated = 0;  ///< by this rank
+  int64_t chunks = 0;            ///< evaluated by this rank
+  double wall_s = 0;             ///< time spent in run()
+};
+
+class Scheduler {
+ public:
+  /// Collective (duplicates MPI_COMM_WORLD). `enumerator`, `evaluator` and `mpi` must outlive
+  /// the scheduler. Allocates one scratch Workload per OpenMP thread (omp_get_max_threads()
+  /// at this point). Throws InternalError.
+  Scheduler(const MpiEnv& mpi, const Enumerator& enumerator, const PointEvaluator& evaluator,
+            ChunkSink sink, SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Collective: evaluates every point of the enumerator exactly once across all ranks and
+  /// passes each chunk to the sink of the rank that evaluated it. Returns when this rank has
+  /// no more work (rank 0: when every rank has finished). Throws InternalError on an MPI
+  /// failure and rethrows what the evaluator or the sink throws; after a throw the other
+  /// ranks may be blocked, so the caller must end the job (MpiEnv::abort()).
+  SweepStats run();
+
+ private:
+  struct Chunk {
+    int64_t first = 0;
+    int64_t count = 0;
+  };
+
+  void run_coordinator();
+  void run_worker();
+  Chunk take_chunk();
+  void evaluate_chunk(const Chunk& c, bool poll_while_evaluating);
+  bool poll();  // rank 0: answers what has arrived; true when a message was handled
+  void post_receive();
+  void handle_message(int source, int tag, int64_t payload);
+  void print_progress(bool final);
+
+  const MpiEnv& mpi_;
+  const Enumerator& enumerator_;
+  const PointEvaluator& evaluator_;
+  ChunkSink sink_;
+  SchedulerOptions options_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool completed_ = false;
+
+  std::vector<Workload> scratch_;  ///< one per OpenMP thread
+  std::vector<ResultRow> rows_;    ///< the chunk being evaluated
+  SweepStats stats_;
+
+  // Rank 0 only.
+  int64_t next_ = 0;  ///< first index not yet handed out
+  int workers_finished_ = 0;
+  std::vector<int64_t> reported_;  ///< points each worker reported finished
+  MPI_Request receive_ = MPI_REQUEST_NULL;
+  int64_t receive_payload_ = 0;
+  std::chrono::steady_clock::time_point start_, last_print_;
+  bool tty_ = false;
+};
+
+}  // namespace rapid

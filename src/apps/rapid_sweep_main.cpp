@@ -1,0 +1,204 @@
+// `rapid-sweep JOB.yaml -o OUT.h5 [--threads N] [--chunk N] [--quiet] [--fidelity analytical]`
+// The MPI driver (DESIGN.md "Data flow"): every point of a job's search space evaluated
+// once, one HDF5 row per point.
+//
+// Order: MPI init -> command line -> (validation phase, every rank) spec, enumerator,
+// evaluator, output path -> agreement on the outcome -> (sweep phase) ResultStore on a
+// temporary path -> scheduler -> provenance -> commit (rename to OUT.h5).
+//
+// Exit codes (DESIGN.md "Errors"): 0 success; 2 bad input (command line, job, configs,
+// output directory), found before any file is created, on every rank alike, so every rank
+// exits 2 cleanly and only one prints; 1 anything else. A failure during the sweep removes
+// the temporary file and ends every rank with MPI_Abort, so no rank waits forever and no
+// file is left at the output path.
+//
+// Testing hook: RAPID_SWEEP_TEST_FAIL_RANK=R makes rank R throw an InternalError after
+// writing its first chunk (the integration tests check the failure path with it).
+#include <fmt/format.h>
+#include <omp.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rapid/common/error.hpp"
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/io/result_store.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+#include "rapid/sweep/enumerator.hpp"
+#include "rapid/sweep/mpi_env.hpp"
+#include "rapid/sweep/scheduler.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Options {
+  std::string job;
+  std::string output;
+  int threads = 0;  // 0: OpenMP's default (OMP_NUM_THREADS or the cores of the rank)
+  int64_t chunk = 0;
+  bool quiet = false;
+  std::string fidelity = "analytical";
+};
+
+// Everything the sweep needs, built in the validation phase.
+struct Prepared {
+  rapid::SweepSpec spec;
+  std::unique_ptr<rapid::Enumerator> enumerator;
+  std::unique_ptr<rapid::PointEvaluator> evaluator;
+};
+
+// Bad output paths are bad input: the directory must exist and be writable, and the path
+// must not be a directory.
+void check_output_path(const std::string& output) {
+  const fs::path out(output);
+  fs::path dir = out.parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw rapid::InputError(
+        "<command line>", "-o", output,
+        fmt::format("a file in an existing directory ({} does not exist)", dir.string()));
+  if (fs::is_directory(out, ec))
+    throw rapid::InputError("<command line>", "-o", output, "a file name, not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw rapid::InputError("<command line>", "-o", output,
+                            fmt::format("a file in a writable directory ({})", dir.string()));
+}
+
+void prepare(const Options& o, Prepared& p) {
+  if (o.fidelity != "analytical")
+    throw rapid::InputError("<command line>", "--fidelity", o.fidelity,
+                            "analytical (the des fidelity is not available yet)");
+  p.spec = rapid::load_sweep_spec(o.job);
+  p.enumerator = std::make_unique<rapid::Enumerator>(p.spec);
+  p.evaluator = std::make_unique<rapid::PointEvaluator>(p.spec);
+  check_output_path(o.output);
+}
+
+int64_t peak_rss_bytes() {
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::string join_args(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
+              const std::string& command_line) {
+  const auto t0 = std::chrono::steady_clock::now();
+  rapid::ResultStore store(mpi, o.output, p.spec, p.enumerator->size(),
+                           p.enumerator->baseline_index());
+  std::optional<int> fail_rank;
+  if (const char* env = std::getenv("RAPID_SWEEP_TEST_FAIL_RANK")) fail_rank = std::atoi(env);
+  auto sink = [&](int64_t first, std::span<const rapid::ResultRow> rows) {
+    store.write(first, rows);
+    if (fail_rank && *fail_rank == mpi.rank())
+      throw rapid::InternalError("injected failure (RAPID_SWEEP_TEST_FAIL_RANK)");
+  };
+  rapid::Scheduler scheduler(mpi, *p.enumerator, *p.evaluator, sink,
+                             rapid::SchedulerOptions{o.chunk, !o.quiet});
+  scheduler.run();
+  const double wall =
+      mpi.broadcast(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+
+  rapid::RunProvenance run;
+  run.command_line = command_line;
+  run.fidelity = o.fidelity;
+  run.threads_per_rank = omp_get_max_threads();
+  run.wall_time_s = wall;
+  run.peak_rss_bytes = mpi.allreduce_max(peak_rss_bytes());
+  store.commit(run);
+
+  if (mpi.is_root() && !o.quiet) {
+    const int64_t n = store.num_points();
+    std::printf(
+        "rapid-sweep: %lld points in %.3f s (%.0f points/s) on %d ranks x %lld threads, "
+        "peak RSS %.1f MiB (max over ranks); wrote %s\n",
+        static_cast<long long>(n), wall, wall > 0 ? static_cast<double>(n) / wall : 0.0, mpi.size(),
+        static_cast<long long>(run.threads_per_rank),
+        static_cast<double>(run.peak_rss_bytes) / (1024.0 * 1024.0), o.output.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::unique_ptr<rapid::MpiEnv> mpi;
+  try {
+    mpi = std::make_unique<rapid::MpiEnv>(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rapid-sweep: %s\n", e.what());
+    return 1;
+  }
+  const std::string command_line = join_args(argc, argv);
+
+  Options o;
+  CLI::App app{"rapid-sweep: predict the step time of every parallel layout of a job"};
+  app.add_option("job", o.job, "job YAML file (jobs/*.yaml)")->required();
+  app.add_option("-o,--output", o.output, "HDF5 result file to write")->required();
+  app.add_option("--threads", o.threads, "OpenMP threads per rank (default: OpenMP's)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--chunk", o.chunk, "fixed chunk size in points (default: guided sizes)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_flag("--quiet", o.quiet, "no progress line and no summary");
+  app.add_option("--fidelity", o.fidelity, "analytical (default)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Every rank parses the same argv; only rank 0 prints.
+    const int rc = mpi->is_root() ? app.exit(e) : e.get_exit_code();
+    return rc == 0 ? 0 : rapid::kExitBadInput;
+  }
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+
+  // Validation phase: nothing is created yet, so any failure exits cleanly on every rank.
+  Prepared prepared;
+  int code = 0;
+  std::string message;
+  try {
+    prepare(o, prepared);
+  } catch (const rapid::InputError& e) {
+    code = rapid::kExitBadInput;
+    message = e.what();
+  } catch (const std::exception& e) {
+    code = 1;
+    message = e.what();
+  }
+  try {
+    const int64_t worst = mpi->allreduce_max(code);
+    const int64_t first_failing = mpi->allreduce_min(code != 0 ? mpi->rank() : mpi->size());
+    if (worst != 0) {
+      if (mpi->rank() == first_failing) std::fprintf(stderr, "rapid-sweep: %s\n", message.c_str());
+      return static_cast<int>(worst);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rapid-sweep: rank %d: %s\n", mpi->rank(), e.what());
+    mpi->abort(1);
+  }
+
+  // Sweep phase: a failure here may leave other ranks waiting, so it ends the whole job.
+  try {
+    return run_sweep(*mpi, o, prepared, command_line);
+  } catch (const std::exception& e) {
+    const int rc = dynamic_cast<const rapid::InputError*>(&e) ? rapid::kExitBadInput : 1;
+    std::fprintf(stderr, "rapid-sweep: rank %d: %s\n", mpi->rank(), e.what());
+    std::fflush(stderr);
+    if (mpi->size() > 1) mpi->abort(rc);
+    return rc;
+  }
+}

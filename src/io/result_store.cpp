@@ -1,0 +1,296 @@
+#include "rapid/io/result_store.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+#include <variant>
+
+#include "rapid/common/error.hpp"
+
+#ifndef RAPID_VERSION
+#define RAPID_VERSION "unknown"
+#endif
+#ifndef RAPID_GIT_REVISION
+#define RAPID_GIT_REVISION "unknown"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace rapid {
+
+namespace {
+
+// Temporary file name, unique per run: the Slurm job (when there is one) and rank 0's pid.
+std::string make_temp_path(const std::string& output) {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const long pid = static_cast<long>(::getpid());
+  if (job && *job) return fmt::format("{}.tmp-{}-{}", output, job, pid);
+  return fmt::format("{}.tmp-{}", output, pid);
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// Converts one column of `rows` to storage type T into `out` (memcpy: `out` is raw bytes).
+template <typename T>
+void convert(std::span<const ResultRow> rows, double (*get)(const ResultRow&), std::byte* out) {
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const T v = static_cast<T>(get(rows[k]));
+    std::memcpy(out + k * sizeof(T), &v, sizeof(T));
+  }
+}
+
+}  // namespace
+
+ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const SweepSpec& spec,
+                         int64_t num_points, int64_t baseline_index)
+    : mpi_(mpi),
+      spec_(spec),
+      output_path_(std::move(output_path)),
+      num_points_(num_points),
+      baseline_index_(baseline_index) {
+  RAPID_ASSERT(num_points_ > 0, "a sweep has at least one point");
+  h5::silence_error_printing();
+  temp_path_ = mpi_.broadcast(mpi_.is_root() ? make_temp_path(output_path_) : std::string());
+  try {
+    create_file();
+    create_points();
+    create_hardware();
+  } catch (...) {
+    abandon();
+    throw;
+  }
+}
+
+ResultStore::~ResultStore() {
+  if (!committed_) abandon();
+}
+
+void ResultStore::abandon() noexcept {
+  if (mpi_.size() == 1) {
+    columns_.clear();
+    file_space_.reset();
+    dxpl_.reset();
+    points_.reset();
+    hardware_.reset();
+    file_.reset();
+  } else {
+    // Closing is collective (H5Fclose ends in MPI_File_close): leave the handles open.
+    for (ColumnData& c : columns_) {
+      c.dataset.release();
+      c.enum_type.release();
+    }
+    file_space_.release();
+    dxpl_.release();
+    points_.release();
+    hardware_.release();
+    file_.release();
+  }
+  // Any rank may get here first (a failing rank aborts the job right after): removing is
+  // idempotent.
+  std::error_code ec;
+  if (!temp_path_.empty()) fs::remove(temp_path_, ec);
+}
+
+void ResultStore::create_file() {
+  h5::PropertyList fapl(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
+  h5::check(H5Pset_fapl_mpio(fapl.get(), mpi_.comm(), MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  file_ =
+      h5::File(H5Fcreate(temp_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate");
+  dxpl_ = h5::PropertyList(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate");
+  h5::check(H5Pset_dxpl_mpio(dxpl_.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
+}
+
+void ResultStore::create_points() {
+  points_ = h5::Group(H5Gcreate2(file_.get(), "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      "H5Gcreate2");
+  const hsize_t dims = static_cast<hsize_t>(num_points_);
+  file_space_ = h5::Dataspace(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+  h5::PropertyList dcpl(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate");
+  h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+
+  const auto columns = result_columns();
+  columns_.resize(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const Column& col = columns[i];
+    ColumnData& cd = columns_[i];
+    cd.column = &col;
+    switch (col.type) {
+      case ColumnType::Int32:
+        cd.mem_type = H5T_NATIVE_INT32;
+        cd.elem_size = sizeof(int32_t);
+        break;
+      case ColumnType::UInt8:
+        cd.mem_type = H5T_NATIVE_UINT8;
+        cd.elem_size = sizeof(uint8_t);
+        break;
+      case ColumnType::UInt32:
+        cd.mem_type = H5T_NATIVE_UINT32;
+        cd.elem_size = sizeof(uint32_t);
+        break;
+      case ColumnType::Float64:
+        cd.mem_type = H5T_NATIVE_DOUBLE;
+        cd.elem_size = sizeof(double);
+        break;
+      case ColumnType::Enum8: {
+        cd.enum_type = h5::Datatype(H5Tenum_create(H5T_NATIVE_UINT8), "H5Tenum_create");
+        for (size_t v = 0; v < col.enum_names.size(); ++v) {
+          const auto value = static_cast<uint8_t>(v);
+          h5::check(H5Tenum_insert(cd.enum_type.get(), col.enum_names[v], &value),
+                    "H5Tenum_insert");
+        }
+        cd.mem_type = cd.enum_type.get();
+        cd.elem_size = sizeof(uint8_t);
+        break;
+      }
+    }
+    cd.dataset = h5::Dataset(H5Dcreate2(points_.get(), col.name, cd.mem_type, file_space_.get(),
+                                        H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                             "H5Dcreate2");
+    h5::write_attribute(cd.dataset.get(), "unit", std::string_view(col.unit));
+    h5::write_attribute(cd.dataset.get(), "description", std::string_view(col.description));
+  }
+}
+
+void ResultStore::create_hardware() {
+  hardware_ = h5::Group(H5Gcreate2(file_.get(), "hardware", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        "H5Gcreate2");
+  const size_t n = spec_.hardware.size();
+  RAPID_ASSERT(spec_.hardware_sources.size() == n, "one source per hardware variant");
+  std::vector<std::string> names, yamls;
+  for (size_t i = 0; i < n; ++i) {
+    names.push_back(spec_.hardware[i].name);
+    yamls.push_back(spec_.hardware_sources[i].yaml);
+  }
+  const hsize_t dims = n;
+  h5::Dataspace space(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+  for (const auto& [name, values] : {std::pair{"names", &names}, std::pair{"yaml", &yamls}}) {
+    size_t width = 1;
+    for (const std::string& s : *values) width = std::max(width, s.size());
+    h5::Datatype type = h5::fixed_string_type(width);
+    h5::Dataset ds(H5Dcreate2(hardware_.get(), name, type.get(), space.get(), H5P_DEFAULT,
+                              H5P_DEFAULT, H5P_DEFAULT),
+                   "H5Dcreate2");
+    if (mpi_.is_root()) {  // raw data: one writer, independent I/O
+      std::vector<char> buf(n * width, '\0');
+      for (size_t i = 0; i < n; ++i)
+        std::memcpy(buf.data() + i * width, (*values)[i].data(), (*values)[i].size());
+      h5::check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, dxpl_.get(), buf.data()),
+                "H5Dwrite");
+    }
+    ds.close();
+  }
+}
+
+void ResultStore::write(int64_t first_index, std::span<const ResultRow> rows) {
+  if (rows.empty()) return;
+  const auto n = static_cast<int64_t>(rows.size());
+  RAPID_ASSERT(first_index >= 0 && first_index + n <= num_points_, "rows inside [0, N)");
+  const hsize_t start = static_cast<hsize_t>(first_index);
+  const hsize_t count = static_cast<hsize_t>(n);
+  h5::check(
+      H5Sselect_hyperslab(file_space_.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
+      "H5Sselect_hyperslab");
+  h5::Dataspace mem_space(H5Screate_simple(1, &count, nullptr), "H5Screate_simple");
+  if (buffer_.size() < rows.size() * sizeof(double)) buffer_.resize(rows.size() * sizeof(double));
+  for (ColumnData& cd : columns_) {
+    std::byte* out = buffer_.data();
+    switch (cd.column->type) {
+      case ColumnType::Int32:
+        convert<int32_t>(rows, cd.column->get, out);
+        break;
+      case ColumnType::UInt8:
+      case ColumnType::Enum8:
+        convert<uint8_t>(rows, cd.column->get, out);
+        break;
+      case ColumnType::UInt32:
+        convert<uint32_t>(rows, cd.column->get, out);
+        break;
+      case ColumnType::Float64:
+        convert<double>(rows, cd.column->get, out);
+        break;
+    }
+    h5::check(H5Dwrite(cd.dataset.get(), cd.mem_type, mem_space.get(), file_space_.get(),
+                       dxpl_.get(), out),
+              "H5Dwrite");
+  }
+}
+
+void ResultStore::write_root_attributes(const RunProvenance& run) {
+  using Value = std::variant<std::string, int64_t, double>;
+  const double points_per_s =
+      run.wall_time_s > 0 ? static_cast<double>(num_points_) / run.wall_time_s : 0.0;
+  std::vector<std::pair<const char*, Value>> attrs = {
+      {"format", std::string("rapid-sweep results")},
+      {"format_version", int64_t{1}},
+      {"version", std::string(RAPID_VERSION)},
+      {"git_revision", std::string(RAPID_GIT_REVISION)},
+      {"command_line", run.command_line},
+      {"job_name", spec_.name},
+      {"job_path", spec_.job.path},
+      {"job_yaml", spec_.job.yaml},
+      {"model_name", spec_.model.name},
+      {"model_path", spec_.model_source.path},
+      {"model_yaml", spec_.model_source.yaml},
+      {"network_name", spec_.network.name},
+      {"network_path", spec_.network_source.path},
+      {"network_yaml", spec_.network_source.yaml},
+      {"fidelity", run.fidelity},
+      {"ranks", int64_t{mpi_.size()}},
+      {"threads_per_rank", run.threads_per_rank},
+      {"num_points", num_points_},
+      {"baseline_index", baseline_index_},
+      {"wall_time_s", run.wall_time_s},
+      {"points_per_s", points_per_s},
+      {"peak_rss_bytes", run.peak_rss_bytes},
+      {"created", utc_now_iso8601()},
+  };
+  // Attribute writes are collective metadata operations: every rank writes rank 0's values.
+  for (auto& [name, value] : attrs) {
+    std::visit([&](auto& v) { v = mpi_.broadcast(v); }, value);
+    std::visit([&](const auto& v) { h5::write_attribute(file_.get(), name, v); }, value);
+  }
+}
+
+void ResultStore::commit(const RunProvenance& run) {
+  RAPID_ASSERT(!committed_, "commit() once");
+  write_root_attributes(run);
+  for (ColumnData& cd : columns_) {
+    cd.dataset.close();
+    cd.enum_type.close();
+  }
+  columns_.clear();
+  file_space_.close();
+  dxpl_.close();
+  points_.close();
+  hardware_.close();
+  file_.close();
+  mpi_.barrier();  // every rank's data is on disk before the file appears under its name
+
+  std::string error;
+  if (mpi_.is_root()) {
+    std::error_code ec;
+    fs::rename(temp_path_, output_path_, ec);
+    if (ec)
+      error = fmt::format("cannot rename {} to {}: {}", temp_path_, output_path_, ec.message());
+  }
+  error = mpi_.broadcast(error);
+  if (!error.empty()) throw InternalError(error);
+  committed_ = true;
+}
+
+}  // namespace rapid

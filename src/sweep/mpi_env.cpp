@@ -1,0 +1,89 @@
+#include "rapid/sweep/mpi_env.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "rapid/common/error.hpp"
+
+namespace rapid {
+
+void mpi_check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  throw InternalError(fmt::format(
+      "MPI {} failed: {} (error code {})", call,
+      len > 0 ? std::string(text, static_cast<size_t>(len)) : std::string("unknown error"), rc));
+}
+
+MpiEnv::MpiEnv(int& argc, char**& argv) {
+  int provided = MPI_THREAD_SINGLE;
+  mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  try {
+    mpi_check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
+              "MPI_Comm_set_errhandler");
+    if (provided < MPI_THREAD_FUNNELED)
+      throw InternalError(fmt::format(
+          "MPI_Init_thread provided thread level {} below MPI_THREAD_FUNNELED ({}): the OpenMP "
+          "threads of a rank need it",
+          provided, MPI_THREAD_FUNNELED));
+    mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
+    mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+  } catch (...) {
+    MPI_Finalize();
+    throw;
+  }
+}
+
+MpiEnv::~MpiEnv() {
+  int finalized = 0;
+  if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized) MPI_Finalize();
+}
+
+void MpiEnv::barrier() const {
+  mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+int64_t MpiEnv::allreduce_max(int64_t v) const {
+  int64_t out = 0;
+  mpi_check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  return out;
+}
+
+int64_t MpiEnv::allreduce_min(int64_t v) const {
+  int64_t out = 0;
+  mpi_check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  return out;
+}
+
+int64_t MpiEnv::broadcast(int64_t v, int root) const {
+  mpi_check(MPI_Bcast(&v, 1, MPI_INT64_T, root, MPI_COMM_WORLD), "MPI_Bcast");
+  return v;
+}
+
+double MpiEnv::broadcast(double v, int root) const {
+  mpi_check(MPI_Bcast(&v, 1, MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast");
+  return v;
+}
+
+std::string MpiEnv::broadcast(const std::string& v, int root) const {
+  const int64_t len = broadcast(static_cast<int64_t>(v.size()), root);
+  std::string out = rank_ == root ? v : std::string(static_cast<size_t>(len), '\0');
+  // MPI counts are int: send long strings (a job's YAML) in pieces of at most 1 GiB.
+  constexpr int64_t kPiece = int64_t{1} << 30;
+  for (int64_t off = 0; off < len; off += kPiece) {
+    const int n = static_cast<int>(std::min(kPiece, len - off));
+    mpi_check(MPI_Bcast(out.data() + off, n, MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
+  }
+  return out;
+}
+
+void MpiEnv::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort should not return; make sure the process ends regardless
+}
+
+}  // namespace rapid

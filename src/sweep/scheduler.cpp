@@ -1,0 +1,223 @@
+#include "rapid/sweep/scheduler.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <numeric>
+#include <thread>
+
+#include "rapid/common/error.hpp"
+
+namespace rapid {
+
+namespace {
+
+enum Tag : int { kTagRequest = 1, kTagChunk = 2, kTagFinished = 3 };
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string format_duration(double s) {
+  if (!(s >= 0) || s > 1e8) return "?";
+  if (s < 60) return fmt::format("{:.1f}s", s);
+  const auto total = static_cast<int64_t>(s + 0.5);
+  if (total < 3600) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
+}
+
+}  // namespace
+
+int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed) {
+  if (remaining <= 0) return 0;
+  const int64_t size =
+      fixed > 0 ? fixed
+                : std::clamp(remaining / (4 * int64_t{std::max(ranks, 1)}), kMinChunk, kMaxChunk);
+  return std::min(size, remaining);
+}
+
+Scheduler::Scheduler(const MpiEnv& mpi, const Enumerator& enumerator,
+                     const PointEvaluator& evaluator, ChunkSink sink, SchedulerOptions options)
+    : mpi_(mpi),
+      enumerator_(enumerator),
+      evaluator_(evaluator),
+      sink_(std::move(sink)),
+      options_(options),
+      scratch_(static_cast<size_t>(std::max(omp_get_max_threads(), 1))) {
+  mpi_check(MPI_Comm_dup(mpi_.comm(), &comm_), "MPI_Comm_dup");
+  if (mpi_.is_root()) reported_.assign(static_cast<size_t>(mpi_.size()), 0);
+  tty_ = ::isatty(STDERR_FILENO) != 0;
+}
+
+Scheduler::~Scheduler() {
+  // MPI_Comm_free is collective: only after a run every rank completed (after a failure the
+  // job is aborted and MPI cleans up).
+  if (completed_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+SweepStats Scheduler::run() {
+  start_ = last_print_ = std::chrono::steady_clock::now();
+  if (mpi_.is_root())
+    run_coordinator();
+  else
+    run_worker();
+  stats_.wall_s = seconds_since(start_);
+  completed_ = true;
+  return stats_;
+}
+
+Scheduler::Chunk Scheduler::take_chunk() {
+  const int64_t n = next_chunk_size(enumerator_.size() - next_, mpi_.size(), options_.fixed_chunk);
+  Chunk c{next_, n};
+  next_ += n;
+  return c;
+}
+
+void Scheduler::run_coordinator() {
+  const int workers = mpi_.size() - 1;
+  post_receive();
+  while (true) {
+    const bool handled = poll();
+    if (next_ < enumerator_.size()) {
+      evaluate_chunk(take_chunk(), workers > 0);
+      continue;
+    }
+    if (workers_finished_ == workers) break;
+    // Nothing left to hand out: answer the last requests ("no work left") and wait for the
+    // workers' final reports, waking up often enough to keep the progress line alive.
+    if (!handled) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
+  RAPID_ASSERT(done == enumerator_.size(), "every point evaluated exactly once");
+  print_progress(true);
+}
+
+void Scheduler::post_receive() {
+  if (workers_finished_ == mpi_.size() - 1) {
+    receive_ = MPI_REQUEST_NULL;
+    return;
+  }
+  mpi_check(
+      MPI_Irecv(&receive_payload_, 1, MPI_INT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &receive_),
+      "MPI_Irecv");
+}
+
+bool Scheduler::poll() {
+  bool handled = false;
+  while (receive_ != MPI_REQUEST_NULL) {
+    int flag = 0;
+    MPI_Status st;
+    mpi_check(MPI_Test(&receive_, &flag, &st), "MPI_Test");
+    if (!flag) break;
+    handle_message(st.MPI_SOURCE, st.MPI_TAG, receive_payload_);
+    post_receive();
+    handled = true;
+  }
+  print_progress(false);
+  return handled;
+}
+
+void Scheduler::handle_message(int source, int tag, int64_t payload) {
+  RAPID_ASSERT(source > 0 && source < mpi_.size(), "message from a worker");
+  reported_[static_cast<size_t>(source)] = payload;
+  if (tag == kTagFinished) {
+    ++workers_finished_;
+    return;
+  }
+  RAPID_ASSERT(tag == kTagRequest, "a request or a final report");
+  const Chunk c = take_chunk();
+  const int64_t msg[2] = {c.first, c.count};
+  // The worker posted its receive before sending the request: this send completes at once.
+  mpi_check(MPI_Send(msg, 2, MPI_INT64_T, source, kTagChunk, comm_), "MPI_Send");
+}
+
+void Scheduler::run_worker() {
+  int64_t current[2] = {0, 0};
+  int64_t next[2] = {0, 0};
+  int64_t finished = 0;
+  int64_t request_payload = 0;
+  MPI_Request recv_req = MPI_REQUEST_NULL;
+  MPI_Request send_req = MPI_REQUEST_NULL;
+
+  mpi_check(MPI_Irecv(current, 2, MPI_INT64_T, 0, kTagChunk, comm_, &recv_req), "MPI_Irecv");
+  mpi_check(MPI_Send(&request_payload, 1, MPI_INT64_T, 0, kTagRequest, comm_), "MPI_Send");
+  mpi_check(MPI_Wait(&recv_req, MPI_STATUS_IGNORE), "MPI_Wait");
+  while (current[1] > 0) {
+    // Prefetch: ask for the next chunk before evaluating this one.
+    request_payload = finished;
+    mpi_check(MPI_Irecv(next, 2, MPI_INT64_T, 0, kTagChunk, comm_, &recv_req), "MPI_Irecv");
+    mpi_check(MPI_Isend(&request_payload, 1, MPI_INT64_T, 0, kTagRequest, comm_, &send_req),
+              "MPI_Isend");
+    evaluate_chunk(Chunk{current[0], current[1]}, false);
+    finished += current[1];
+    mpi_check(MPI_Wait(&send_req, MPI_STATUS_IGNORE), "MPI_Wait");
+    mpi_check(MPI_Wait(&recv_req, MPI_STATUS_IGNORE), "MPI_Wait");
+    current[0] = next[0];
+    current[1] = next[1];
+  }
+  mpi_check(MPI_Send(&finished, 1, MPI_INT64_T, 0, kTagFinished, comm_), "MPI_Send");
+}
+
+void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
+  RAPID_ASSERT(c.count > 0 && c.first + c.count <= enumerator_.size(), "chunk inside [0, N)");
+  if (rows_.size() < static_cast<size_t>(c.count)) rows_.resize(static_cast<size_t>(c.count));
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  int64_t since_poll = 0;  // touched by thread 0 only
+
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t k = 0; k < c.count; ++k) {
+    if (failed.load(std::memory_order_relaxed)) continue;
+    const int t = omp_get_thread_num();
+    try {
+      if (poll_while_evaluating && t == 0 && ++since_poll >= kPollInterval) {
+        since_poll = 0;
+        poll();
+      }
+      ResultRow& row = rows_[static_cast<size_t>(k)];
+      row.point = enumerator_.decode(c.first + k);
+      evaluator_.evaluate(row.point, scratch_[static_cast<size_t>(t)], row.result);
+    } catch (...) {
+#pragma omp critical(rapid_scheduler_error)
+      {
+        if (!error) error = std::current_exception();
+      }
+      failed.store(true, std::memory_order_relaxed);
+    }
+  }
+  if (error) std::rethrow_exception(error);
+
+  sink_(c.first, std::span<const ResultRow>(rows_.data(), static_cast<size_t>(c.count)));
+  stats_.points_evaluated += c.count;
+  stats_.chunks += 1;
+  if (mpi_.is_root()) reported_[0] += c.count;
+}
+
+void Scheduler::print_progress(bool final) {
+  if (!options_.progress) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!final && now - last_print_ < std::chrono::seconds(1)) return;
+  last_print_ = now;
+  const int64_t total = enumerator_.size();
+  const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
+  const double elapsed = seconds_since(start_);
+  const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
+  const double eta = rate > 0 ? static_cast<double>(total - done) / rate : -1.0;
+  const std::string line =
+      fmt::format("rapid-sweep: {}/{} points ({:.1f}%), {:.0f} points/s, elapsed {}, ETA {}", done,
+                  total, 100.0 * static_cast<double>(done) / static_cast<double>(total), rate,
+                  format_duration(elapsed), final ? "0.0s" : format_duration(eta));
+  // On a terminal the line is redrawn in place; in a log file each update is its own line.
+  if (tty_)
+    std::fprintf(stderr, "\r%s\x1b[K%s", line.c_str(), final ? "\n" : "");
+  else
+    std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace rapid

@@ -1,0 +1,57 @@
+#!/usr/bin/python3
+"""Runs rapid-sweep on input that must fail and checks how it fails: the exit code, the
+texts stderr must contain (file, key), that exactly one rank printed the message for bad
+input, and that neither OUT nor a temporary file OUT.tmp* exists afterwards.
+
+    check_failure.py MPIRUN RANKS RAPID_SWEEP JOB OUT EXIT_CODE [--expect TEXT]...
+                     [-- rapid-sweep options...]
+Set RAPID_SWEEP_TEST_FAIL_RANK in the environment to inject an internal failure.
+"""
+import glob
+import os
+import subprocess
+import sys
+
+
+def main(argv):
+    mpirun, ranks, exe, job, out, code, *rest = argv
+    expects, extra = [], []
+    while rest:
+        a = rest.pop(0)
+        if a == "--expect":
+            expects.append(rest.pop(0))
+        elif a == "--":
+            extra, rest = rest, []
+        else:
+            raise SystemExit(f"unknown argument {a}")
+    out_dir = os.path.dirname(out)
+    if os.path.isdir(out_dir):
+        for stale in [out] + glob.glob(out + ".tmp*"):
+            if os.path.exists(stale):
+                os.remove(stale)
+    cmd = [mpirun, "-n", ranks, "--oversubscribe", exe, job, "-o", out, *extra]
+    print("running:", " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    sys.stdout.write(proc.stdout)
+    sys.stderr.write(proc.stderr)
+    errors = []
+    if proc.returncode != int(code):
+        errors.append(f"exit code {proc.returncode}, expected {code}")
+    for text in expects:
+        if text not in proc.stderr:
+            errors.append(f"stderr does not contain {text!r}")
+    messages = [l for l in proc.stderr.splitlines() if l.startswith("rapid-sweep:")]
+    if int(code) == 2 and len(messages) != 1:
+        errors.append(f"{len(messages)} 'rapid-sweep:' lines on stderr, expected 1")
+    if os.path.exists(out):
+        errors.append(f"{out} exists after a failed run")
+    left = glob.glob(out + ".tmp*")
+    if left:
+        errors.append(f"temporary files left behind: {left}")
+    for e in errors:
+        print("FAIL:", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
