@@ -5,11 +5,6 @@
 
 namespace rapid {
 
-const char* status_name(Status s) {
-  static const char* names[] = {"ok", "oom", "infeasible"};
-  return names[static_cast<int>(s)];
-}
-
 PointEvaluator::PointEvaluator(const SweepSpec& spec) : spec_(spec) {
   for (const HardwareSpec& hw : spec.hardware)
     evaluators_.push_back(
@@ -31,7 +26,8 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r) const 
   r.reserve_bytes = mem.reserve_bytes;
   r.memory_capacity_bytes = hw.hbm_capacity_bytes;
 
-  // Samples per GPU per step below 8 leave GPUs under-used (PRODUCT.md section 7).
+  // Fewer than 8 samples per step on each DP replica (so on each of its GPUs) leaves GPUs
+  // under-used (PRODUCT.md section 7: at least 8 samples per GPU).
   if (spec_.training.global_batch_size / p.par.dp < 8) r.flags |= kFlagSmallMicrobatch;
   // TP messages below 1 MiB are start-up dominated (5-10 us per collective).
   const double tp_message = static_cast<double>(p.par.mbs) * spec_.training.seq_length / p.par.cp *

@@ -6,9 +6,6 @@ namespace rapid {
 
 namespace {
 
-constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
-constexpr const char* kStatusNames[] = {"ok", "oom", "infeasible"};
-
 #define RAPID_P(field) [](const ResultRow& r) { return static_cast<double>(r.point.field); }
 #define RAPID_R(field) [](const ResultRow& r) { return static_cast<double>(r.result.field); }
 

@@ -12,13 +12,7 @@
 #include <variant>
 
 #include "rapid/common/error.hpp"
-
-#ifndef RAPID_VERSION
-#define RAPID_VERSION "unknown"
-#endif
-#ifndef RAPID_GIT_REVISION
-#define RAPID_GIT_REVISION "unknown"
-#endif
+#include "rapid/common/version.hpp"
 
 namespace fs = std::filesystem;
 
@@ -237,8 +231,8 @@ void ResultStore::write_root_attributes(const RunProvenance& run) {
   std::vector<std::pair<const char*, Value>> attrs = {
       {"format", std::string("rapid-sweep results")},
       {"format_version", int64_t{1}},
-      {"version", std::string(RAPID_VERSION)},
-      {"git_revision", std::string(RAPID_GIT_REVISION)},
+      {"version", std::string(version())},
+      {"git_revision", std::string(git_revision())},
       {"command_line", run.command_line},
       {"job_name", spec_.name},
       {"job_path", spec_.job.path},

@@ -9,11 +9,15 @@ namespace rapid {
 
 /// A point's outcome. Infeasible points are rows with a status, never exceptions.
 enum class Status : uint8_t { Ok = 0, OutOfMemory = 1, Infeasible = 2 };
-const char* status_name(Status s);
+/// Names of Status values, indexed by value (also the HDF5 enum member names).
+inline constexpr const char* kStatusNames[] = {"ok", "oom", "infeasible"};
+inline const char* status_name(Status s) {
+  return kStatusNames[static_cast<int>(s)];
+}
 
 /// Warnings raised on a point (PRODUCT.md section 7), OR-ed in EvalResult::flags.
 enum Flag : uint32_t {
-  kFlagSmallMicrobatch = 1u << 0,   ///< fewer than 8 samples per GPU per step (gbs/dp < 8)
+  kFlagSmallMicrobatch = 1u << 0,   ///< fewer than 8 samples per replica per step (gbs/dp < 8)
   kFlagLatencyBoundComm = 1u << 1,  ///< TP/DP collectives below 1 MiB: start-up dominated
   kFlagHighUtilization = 1u << 2,   ///< MFU >= 0.9 * achievable: analytical error grows
   kFlagPipelineBubble = 1u << 3,    ///< bubble > 20% of the step: more micro-batches help

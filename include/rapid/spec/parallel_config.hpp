@@ -9,7 +9,11 @@ namespace rapid {
 /// Activation recomputation (Korthikanti et al. 2022): none, selective (attention core
 /// only), full (whole layer, only its input kept).
 enum class Recompute : uint8_t { None, Selective, Full };
-const char* recompute_name(Recompute r);
+/// Names of Recompute values, indexed by value (also the HDF5 enum member names).
+inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+inline const char* recompute_name(Recompute r) {
+  return kRecomputeNames[static_cast<int>(r)];
+}
 
 struct ParallelConfig {
   int32_t dp = 1;         ///< data-parallel replicas
