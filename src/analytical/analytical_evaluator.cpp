@@ -138,7 +138,9 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
   const double peak = compute_.peak_FLOPs() * gpus * step;
   r.mfu = model_flops_per_token_ * tokens / peak;
-  r.hfu = workload_step_flops(w, /*with_recompute=*/true) / peak;
+  // HFU adds the recomputed forward work to the model FLOPs (Chowdhery et al. 2022, App. B).
+  const double recompute_flops = workload_step_flops(w, true) - workload_step_flops(w, false);
+  r.hfu = (model_flops_per_token_ * tokens + recompute_flops) / peak;
   r.compute_time_s = m * c.compute;
   r.tp_comm_time_s = m * c.comm;
   r.pp_comm_time_s = m * c.p2p;

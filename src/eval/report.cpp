@@ -38,13 +38,13 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
                        100 * r.hfu, r.comm_compute_ratio);
   }
   if (r.flags & kFlagSmallMicrobatch)
-    out += "warning     fewer than 8 samples per GPU per step: over-parallelized\n";
+    out += "warning     fewer than 8 samples per DP replica per step: over-parallelized\n";
   if (r.flags & kFlagLatencyBoundComm)
     out += "warning     TP collectives below 1 MiB: latency-bound (5-10 us start-up each)\n";
   if (r.flags & kFlagPipelineBubble)
     out += "warning     pipeline bubble above 20% of the step: more micro-batches would help\n";
   if (r.flags & kFlagHighUtilization)
-    out += "warning     near the achievable peak: analytical error grows, try --fidelity des\n";
+    out += "warning     near the achievable peak: the analytical model's error grows here\n";
   return out;
 }
 

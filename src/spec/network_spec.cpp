@@ -22,7 +22,7 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
     return parse_network(node["network"], file);
   YamlMap m(node, file);
   NetworkSpec n;
-  n.name = m.string_or("name", "network");
+  n.name = m.string_or("name", file.find("<inline") == 0 ? "inline network" : file);
   n.topology = static_cast<Topology>(
       m.choice_or("topology", {"fat_tree", "rail_optimized", "torus2d", "torus3d"}, 0));
   n.gpus_per_node = m.integer_or("gpus_per_node", 8);

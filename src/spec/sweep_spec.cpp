@@ -153,8 +153,10 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
 
   spec.training = parse_training(job.map("training"), spec.model.seq_length);
 
-  spec.search = job.has("search") ? parse_search(job.map("search"), spec.network.gpus_per_node)
-                                  : SearchSpace{};
+  spec.search = parse_search(job.has("search")
+                                 ? job.map("search")
+                                 : YamlMap(YAML::Node(YAML::NodeType::Map), job.file(), "search"),
+                             spec.network.gpus_per_node);
   spec.search.num_gpus = job.integer_list_or("gpus", {});
   if (spec.search.num_gpus.empty()) job.fail("gpus", "<missing>", "a GPU count or a list of them");
   const int64_t per_node = spec.network.gpus_per_node;
@@ -167,6 +169,12 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
                            per_node));
   }
 
+  const DType dtype = spec.training.dtype;
+  for (size_t i = 0; i < spec.hardware.size(); ++i)
+    if (spec.hardware[i].tensor_peak_FLOPs[static_cast<int>(dtype)] <= 0)
+      throw InputError(spec.hardware_sources[i].path, "tensor_peak", dtype_name(dtype),
+                       fmt::format("a {} tensor peak, since training.dtype is {}",
+                                   dtype_name(dtype), dtype_name(dtype)));
   if (job.has("baseline")) spec.baseline = parse_baseline(job.map("baseline"), spec);
   job.finish();
 

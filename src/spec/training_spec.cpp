@@ -20,8 +20,8 @@ TrainingSpec parse_training(const YamlMap& m, int64_t model_seq_length) {
   t.grad_bucket_bytes = m.quantity_or("grad_bucket_size", Dimension::Size, t.grad_bucket_bytes);
   // Default reserve: ~0.5 GiB CUDA context + cuBLAS/NCCL workspaces; PyTorch's caching
   // allocator fragmentation on top (PRODUCT.md section 7: keep a reserve and say how big).
-  t.memory_reserve_bytes = m.quantity_or("memory_reserve", Dimension::Size, 2.0 * (1ull << 30));
-  t.fragmentation = m.number_or("fragmentation", 0.05, 0.0, 1.0);
+  t.memory_reserve_bytes = m.quantity_or("memory_reserve", Dimension::Size, t.memory_reserve_bytes);
+  t.fragmentation = m.number_or("fragmentation", t.fragmentation, 0.0, 1.0);
   m.finish();
   return t;
 }

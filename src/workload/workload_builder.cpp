@@ -2,7 +2,7 @@
 // Sources: Shoeybi et al. 2019 (Megatron-LM tensor parallelism, f/g operators);
 // Korthikanti et al. 2022 (sequence parallelism: all-gather / reduce-scatter replacing the
 // all-reduces, Fig. 5); Narayanan et al. 2021 (pipeline schedules, p2p of activations);
-// Dao 2023 (FlashAttention-2 FLOPs). docs/workload.md lists every op with its shape.
+// Dao 2023 (FlashAttention-2 FLOPs). docs/model.md lists every op with its shape.
 #include <algorithm>
 
 #include "rapid/workload/workload.hpp"

@@ -35,7 +35,7 @@ struct EvalResult {
   double tokens_per_s = kNaN;
   double tokens_per_s_per_gpu = kNaN;
   double mfu = kNaN;             ///< model FLOPs / (step time * GPUs * peak) (PaLM, Chowdhery 2022)
-  double hfu = kNaN;             ///< hardware FLOPs incl. recompute / (step time * GPUs * peak)
+  double hfu = kNaN;             ///< (model + recomputed FLOPs) / (step time * GPUs * peak)
   double compute_time_s = kNaN;  ///< compute on the critical stage
   double exposed_comm_time_s = kNaN;  ///< tp_cp + pp + dp exposed
   double tp_comm_time_s = kNaN;       ///< TP/CP collectives on the critical path

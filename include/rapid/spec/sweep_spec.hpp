@@ -28,7 +28,7 @@ struct SearchSpace {
   std::vector<Recompute> recompute{Recompute::None, Recompute::Selective, Recompute::Full};
   std::vector<bool> sp{false, true};
   std::vector<int64_t> zero_stage{0, 1, 2, 3};
-  bool allow_tp_across_nodes = false;  ///< tp*cp may exceed gpus_per_node
+  bool allow_tp_across_nodes = false;  ///< tp may exceed gpus_per_node (TP over the network)
   bool allow_uneven_pp = false;        ///< pp need not divide num_layers
 };
 

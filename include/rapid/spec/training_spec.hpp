@@ -20,9 +20,9 @@ struct TrainingSpec {
   int optimizer_bytes = 12;          ///< Adam: fp32 master weights + m + v = 4 + 4 + 4
   bool overlap_grad_reduce = true;   ///< DP reduction in buckets during backward
   bool overlap_param_gather = true;  ///< ZeRO parameter all-gathers prefetched
-  double grad_bucket_bytes = 40e6;   ///< DP bucket size (Megatron-core: 40M elements)
-  double memory_reserve_bytes = 0;   ///< CUDA context, cuBLAS workspace, NCCL buffers
-  double fragmentation = 0.0;        ///< allocator fragmentation, fraction of activations
+  double grad_bucket_bytes = 160e6;  ///< DP bucket (Megatron-core: 40M fp32 elements)
+  double memory_reserve_bytes = 2.0 * (1ull << 30);  ///< CUDA context, cuBLAS, NCCL buffers
+  double fragmentation = 0.05;  ///< allocator fragmentation, fraction of activations
 };
 
 /// Reads the job's `training:` mapping; seq_length falls back to `model_seq_length`.

@@ -1,0 +1,161 @@
+"""Load a rapid-sweep HDF5 result file into pandas.
+
+    import rapid_results
+    res = rapid_results.load("results/llama3-70b-256xh100.h5")
+    res.points                 # DataFrame, row i = point i of the sweep
+    res.points.query("status == 'ok'").nlargest(5, "tokens_per_s_per_gpu")
+    res.attrs["job_name"]      # provenance (root attributes of the file)
+    res.units["step_time_s"]   # "s"
+    res.baseline               # the job's baseline row (a Series), or None
+
+Enum columns (status, recompute) come back as categorical strings ("ok", "oom",
+"infeasible"; "none", "selective", "full"), `sp` as bool, and the column `hardware` holds
+the hardware variant's name from /hardware/names. Time columns are NaN for OOM points.
+Run with Debian's /usr/bin/python3 (python3-h5py, python3-pandas).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+import pandas as pd
+
+GIB = float(1 << 30)
+
+# Columns that name a parallel layout, in the order rapid's describe() prints them.
+LAYOUT_COLUMNS = ["dp", "tp", "pp", "cp", "ep", "vpp", "mbs", "sp", "zero_stage", "recompute"]
+
+# Column order of src/io/result_schema.cpp (HDF5 lists datasets alphabetically); columns
+# not named here follow in the file's order.
+SCHEMA_ORDER = [
+    "hardware_index", "num_gpus", *LAYOUT_COLUMNS, "num_microbatches",
+    "status", "flags", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
+    "compute_time_s", "exposed_comm_time_s", "tp_comm_time_s", "pp_comm_time_s",
+    "dp_comm_time_s", "dp_exposed_time_s", "bubble_time_s", "optimizer_time_s",
+    "comm_compute_ratio", "peak_memory_bytes", "weights_bytes", "grads_bytes",
+    "optimizer_bytes", "activations_bytes", "reserve_bytes", "memory_capacity_bytes"]
+
+# Datasets a file must have to be read as a rapid-sweep result.
+_REQUIRED = ["hardware_index", "status", "tokens_per_s_per_gpu", "step_time_s",
+             "peak_memory_bytes", "memory_capacity_bytes"] + LAYOUT_COLUMNS
+
+
+class NotRapidFile(Exception):
+    """The path is missing, not HDF5, or not laid out as a rapid-sweep result."""
+
+
+@dataclass
+class Results:
+    path: str
+    points: pd.DataFrame
+    attrs: dict
+    hardware: pd.DataFrame  # one row per hardware variant: name, yaml
+    units: dict = field(default_factory=dict)
+    descriptions: dict = field(default_factory=dict)
+
+    @property
+    def baseline_index(self) -> int:
+        return int(self.attrs.get("baseline_index", -1))
+
+    @property
+    def baseline(self) -> pd.Series | None:
+        i = self.baseline_index
+        return self.points.loc[i] if 0 <= i < len(self.points) else None
+
+
+def _text(value):
+    """HDF5 strings arrive as str, bytes or numpy scalars; give back plain Python values."""
+    if isinstance(value, (bytes, np.bytes_)):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return [_text(v) for v in value.tolist()] if value.ndim else _text(value[()])
+    return value
+
+
+def _strings(ds: h5py.Dataset) -> list[str]:
+    if h5py.check_string_dtype(ds.dtype) is not None:
+        return [str(s) for s in ds.asstr()[()]]
+    return [str(_text(s)) for s in ds[()]]
+
+
+def _column(ds: h5py.Dataset) -> np.ndarray | pd.Categorical:
+    data = ds[()]
+    names = h5py.check_enum_dtype(ds.dtype)
+    if names is None:
+        return data
+    by_value = sorted(names.items(), key=lambda kv: kv[1])
+    categories = [name for name, _ in by_value]
+    codes = np.full(data.shape, -1, dtype=np.int64)
+    for pos, (_, value) in enumerate(by_value):
+        codes[data == value] = pos
+    return pd.Categorical.from_codes(codes, categories=categories)
+
+
+def load(path: str) -> Results:
+    """Reads the whole /points table, /hardware and the root attributes of `path`."""
+    if not os.path.isfile(path):
+        raise NotRapidFile(f"{path}: no such file")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise NotRapidFile(f"{path}: not an HDF5 file ({e})") from None
+    with f:
+        fmt = _text(f.attrs.get("format", ""))
+        if "points" not in f or not isinstance(f["points"], h5py.Group) or (
+                fmt and not str(fmt).startswith("rapid-sweep")):
+            raise NotRapidFile(f"{path}: not a rapid-sweep result file "
+                               f"(no /points group or format attribute {fmt!r})")
+        group = f["points"]
+        missing = [c for c in _REQUIRED if c not in group]
+        if missing:
+            raise NotRapidFile(f"{path}: /points lacks {', '.join(missing)}: "
+                               "not a rapid-sweep result file")
+        columns, units, descriptions = {}, {}, {}
+        for name, ds in group.items():
+            if not isinstance(ds, h5py.Dataset) or ds.ndim != 1:
+                continue
+            columns[name] = _column(ds)
+            units[name] = str(_text(ds.attrs.get("unit", "")))
+            descriptions[name] = str(_text(ds.attrs.get("description", "")))
+        lengths = {len(v) for v in columns.values()}
+        if len(lengths) != 1:
+            raise NotRapidFile(f"{path}: /points datasets differ in length {sorted(lengths)}")
+        attrs = {k: _text(v) for k, v in f.attrs.items()}
+        names = _strings(f["hardware/names"]) if "hardware/names" in f else []
+        yamls = _strings(f["hardware/yaml"]) if "hardware/yaml" in f else [""] * len(names)
+
+    order = [c for c in SCHEMA_ORDER if c in columns]
+    points = pd.DataFrame({c: columns[c] for c in order + sorted(set(columns) - set(order))})
+    points.index.name = "point"
+    if "sp" in points:
+        points["sp"] = points["sp"].astype(bool)
+    hardware = pd.DataFrame({"name": names, "yaml": yamls})
+    idx = points["hardware_index"].to_numpy()
+    known = (idx >= 0) & (idx < len(names))
+    labels = np.array(names + ["?"], dtype=object)
+    points.insert(0, "hardware", labels[np.where(known, idx, len(names))])
+    return Results(path, points, attrs, hardware, units, descriptions)
+
+
+def describe_layout(row: pd.Series, hardware: bool = False) -> str:
+    """"dp4 tp8 pp8 mbs1 sp1 zero1 recompute=selective" (cp, ep, vpp shown when not 1)."""
+    parts = [f"dp{row.dp}", f"tp{row.tp}", f"pp{row.pp}"]
+    parts += [f"{k}{row[k]}" for k in ("cp", "ep", "vpp") if row[k] != 1]
+    parts += [f"mbs{row.mbs}", f"sp{int(row.sp)}", f"zero{row.zero_stage}",
+              f"recompute={row.recompute}"]
+    if hardware:
+        parts.append(f"on {row.hardware}")
+    return " ".join(parts)
+
+
+def same_layout(points: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
+    """Rows of `points` with the layout (and GPU count) of `row`, on any hardware."""
+    mask = np.ones(len(points), dtype=bool)
+    for k in LAYOUT_COLUMNS + (["num_gpus"] if "num_gpus" in points else []):
+        mask &= (points[k] == row[k]).to_numpy()
+    return points[mask]
