@@ -41,6 +41,7 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   h.hbm_capacity_bytes = m.quantity("hbm_capacity", Dimension::Size);
   h.hbm_bandwidth_Bps = m.quantity("hbm_bandwidth", Dimension::Bandwidth);
   h.l2_size_bytes = m.quantity("l2_size", Dimension::Size);
+  h.l2_bandwidth_Bps = m.quantity("l2_bandwidth", Dimension::Bandwidth);
   h.smem_per_sm_bytes = m.quantity("smem_per_sm", Dimension::Size);
   h.nvlink_bandwidth_Bps = m.quantity("nvlink_bandwidth", Dimension::Bandwidth);
   h.pcie_bandwidth_Bps = m.quantity("pcie_bandwidth", Dimension::Bandwidth);

@@ -48,11 +48,13 @@ void TemplateBuilder::memory(const char* fwd, double fwd_bytes, const char* bwd,
 }
 
 void TemplateBuilder::flash_attention(int64_t batch, int64_t seq_q, int64_t seq_kv,
-                                      int64_t head_dim, bool causal, double io_bytes) {
+                                      int64_t head_dim, int64_t gqa_group, bool causal,
+                                      double io_bytes) {
   Op op;
   op.name = "flash_attention";
   op.kind = OpKind::Attention;
   op.causal = causal;
+  op.gqa_group = static_cast<uint16_t>(gqa_group);
   op.batch = batch;
   op.m = seq_q;
   op.n = seq_kv;

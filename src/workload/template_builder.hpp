@@ -24,8 +24,9 @@ class TemplateBuilder {
   /// Fused attention (FlashAttention-2, Dao 2023): forward 4*batch*m*n*k FLOPs (QK^T and PV),
   /// halved when causal; backward 2.5x forward (5 matmuls instead of 2, recomputing S).
   /// `io_bytes`: Q, K, V read and O written once (backward moves twice that).
-  void flash_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool causal,
-                       double io_bytes);
+  /// `gqa_group` query heads share one K/V head.
+  void flash_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t head_dim,
+                       int64_t gqa_group, bool causal, double io_bytes);
 
   /// A collective in forward and (maybe another kind) in backward on `group`, buffer size
   /// `bytes` (nccl-tests convention). CollectiveKind::None skips that direction.

@@ -93,7 +93,7 @@ void build_layer(const Dims& D, Recompute rc, OpTemplate& t) {
   tb.begin_core();
   if (D.flash) {
     double io = static_cast<double>(D.T) * D.d * (2 * D.heads + 2 * D.kv_heads) * D.e;
-    tb.flash_attention(D.b * D.heads, D.s, D.s_kv, D.d, /*causal=*/true, io);
+    tb.flash_attention(D.b * D.heads, D.s, D.s_kv, D.d, D.heads / D.kv_heads, /*causal=*/true, io);
   } else {
     // Unfused: scores = Q K^T, masked softmax, dropout, context = P V (full s x s work).
     const int64_t bh = D.b * D.heads;

@@ -27,6 +27,7 @@ struct HardwareSpec {
   double hbm_capacity_bytes = 0;
   double hbm_bandwidth_Bps = 0;
   double l2_size_bytes = 0;
+  double l2_bandwidth_Bps = 0;  ///< aggregate L2 -> SM read bandwidth
   double smem_per_sm_bytes = 0;
   double nvlink_bandwidth_Bps = 0;  ///< per GPU, per direction, all links together
   double pcie_bandwidth_Bps = 0;    ///< per direction

@@ -33,7 +33,8 @@ struct Op {
   CommGroup group = CommGroup::None;
   CollectiveKind collective = CollectiveKind::None;
   Stream stream = Stream::Compute;
-  bool causal = false;  ///< attention: causal mask (fused kernels skip the masked half)
+  bool causal = false;     ///< attention: causal mask (fused kernels skip the masked half)
+  uint16_t gqa_group = 1;  ///< attention: query heads sharing one K/V head (GQA)
   // GEMM: C[m,n] += A[m,k] * B[k,n], `batch` independent products in one launch.
   // Attention: batch = micro-batch * heads on this GPU, m = query length, n = key length,
   // k = head dim.
