@@ -17,11 +17,24 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const TrainingS
 AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<Op>& ops,
                                                              const Workload& w) const {
   PassTime t;
-  for (const Op& op : ops) {
-    if (op.kind == OpKind::Collective || op.kind == OpKind::P2P)
-      t.comm += collective_.time(op.collective, op.bytes, w.group(op.group));
-    else
+  const size_t n = ops.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Op& op = ops[i];
+    if (op.kind != OpKind::Collective && op.kind != OpKind::P2P) {
       t.compute += compute_.time(op);
+      continue;
+    }
+    double comm = collective_.time(op.collective, op.bytes, w.group(op.group));
+    // TP communication overlap (Megatron-core --tp-comm-overlap, Transformer Engine
+    // userbuffers; Wang et al. 2023): each TP all-gather / reduce-scatter is pipelined with
+    // the GEMM it feeds or follows, so only the part longer than that GEMM stays exposed.
+    if (training_.tp_comm_overlap && op.group == CommGroup::TP) {
+      const Op* gemm = (i + 1 < n && ops[i + 1].kind == OpKind::Gemm) ? &ops[i + 1]
+                       : (i > 0 && ops[i - 1].kind == OpKind::Gemm)   ? &ops[i - 1]
+                                                                      : nullptr;
+      if (gemm) comm = std::max(0.0, comm - compute_.time(*gemm));
+    }
+    t.comm += comm;
   }
   return t;
 }
@@ -75,7 +88,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
     s.compute = L * (lf.compute + lb.compute + lr.compute) +
                 (st.has_embedding ? ef.compute + eb.compute : 0) +
                 (st.has_lm_head ? hf.compute + hb.compute : 0);
-    s.comm = s.fwd + s.bwd - s.compute;
+    s.comm = L * (lf.comm + lb.comm + lr.comm) + (st.has_embedding ? ef.comm + eb.comm : 0) +
+             (st.has_lm_head ? hf.comm + hb.comm : 0);
     if (par.pp > 1) s.p2p = 2.0 * par.vpp * p2p_one;
 
     // DP / ZeRO traffic of this stage.

@@ -2,16 +2,19 @@
 
 #include <algorithm>
 
+#include "op_time_cache.hpp"
+
 namespace rapid {
 
 ComputeCost::ComputeCost(const HardwareSpec& hw, DType dtype)
     : peak_(hw.tensor_peak_FLOPs[static_cast<int>(dtype)] > 0
                 ? hw.tensor_peak_FLOPs[static_cast<int>(dtype)]
                 : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)]),
-      gemm_rate_(peak_ * hw.gemm_efficiency),
       attn_rate_(peak_ * hw.attention_efficiency),
       hbm_rate_(hw.hbm_bandwidth_Bps * hw.memory_efficiency),
-      launch_s_(hw.kernel_launch_s) {}
+      launch_s_(hw.kernel_launch_s),
+      gemm_(hw, dtype),
+      id_(detail::OpTimeCache::next_model_id()) {}
 
 double ComputeCost::memory_time(double bytes) const {
   return bytes / hbm_rate_ + launch_s_;
@@ -20,7 +23,9 @@ double ComputeCost::memory_time(double bytes) const {
 double ComputeCost::time(const Op& op) const {
   switch (op.kind) {
     case OpKind::Gemm:
-      return std::max(op.flops / gemm_rate_, op.bytes / hbm_rate_) + launch_s_;
+      return detail::OpTimeCache::get({id_, op.m, op.n, op.k, op.batch, 0}, [&] {
+        return gemm_.time(op.m, op.n, op.k, op.batch).time_s;
+      });
     case OpKind::Attention:
       return std::max(op.flops / attn_rate_, op.bytes / hbm_rate_) + launch_s_;
     case OpKind::MemoryBound:

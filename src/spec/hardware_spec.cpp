@@ -42,6 +42,7 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   h.hbm_bandwidth_Bps = m.quantity("hbm_bandwidth", Dimension::Bandwidth);
   h.l2_size_bytes = m.quantity("l2_size", Dimension::Size);
   h.l2_bandwidth_Bps = m.quantity("l2_bandwidth", Dimension::Bandwidth);
+  h.l2_multicast = m.number_or("l2_multicast", 1.0, 1.0, 16.0);
   h.smem_per_sm_bytes = m.quantity("smem_per_sm", Dimension::Size);
   h.nvlink_bandwidth_Bps = m.quantity("nvlink_bandwidth", Dimension::Bandwidth);
   h.pcie_bandwidth_Bps = m.quantity("pcie_bandwidth", Dimension::Bandwidth);
@@ -50,6 +51,8 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   if (m.has("efficiency")) {
     YamlMap e = m.map("efficiency");
     h.gemm_efficiency = e.number_or("gemm", h.gemm_efficiency, 0.01, 1.0);
+    h.gemm_tile_overhead_s =
+        e.quantity_or("gemm_tile_overhead", Dimension::Time, h.gemm_tile_overhead_s);
     h.attention_efficiency = e.number_or("attention", h.attention_efficiency, 0.01, 1.0);
     h.memory_efficiency = e.number_or("memory", h.memory_efficiency, 0.01, 1.0);
     h.nvlink_efficiency = e.number_or("nvlink", h.nvlink_efficiency, 0.01, 1.0);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "csv_table.hpp"
+#include "gemm_tables.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/memory/memory_model.hpp"
 #include "rapid/workload/model_flops.hpp"
@@ -176,7 +177,7 @@ ValidationTable validate_korthikanti_memory(const ReferenceContext& ctx) {
 
 std::vector<ValidationTable> validate_all(const ReferenceContext& ctx) {
   return {validate_sc21_table1(ctx), validate_korthikanti_table5(ctx),
-          validate_korthikanti_memory(ctx)};
+          validate_korthikanti_memory(ctx), validate_gemm_h100_grid(ctx), validate_gemm_mamf(ctx)};
 }
 
 }  // namespace rapid

@@ -1,8 +1,13 @@
-// Time of one compute op (GEMM, attention, memory-bound) on one GPU: roofline with
-// efficiency factors (Williams et al., "Roofline", CACM 2009): time = max(FLOPs / (peak *
-// efficiency), bytes / (HBM bandwidth * efficiency)) + kernel launch overhead.
+// Time of one compute op (GEMM, attention, memory-bound) on one GPU:
+//  - GEMM: the tile/wave model of gemm_model.hpp;
+//  - attention: fused attention as a roofline at the attention efficiency;
+//  - memory-bound: bytes / (HBM bandwidth * efficiency) + kernel launch overhead
+//    (Williams et al., "Roofline", CACM 2009).
 #pragma once
 
+#include <cstdint>
+
+#include "rapid/cost/gemm_model.hpp"
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/workload/op.hpp"
 
@@ -14,7 +19,8 @@ class ComputeCost {
   ComputeCost(const HardwareSpec& hw, DType dtype);
 
   /// Seconds for a GEMM, Attention or MemoryBound op (flops, bytes per GPU; see op.hpp).
-  /// Collective and P2P ops are not handled here (CollectiveCost).
+  /// Collective and P2P ops are not handled here (CollectiveCost). Thread-safe; GEMM and
+  /// attention times are memoized per thread by shape.
   double time(const Op& op) const;
 
   /// Dense tensor-core peak of the compute dtype, FLOP/s.
@@ -22,12 +28,15 @@ class ComputeCost {
   /// Seconds to stream `bytes` through HBM at the achievable bandwidth, plus one launch.
   double memory_time(double bytes) const;
 
+  const GemmModel& gemm() const { return gemm_; }
+
  private:
   double peak_;       // FLOP/s
-  double gemm_rate_;  // FLOP/s achieved by large GEMMs
   double attn_rate_;  // FLOP/s achieved by fused attention
   double hbm_rate_;   // B/s achieved by streaming kernels
   double launch_s_;
+  GemmModel gemm_;
+  uint64_t id_;  // memo key of this instance
 };
 
 }  // namespace rapid

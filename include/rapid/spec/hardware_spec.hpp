@@ -28,6 +28,7 @@ struct HardwareSpec {
   double hbm_bandwidth_Bps = 0;
   double l2_size_bytes = 0;
   double l2_bandwidth_Bps = 0;  ///< aggregate L2 -> SM read bandwidth
+  double l2_multicast = 1;      ///< SMs sharing one operand load (Hopper TMA multicast: 2)
   double smem_per_sm_bytes = 0;
   double nvlink_bandwidth_Bps = 0;  ///< per GPU, per direction, all links together
   double pcie_bandwidth_Bps = 0;    ///< per direction
@@ -35,10 +36,11 @@ struct HardwareSpec {
   double tdp_W = 0;
 
   // Calibration factors (fraction of peak reached by well-shaped work).
-  double gemm_efficiency = 0.8;       ///< large bf16 GEMM TFLOP/s / tensor peak
-  double attention_efficiency = 0.6;  ///< fused attention TFLOP/s / tensor peak
-  double memory_efficiency = 0.8;     ///< streaming-kernel bandwidth / HBM peak
-  double nvlink_efficiency = 0.8;     ///< NCCL busbw / NVLink peak for large messages
+  double gemm_efficiency = 0.8;          ///< large bf16 GEMM TFLOP/s / tensor peak
+  double gemm_tile_overhead_s = 0.7e-6;  ///< per output tile: pipeline fill (~DRAM latency)
+  double attention_efficiency = 0.6;     ///< fused attention TFLOP/s / tensor peak
+  double memory_efficiency = 0.8;        ///< streaming-kernel bandwidth / HBM peak
+  double nvlink_efficiency = 0.8;        ///< NCCL busbw / NVLink peak for large messages
 };
 
 /// Reads a hardware mapping (configs/hardware/NAME.yaml or an inline `hardware:`).

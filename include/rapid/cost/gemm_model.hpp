@@ -1,0 +1,65 @@
+// Time of a (batched) GEMM on one GPU from its tiles (DESIGN.md "GEMM: tensor-core peak per
+// dtype, tiles over SMs (tile and wave quantization), HBM traffic reduced by L2 reuse").
+//
+// A cuBLAS/CUTLASS-style kernel splits C[m,n] into output tiles of a x b, optionally
+// splits K by `split_k`, and runs the resulting thread blocks in waves of one block per SM:
+//   waves     = ceil(tiles / num_sms)                      (wave quantization)
+//   tiles     = batch * ceil(m/a) * ceil(n/b) * split_k     (tile quantization: partial
+//                                                            edge tiles cost a full tile)
+//   tile time = 2 a b (K/split_k) / rate + prologue
+//   rate      = min(SM tensor peak * efficiency,
+//                   L2 share of one active SM * 2ab / ((a+b) e) * multicast)
+//               (operand feed: each K step loads (a+b) elements for 2ab FLOPs; Hopper's
+//               TMA multicast shares a tile's operands between the SMs of a cluster)
+//   compute   = waves * tile time + epilogue of the last wave (its C tiles written to HBM)
+//   memory    = HBM bytes / achievable HBM bandwidth, where A and B are read once when they
+//               fit in L2, else once per wave of the tiles they feed (L2 reuse within a
+//               wave, Rasterization as a square patch of tiles)
+//   time      = max(compute, memory) + launch (+ a reduction launch when split_k > 1)
+// The kernel picks the tile shape and split-K with the smallest time (cuBLAS heuristics).
+// Sources: NVIDIA "Matrix Multiplication Background User's Guide" (tile and wave
+// quantization); CUTLASS 3 Hopper GEMM tile shapes; NVIDIA H100 whitepaper (thread block
+// clusters, TMA multicast); Williams et al. 2009 (roofline). docs/model.md derives it.
+#pragma once
+
+#include <cstdint>
+
+#include "rapid/spec/hardware_spec.hpp"
+
+namespace rapid {
+
+struct GemmTiming {
+  double time_s = 0;
+  double compute_s = 0;
+  double memory_s = 0;
+  int tile_m = 0, tile_n = 0, split_k = 1;
+  int64_t tiles = 0;  ///< thread blocks, all batches and K splits
+  int64_t waves = 0;
+  double hbm_bytes = 0;
+};
+
+class GemmModel {
+ public:
+  /// `dtype` selects the tensor peak and the element size.
+  GemmModel(const HardwareSpec& hw, DType dtype);
+
+  /// C[m,n] = A[m,k] B[k,n], `batch` independent products in one launch. Dimensions >= 1.
+  /// The best tile shape and split-K, no allocation.
+  GemmTiming time(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
+
+  /// The same for one fixed tile shape and split-K (for tests and `rapid op gemm`).
+  GemmTiming time_with(int64_t m, int64_t n, int64_t k, int64_t batch, int tile_m, int tile_n,
+                       int split_k) const;
+
+ private:
+  double sms_;
+  double sm_rate_;      // FLOP/s of one SM at the calibrated efficiency
+  double l2_feed_Bps_;  // L2 -> SM operand bandwidth, all SMs, times the multicast factor
+  double l2_bytes_;
+  double hbm_Bps_;  // achievable
+  double elem_;     // bytes per element
+  double prologue_s_;
+  double launch_s_;
+};
+
+}  // namespace rapid

@@ -1,0 +1,95 @@
+#include "rapid/cost/gemm_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace rapid {
+
+namespace {
+
+struct Tile {
+  int m, n;
+};
+// CUTLASS/cuBLAS tile shapes for 16-bit and 8-bit tensor-core GEMMs on Ampere and Hopper.
+constexpr std::array<Tile, 6> kTiles{
+    {{128, 256}, {256, 128}, {128, 128}, {64, 128}, {128, 64}, {64, 64}}};
+constexpr std::array<int, 4> kSplitK{1, 2, 4, 8};
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+GemmModel::GemmModel(const HardwareSpec& hw, DType dtype)
+    : sms_(static_cast<double>(hw.num_sms)),
+      sm_rate_((hw.tensor_peak_FLOPs[static_cast<int>(dtype)] > 0
+                    ? hw.tensor_peak_FLOPs[static_cast<int>(dtype)]
+                    : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)]) /
+               static_cast<double>(hw.num_sms) * hw.gemm_efficiency),
+      l2_feed_Bps_(hw.l2_bandwidth_Bps * hw.l2_multicast),
+      l2_bytes_(hw.l2_size_bytes),
+      hbm_Bps_(hw.hbm_bandwidth_Bps * hw.memory_efficiency),
+      elem_(dtype_bytes(dtype)),
+      prologue_s_(hw.gemm_tile_overhead_s),
+      launch_s_(hw.kernel_launch_s) {}
+
+GemmTiming GemmModel::time_with(int64_t m, int64_t n, int64_t k, int64_t batch, int tile_m,
+                                int tile_n, int split_k) const {
+  GemmTiming t;
+  t.tile_m = tile_m;
+  t.tile_n = tile_n;
+  t.split_k = split_k;
+  const int64_t tiles_m = ceil_div(m, tile_m), tiles_n = ceil_div(n, tile_n);
+  const int64_t tiles_per_matrix = tiles_m * tiles_n;
+  t.tiles = batch * tiles_per_matrix * split_k;
+  const auto sms = static_cast<int64_t>(sms_);
+  t.waves = ceil_div(t.tiles, sms);
+  const double active = static_cast<double>(std::min(t.tiles, sms));
+
+  const double a = tile_m, b = tile_n;
+  const double k_split = static_cast<double>(ceil_div(k, split_k));
+  const double feed_rate = l2_feed_Bps_ / active * 2.0 * a * b / ((a + b) * elem_);
+  const double rate = std::min(sm_rate_, feed_rate);
+  const double tile_s = 2.0 * a * b * k_split / rate + prologue_s_;
+  const int64_t last_wave = t.tiles - (t.waves - 1) * sms;
+  const double epilogue_s = static_cast<double>(last_wave) * a * b * elem_ / hbm_Bps_;
+  t.compute_s = static_cast<double>(t.waves) * tile_s + epilogue_s;
+
+  // HBM traffic: A and B once if they stay in L2, else once per wave of the tiles they
+  // feed (a wave covers about sqrt(W) x sqrt(W) tiles of C); C written once; split-K
+  // partial sums written and read back in fp32.
+  const double md = static_cast<double>(m), nd = static_cast<double>(n);
+  const double kd = static_cast<double>(k), bd = static_cast<double>(batch);
+  const double ab_bytes = (md * kd + kd * nd) * elem_;
+  double ab_traffic = bd * ab_bytes;
+  if (ab_bytes > l2_bytes_) {
+    const double per_wave = std::min(active, static_cast<double>(tiles_per_matrix));
+    const double side = std::sqrt(per_wave);
+    const double rows = std::min(static_cast<double>(tiles_m), side);
+    const double cols = std::min(static_cast<double>(tiles_n), per_wave / rows);
+    const double waves_per_matrix = std::ceil(static_cast<double>(tiles_per_matrix) / per_wave);
+    ab_traffic = bd * std::max(ab_bytes, waves_per_matrix * (rows * a + cols * b) * kd * elem_);
+  }
+  const double c_traffic = bd * md * nd * elem_;
+  const double split_traffic = split_k > 1 ? 2.0 * (split_k - 1) * bd * md * nd * 4.0 : 0.0;
+  t.hbm_bytes = ab_traffic + c_traffic + split_traffic;
+  t.memory_s = t.hbm_bytes / hbm_Bps_;
+  t.time_s = std::max(t.compute_s, t.memory_s) + launch_s_ * (split_k > 1 ? 2.0 : 1.0);
+  return t;
+}
+
+GemmTiming GemmModel::time(int64_t m, int64_t n, int64_t k, int64_t batch) const {
+  GemmTiming best;
+  best.time_s = -1;
+  for (const Tile& tile : kTiles)
+    for (int split : kSplitK) {
+      if (split > 1 && k < 1024 * split) continue;  // split-K only for long K
+      GemmTiming t = time_with(m, n, k, batch, tile.m, tile.n, split);
+      if (best.time_s < 0 || t.time_s < best.time_s) best = t;
+    }
+  return best;
+}
+
+}  // namespace rapid

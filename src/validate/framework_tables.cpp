@@ -1,0 +1,173 @@
+#include "framework_tables.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "csv_table.hpp"
+#include "rapid/common/error.hpp"
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/spec/legality.hpp"
+#include "rapid/workload/model_flops.hpp"
+
+namespace rapid {
+
+namespace {
+
+constexpr double kGB = 1e9;
+
+ModelSpec llama_like(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
+                     int64_t kv_heads, int64_t ffn, int64_t vocab, int64_t seq, bool swiglu,
+                     bool tied) {
+  ModelSpec m;
+  m.name = name;
+  m.num_layers = layers;
+  m.hidden_size = hidden;
+  m.num_attention_heads = heads;
+  m.num_kv_heads = kv_heads;
+  m.head_dim = hidden / heads;
+  m.ffn_hidden_size = ffn;
+  m.vocab_size = vocab;
+  m.seq_length = seq;
+  m.activation = swiglu ? Activation::SwiGlu : Activation::Gelu;
+  m.norm = swiglu ? NormKind::RmsNorm : NormKind::LayerNorm;
+  m.tied_embeddings = tied;
+  return m;
+}
+
+SweepSpec h100_spec(const ReferenceContext& ctx, ModelSpec model, int64_t gbs) {
+  SweepSpec spec;
+  spec.model = std::move(model);
+  spec.hardware.push_back(load_hardware(ctx, "h100-sxm5-80gb"));
+  spec.network = load_network(ctx, "dgx-h100-superpod");
+  spec.training.global_batch_size = gbs;
+  spec.training.seq_length = spec.model.seq_length;
+  spec.training.dtype = DType::BF16;
+  spec.training.flash_attention = true;
+  return spec;
+}
+
+}  // namespace
+
+ValidationTable validate_megatron_core_h100(const ReferenceContext& ctx) {
+  const std::string file = "megatron_core_r080_h100.csv";
+  CsvTable t(reference_file(ctx, file));
+  ValidationTable out{file, "model TFLOP/s per GPU", {}};
+  for (size_t i = 0; i < t.rows(); ++i) {
+    const int64_t hidden = t.integer(i, "hidden_size"), heads = t.integer(i, "num_heads");
+    const int64_t seq = t.integer(i, "seq_len");
+    ModelSpec model = llama_like(t.text(i, "params_billion") + "B", t.integer(i, "num_layers"),
+                                 hidden, heads, heads, 4 * hidden, t.integer(i, "vocab_size"), seq,
+                                 /*swiglu=*/false, /*tied=*/false);
+    SweepSpec spec = h100_spec(ctx, model, t.integer(i, "gbs"));
+    spec.training.grad_bytes = 2;  // Megatron-Core: grads in bf16 unless grad_reduce_in_fp32
+    spec.training.grad_reduce_bytes = 2;
+    spec.training.tp_comm_overlap = true;
+    ParallelConfig c;
+    c.tp = static_cast<int32_t>(t.integer(i, "tp"));
+    c.pp = static_cast<int32_t>(t.integer(i, "pp"));
+    c.dp = static_cast<int32_t>(t.integer(i, "dp"));
+    c.sp = c.tp > 1;
+    c.zero_stage = 1;
+    EvalResult r = predict_layout(spec, c);
+    const double tflops = model_flops_per_token(spec.model, seq) *
+                          static_cast<double>(spec.training.global_batch_size * seq) /
+                          (r.step_time_s * static_cast<double>(c.num_gpus())) / 1e12;
+    out.rows.push_back({fmt::format("{}B tp{} pp{} dp{} ({})", t.text(i, "params_billion"), c.tp,
+                                    c.pp, c.dp, status_name(r.status)),
+                        tflops, t.number(i, "tflops_per_gpu")});
+  }
+  return out;
+}
+
+namespace {
+
+// Architecture fields the OOM rows leave out, taken from the Success rows of the same size.
+struct Arch {
+  int64_t kv_heads = 0, ffn = 0;
+  bool tied = false;
+};
+
+std::map<std::pair<int64_t, int64_t>, Arch> known_architectures(const CsvTable& t) {
+  std::map<std::pair<int64_t, int64_t>, Arch> arch;
+  for (size_t i = 0; i < t.rows(); ++i) {
+    if (t.text(i, "status") != "Success" || t.text(i, "interm_dim").empty()) continue;
+    Arch a;
+    a.kv_heads = t.integer(i, "num_kv_heads");
+    a.ffn = t.integer(i, "interm_dim");
+    a.tied = t.text(i, "tie_word_embeddings") == "True";
+    arch.emplace(std::make_pair(t.integer(i, "hidden_size"), t.integer(i, "num_layers")), a);
+  }
+  return arch;
+}
+
+}  // namespace
+
+UltrascaleResult validate_hf_ultrascale(const ReferenceContext& ctx) {
+  const std::string file = "hf_ultrascale_h100_train.csv";
+  CsvTable t(reference_file(ctx, file));
+  const auto arch = known_architectures(t);
+  UltrascaleResult out;
+  out.throughput = {file, "tokens/s/GPU (Success rows)", {}};
+  out.throughput_pp_suspect = {file, "tokens/s/GPU (pp > 1 before the pp fix)", {}};
+  out.memory = {file, "peak allocated GB (Success rows)", {}};
+  for (size_t i = 0; i < t.rows(); ++i) {
+    const bool success = t.text(i, "status") == "Success";
+    const int64_t hidden = t.integer(i, "hidden_size"), layers = t.integer(i, "num_layers");
+    auto it = arch.find({hidden, layers});
+    if (it == arch.end())
+      throw InputError(t.path(), "hidden_size", std::to_string(hidden),
+                       "a model size with at least one Success row");
+    Arch a = it->second;
+    if (success) {
+      a.kv_heads = t.integer(i, "num_kv_heads");
+      a.tied = t.text(i, "tie_word_embeddings") == "True";
+    }
+    if (!t.text(i, "interm_dim").empty()) a.ffn = t.integer(i, "interm_dim");
+    const int64_t seq = t.integer(i, "seq_len");
+    ModelSpec model =
+        llama_like(t.text(i, "params_billion") + "B", layers, hidden, t.integer(i, "num_heads"),
+                   a.kv_heads, a.ffn, t.integer(i, "vocab_size"), seq, true, a.tied);
+    ParallelConfig c;
+    c.dp = static_cast<int32_t>(t.integer(i, "dp"));
+    c.tp = static_cast<int32_t>(t.integer(i, "tp"));
+    c.pp = static_cast<int32_t>(t.integer(i, "pp"));
+    c.mbs = static_cast<int32_t>(t.integer(i, "mbs"));
+    c.sp = c.tp > 1;  // tp_mode REDUCE_SCATTER in every row
+    c.zero_stage = static_cast<int8_t>(t.integer(i, "zero_stage"));
+    const int64_t gbs = c.dp * c.mbs * static_cast<int64_t>(t.number(i, "batch_accum"));
+    SweepSpec spec = h100_spec(ctx, model, gbs);
+    spec.training.grad_bytes = 6;         // bf16 .grad + fp32 accumulator
+    spec.training.grad_reduce_bytes = 4;  // the fp32 accumulator is all-reduced
+    spec.training.grad_bucket_bytes = 25e6;
+    spec.training.tp_comm_overlap = success ? t.text(i, "tp_async_comm") == "True" : true;
+    spec.training.optimizer_bytes = 12;
+    // nanotron runs TP across nodes and uneven pipeline stages; a layout no framework can
+    // run (tp not dividing the heads) counts as a predicted failure.
+    spec.search.allow_tp_across_nodes = true;
+    spec.search.allow_uneven_pp = true;
+    const bool runnable = illegal_reason(spec, c) == nullptr;
+    EvalResult r;
+    if (runnable) r = predict_layout(spec, c);
+
+    const bool predicted_oom = !runnable || r.status == Status::OutOfMemory;
+    ++out.oom_rows;
+    if (predicted_oom == !success) ++out.oom_correct;
+    if (!predicted_oom && !success) ++out.oom_false_fit;
+    if (predicted_oom && success) ++out.oom_false_oom;
+    if (!success || predicted_oom) continue;
+    const std::string label =
+        fmt::format("{}B dp{} tp{} pp{} mbs{} zero{}", t.text(i, "params_billion"), c.dp, c.tp,
+                    c.pp, c.mbs, c.zero_stage);
+    const bool suspect = c.pp > 1 && t.text(i, "after_pp_fix") == "False";
+    (suspect ? out.throughput_pp_suspect : out.throughput)
+        .rows.push_back({label, r.tokens_per_s_per_gpu, t.number(i, "tokens_per_s_per_gpu")});
+    const double allocated = r.peak_memory_bytes - r.reserve_bytes;
+    out.memory.rows.push_back({label, allocated / kGB, t.number(i, "mem_alloc_gb")});
+  }
+  return out;
+}
+
+}  // namespace rapid
