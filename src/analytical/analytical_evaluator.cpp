@@ -18,6 +18,7 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
                                                              const Workload& w) const {
   PassTime t;
   const size_t n = ops.size();
+  t.ops = static_cast<double>(n);
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     if (op.kind != OpKind::Collective && op.kind != OpKind::P2P) {
@@ -49,8 +50,9 @@ double exposed(double comm, double window, double last, bool overlap) {
 }
 
 struct StageTime {
-  double fwd = 0, bwd = 0;       // one micro-batch, compute + exposed TP comm
+  double fwd = 0, bwd = 0;       // one micro-batch, compute + exposed TP comm (+ host wait)
   double compute = 0, comm = 0;  // one micro-batch, split
+  double host = 0;               // one micro-batch, GPU idle waiting for the host
   double p2p = 0;                // one micro-batch, all virtual stages, both directions
   double dp_per_mb = 0;          // ZeRO-2/3 traffic per micro-batch (exposed part)
   double total() const { return fwd + bwd + p2p + dp_per_mb; }
@@ -81,15 +83,19 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   for (const StageInfo& st : w.stages) {
     StageTime s;
     const double L = static_cast<double>(st.num_layers);
-    s.fwd =
-        L * lf.total() + (st.has_embedding ? ef.total() : 0) + (st.has_lm_head ? hf.total() : 0);
-    s.bwd = L * (lb.total() + lr.total()) + (st.has_embedding ? eb.total() : 0) +
-            (st.has_lm_head ? hb.total() : 0);
-    s.compute = L * (lf.compute + lb.compute + lr.compute) +
-                (st.has_embedding ? ef.compute + eb.compute : 0) +
-                (st.has_lm_head ? hf.compute + hb.compute : 0);
-    s.comm = L * (lf.comm + lb.comm + lr.comm) + (st.has_embedding ? ef.comm + eb.comm : 0) +
-             (st.has_lm_head ? hf.comm + hb.comm : 0);
+    PassTime fwd, bwd;
+    fwd.add(lf, L);
+    bwd.add(lb, L).add(lr, L);
+    if (st.has_embedding) fwd.add(ef), bwd.add(eb);
+    if (st.has_lm_head) fwd.add(hf), bwd.add(hb);
+    // The host issues ops one by one (Python + launch); when a pass's GPU work is shorter
+    // than its issue time, the GPU waits (launch-bound small micro-batches).
+    const double host_op = training_.host_overhead_per_op_s;
+    s.fwd = std::max(fwd.total(), fwd.ops * host_op);
+    s.bwd = std::max(bwd.total(), bwd.ops * host_op);
+    s.compute = fwd.compute + bwd.compute;
+    s.comm = fwd.comm + bwd.comm;
+    s.host = s.fwd + s.bwd - fwd.total() - bwd.total();
     if (par.pp > 1) s.p2p = 2.0 * par.vpp * p2p_one;
 
     // DP / ZeRO traffic of this stage.
@@ -156,6 +162,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   const double recompute_flops = workload_step_flops(w, true) - workload_step_flops(w, false);
   r.hfu = (model_flops_per_token_ * tokens + recompute_flops) / peak;
   r.compute_time_s = m * c.compute;
+  r.host_bound_time_s = m * c.host;
   r.tp_comm_time_s = m * c.comm;
   r.pp_comm_time_s = m * c.p2p;
   r.dp_comm_time_s = dp_total;

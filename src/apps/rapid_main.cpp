@@ -1,12 +1,16 @@
 // `rapid`: one point at a time. Subcommands:
 //   predict JOB [--tp N --pp N ...]   evaluate one layout of a job (default: its baseline)
 //   validate [--reference-dir D]      predictions vs published measurements, MAPE per table
+//   calibrate --hardware H --measurements M -o OUT   fit efficiencies to measured rows
+//   op attention --hardware F ...     one operator's time per candidate tile (op_command.hpp)
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <optional>
 
+#include "apps/calibrate_command.hpp"
+#include "apps/op_command.hpp"
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/eval/point_evaluator.hpp"
@@ -101,6 +105,13 @@ int main(int argc, char** argv) {
       app.add_subcommand("validate", "compare predictions with published measurements");
   rapid::add_validate_options(*validate, vo);
 
+  rapid::OpCommand op(app);  // `rapid op attention ...` (src/apps/op_command.hpp)
+
+  rapid::CalibrateOptions co;
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "fit efficiency parameters to measured GEMMs and collectives");
+  rapid::add_calibrate_options(*calibrate, co);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -110,6 +121,8 @@ int main(int argc, char** argv) {
   try {
     if (predict->parsed()) return run_predict(po);
     if (validate->parsed()) return rapid::run_validate(vo);
+    if (calibrate->parsed()) return rapid::run_calibrate(co);
+    if (op.parsed()) return op.run();
   } catch (const rapid::InputError& e) {
     std::fprintf(stderr, "rapid: %s\n", e.what());
     return rapid::kExitBadInput;

@@ -1,19 +1,32 @@
+// Collective costs as NCCL runs them; docs/collectives.md derives each formula. Notation:
+// n ranks, l per node, N nodes; S the nccl-tests buffer size; B_nv, B_net the achievable
+// per-GPU bandwidths; a_nv, a_net the per-step latencies; L the start-up of one call;
+// k_nv, k_net the ring pipeline bubbles.
 #include "rapid/cost/collective_cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace rapid {
+
+const char* algorithm_name(CollectiveAlgorithm a) {
+  static const char* names[] = {"none", "ring", "tree", "pairwise", "p2p"};
+  return names[static_cast<int>(a)];
+}
 
 CollectiveCost::CollectiveCost(const HardwareSpec& hw, const NetworkSpec& net)
     : nvlink_Bps_(
           (net.nvlink_bandwidth_Bps > 0 ? net.nvlink_bandwidth_Bps : hw.nvlink_bandwidth_Bps) *
           hw.nvlink_efficiency),
-      nvlink_hop_s_(net.nvlink_latency_s),
       nic_Bps_(net.nic_bandwidth_per_gpu_Bps() * net.network_efficiency),
-      // A step inside one leaf crosses two links (NIC-leaf, leaf-NIC); across the spine
-      // four (time() doubles it for groups spanning leaves).
-      net_hop_s_(2.0 * net.link_latency_s),
+      nv_step_s_(net.nvlink_step_latency_s),
+      net_step_s_(net.network_step_latency_s),
+      // NCCL's NET step latency is measured inside one leaf (NIC-leaf-NIC); across the
+      // spine a step crosses two more links (leaf-spine, spine-leaf).
+      spine_extra_s_(2.0 * net.link_latency_s),
       launch_s_(net.collective_latency_s),
+      nv_bubble_(net.nvlink_ring_bubble),
+      net_bubble_(net.network_ring_bubble),
       nodes_per_leaf_(net.nodes_per_leaf),
       oversubscription_(net.oversubscription) {}
 
@@ -23,43 +36,99 @@ double CollectiveCost::network_Bps(int64_t nodes) const {
   return nodes > nodes_per_leaf_ ? nic_Bps_ / oversubscription_ : nic_Bps_;
 }
 
-namespace {
-// Ring phases per collective: all-reduce = reduce-scatter + all-gather (2 passes).
-double passes(CollectiveKind k) {
-  return k == CollectiveKind::AllReduce ? 2.0 : 1.0;
+double CollectiveCost::network_step_s(int64_t nodes) const {
+  return nodes > nodes_per_leaf_ ? net_step_s_ + spine_extra_s_ : net_step_s_;
 }
-}  // namespace
 
-double CollectiveCost::time(CollectiveKind kind, double bytes, const GroupShape& g) const {
+// Ring with `passes` = 2 (all-reduce: reduce-scatter then all-gather) or 1. Each pass is
+// n-1 steps; every rank sends (n-1)/n S per pass (Thakur et al. 2005, sec. 4). NCCL lays
+// the ring out node by node, so of the n hops of one ring N cross nodes (through a NIC)
+// and n-N stay on NVLink; the channels rotate which GPU is the node's exit, so every GPU
+// sends 1/l of its traffic through its NIC and (l-1)/l over NVLink, and the two tiers run
+// pipelined: the slower sets the rate. NCCL moves the buffer in loops of one chunk per
+// step; a loop of s steps takes (s + k) chunk times, k the pipeline bubble.
+double CollectiveCost::ring(double passes, double bytes, const GroupShape& g) const {
   const double n = static_cast<double>(g.size);
-  if (g.size <= 1 || kind == CollectiveKind::None) return 0.0;
-  const double nl = static_cast<double>(g.per_node);
+  const double l = static_cast<double>(g.per_node);
   const double N = static_cast<double>(g.nodes);
-  const double net_Bps = network_Bps(g.nodes);
-  const double net_hop = g.nodes > nodes_per_leaf_ ? 2.0 * net_hop_s_ : net_hop_s_;
+  const double steps = passes * (n - 1.0);
+  const double net_steps = g.nodes > 1 ? passes * (N - 1.0) : 0.0;
+  const double latency =
+      launch_s_ + (steps - net_steps) * nv_step_s_ + net_steps * network_step_s(g.nodes);
+  const double sent = passes * (n - 1.0) / n * bytes;  // per GPU
+  if (g.nodes <= 1) return latency + sent / nvlink_Bps_ * (steps + nv_bubble_) / steps;
+  const double t_nv = (l - 1.0) / l * sent / nvlink_Bps_ * (steps + nv_bubble_) / steps;
+  const double t_net = sent / l / network_Bps(g.nodes) * (steps + net_bubble_) / steps;
+  return latency + std::max(t_nv, t_net);
+}
 
-  if (kind == CollectiveKind::SendRecv) {
-    // Neighbouring pipeline stages: same node when the group has several ranks per node.
-    bool intra = g.per_node > 1;
-    return launch_s_ + (intra ? nvlink_hop_s_ + bytes / nvlink_Bps_ : net_hop + bytes / net_Bps);
+// Double binary tree over the nodes, a chain over the l GPUs of each node, both trees
+// carrying S/2 and reduce and broadcast pipelined (NCCL 2.4 blog; Sanders et al. 2009).
+// Per direction, a middle GPU of the chain sends 2S over NVLink (S when l = 2); a node
+// sends S through its NICs when N = 2 (root of one tree, the only child in the other)
+// and 2S when N > 2 (inner node of one tree: S/2 up, 2 x S/2 down; leaf of the other:
+// S/2 up). Latency as NCCL's tuning model: 2 ((l-1) a_nv + log2(N) a_net).
+double CollectiveCost::tree(double bytes, const GroupShape& g) const {
+  const double l = static_cast<double>(g.per_node);
+  const double depth = std::ceil(std::log2(static_cast<double>(g.nodes)));
+  const double latency =
+      launch_s_ + 2.0 * ((l - 1.0) * nv_step_s_ + depth * network_step_s(g.nodes));
+  const double chain = g.per_node >= 3 ? 2.0 * bytes : (g.per_node == 2 ? bytes : 0.0);
+  const double node_out = g.nodes == 2 ? bytes : 2.0 * bytes;
+  return latency + std::max(chain / nvlink_Bps_, node_out / (l * network_Bps(g.nodes)));
+}
+
+CollectiveEstimate CollectiveCost::estimate(CollectiveKind kind, double bytes,
+                                            const GroupShape& g) const {
+  if (g.size <= 1 || kind == CollectiveKind::None) return {};
+  const double n = static_cast<double>(g.size);
+  const double l = static_cast<double>(g.per_node);
+  switch (kind) {
+    case CollectiveKind::AllReduce: {
+      CollectiveEstimate best{ring(2.0, bytes, g), CollectiveAlgorithm::Ring};
+      // NCCL runs trees between nodes only: inside one node a chain has the ring's step
+      // count at half its bandwidth.
+      if (g.nodes > 1) {
+        const double t = tree(bytes, g);
+        if (t < best.time_s) best = {t, CollectiveAlgorithm::Tree};
+      }
+      return best;
+    }
+    case CollectiveKind::AllGather:
+    case CollectiveKind::ReduceScatter:
+      return {ring(1.0, bytes, g), CollectiveAlgorithm::Ring};
+    case CollectiveKind::AllToAll: {
+      // Pairwise exchange: (l-1)/n of the buffer to local peers over NVLink, (n-l)/n
+      // through the NICs, the tiers concurrently; one step per peer.
+      const double t_nv = (l - 1.0) / n * bytes / nvlink_Bps_;
+      const double t_net = (n - l) / n * bytes / network_Bps(g.nodes);
+      const double latency = launch_s_ + (l - 1.0) * nv_step_s_ + (n - l) * network_step_s(g.nodes);
+      return {latency + std::max(t_nv, t_net), CollectiveAlgorithm::PairwiseExchange};
+    }
+    case CollectiveKind::SendRecv: {
+      // Neighbouring pipeline stages share a node when the group has several ranks per
+      // node: one step over NVLink, else one through the NICs.
+      const bool intra = g.per_node > 1;
+      const double t = intra ? launch_s_ + nv_step_s_ + bytes / nvlink_Bps_
+                             : launch_s_ + network_step_s(g.nodes) + bytes / network_Bps(g.nodes);
+      return {t, CollectiveAlgorithm::PointToPoint};
+    }
+    case CollectiveKind::None:
+      break;
   }
+  return {};
+}
 
-  if (kind == CollectiveKind::AllToAll) {
-    // Each rank sends (n-1)/n of its buffer: (nl-1)/n of it over NVLink, (n-nl)/n over the
-    // network; the two tiers run concurrently.
-    double t_nv = (nl - 1.0) / n * bytes / nvlink_Bps_;
-    double t_net = (n - nl) / n * bytes / net_Bps;
-    return launch_s_ + std::max(t_nv, t_net) + (n - 1.0) * (g.nodes > 1 ? net_hop : nvlink_hop_s_);
-  }
-
-  const double p = passes(kind);
-  // Intra-node ring part (reduce-scatter and/or all-gather among the nl local ranks).
-  double t_intra =
-      nl > 1.0 ? p * ((nl - 1.0) / nl) * bytes / nvlink_Bps_ + p * (nl - 1.0) * nvlink_hop_s_ : 0.0;
-  // Inter-node ring among the N nodes on this rank's 1/nl shard of the buffer.
-  double t_inter =
-      N > 1.0 ? p * ((N - 1.0) / N) * (bytes / nl) / net_Bps + p * (N - 1.0) * net_hop : 0.0;
-  return launch_s_ + t_intra + t_inter;
+double CollectiveCost::busbw_Bps(CollectiveKind kind, double bytes, const GroupShape& g) const {
+  if (g.size <= 1 || bytes <= 0 || kind == CollectiveKind::None) return 0.0;
+  const double n = static_cast<double>(g.size);
+  // nccl-tests doc/PERFORMANCE.md: the factor that makes busbw comparable to link speed.
+  double factor = 1.0;
+  if (kind == CollectiveKind::AllReduce) factor = 2.0 * (n - 1.0) / n;
+  if (kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter ||
+      kind == CollectiveKind::AllToAll)
+    factor = (n - 1.0) / n;
+  return bytes / time(kind, bytes, g) * factor;
 }
 
 }  // namespace rapid

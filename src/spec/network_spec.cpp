@@ -43,6 +43,15 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
   // nccl-tests small-message latencies on DGX A100).
   n.collective_latency_s = m.quantity_or("collective_latency", Dimension::Time, 8e-6);
   n.network_efficiency = m.number_or("network_efficiency", n.network_efficiency, 0.01, 1.0);
+  // Per-step latencies of NCCL's Simple protocol (src/graph/tuning.cc, NCCL 2.18-2.19:
+  // hwLat[NVLINK][RING][SIMPLE] = 3.4 us, hwLat[NET][RING][SIMPLE] = 14 us) and the ring
+  // pipeline bubble fitted to nccl_allreduce_busbw_dgx_a100.csv (docs/collectives.md).
+  n.nvlink_step_latency_s =
+      m.quantity_or("nvlink_step_latency", Dimension::Time, n.nvlink_step_latency_s);
+  n.network_step_latency_s =
+      m.quantity_or("network_step_latency", Dimension::Time, n.network_step_latency_s);
+  n.nvlink_ring_bubble = m.number_or("nvlink_ring_bubble", n.nvlink_ring_bubble, 0.0, 64.0);
+  n.network_ring_bubble = m.number_or("network_ring_bubble", n.network_ring_bubble, 0.0, 64.0);
   for (const char* k : {"description", "source", "sources"}) m.has(k);
   m.finish();
   if (n.leaf_bandwidth_Bps <= 0) m.fail("leaf_bandwidth", "0", "a bandwidth > 0");

@@ -18,6 +18,8 @@ TrainingSpec parse_training(const YamlMap& m, int64_t model_seq_length) {
   t.overlap_grad_reduce = m.boolean_or("overlap_grad_reduce", t.overlap_grad_reduce);
   t.overlap_param_gather = m.boolean_or("overlap_param_gather", t.overlap_param_gather);
   t.tp_comm_overlap = m.boolean_or("tp_comm_overlap", t.tp_comm_overlap);
+  t.host_overhead_per_op_s =
+      m.quantity_or("host_overhead_per_op", Dimension::Time, t.host_overhead_per_op_s);
   t.grad_bucket_bytes = m.quantity_or("grad_bucket_size", Dimension::Size, t.grad_bucket_bytes);
   // Default reserve: ~0.5 GiB CUDA context + cuBLAS/NCCL workspaces; PyTorch's caching
   // allocator fragmentation on top (PRODUCT.md section 7: keep a reserve and say how big).

@@ -32,9 +32,16 @@ class AnalyticalEvaluator final : public Evaluator {
 
   /// Compute and communication seconds of one pass over `ops`, serialized on one GPU.
   struct PassTime {
-    double compute = 0;
-    double comm = 0;
+    double compute = 0;  ///< GPU compute seconds
+    double comm = 0;     ///< exposed communication seconds
+    double ops = 0;      ///< ops issued by the host (kernels and collectives)
     double total() const { return compute + comm; }
+    PassTime& add(const PassTime& o, double times = 1.0) {
+      compute += times * o.compute;
+      comm += times * o.comm;
+      ops += times * o.ops;
+      return *this;
+    }
   };
   PassTime pass_time(const std::vector<Op>& ops, const Workload& w) const;
 

@@ -1,9 +1,23 @@
-// Time of a collective or point-to-point transfer on a placed process group: alpha-beta
-// model (Hockney 1994; Thakur, Rabenseifner & Gropp 2005) with the ring algorithm's
-// per-rank traffic as defined by nccl-tests (busbw = algbw * 2(n-1)/n for all-reduce,
-// (n-1)/n for all-gather and reduce-scatter), hierarchical when the group spans nodes:
-// NVLink inside a node, the scale-out NICs between nodes (Jeaugey, NCCL, GTC 2020).
+// Time of a collective or point-to-point transfer on a placed process group, as NCCL runs
+// it (docs/collectives.md derives every formula):
+//  - alpha-beta costs (Hockney 1994) per step, per tier: NVLink inside a node, the NICs
+//    between nodes; buffer sizes and bus bandwidth as nccl-tests defines them
+//    (doc/PERFORMANCE.md: busbw = algbw * 2(n-1)/n for all-reduce, (n-1)/n for all-gather,
+//    reduce-scatter and all-to-all, 1 for send/recv);
+//  - ring all-reduce / reduce-scatter / all-gather (Thakur, Rabenseifner & Gropp 2005),
+//    laid out node by node so each ring enters and leaves a node once per channel through
+//    a NIC (Jeaugey, "NCCL 2.0", GTC 2017): the tiers run pipelined, the slower one sets
+//    the rate;
+//  - double binary tree all-reduce across nodes, a chain inside each node (Sanders, Speck &
+//    Traeff 2009; NVIDIA blog "Massively Scale Your Deep Learning Training with NCCL 2.4",
+//    2019); NCCL picks the faster algorithm per size, and so does time();
+//  - all-to-all as pairwise exchange (Thakur et al. 2005), send/recv as one step;
+//  - a size-dependent efficiency: a start-up per call plus NCCL's per-step latency make
+//    busbw ramp as busbw_max * S / (S + S_half); a ring pipeline bubble per loop lowers
+//    busbw_max for small groups (fitted on nccl-tests curves).
 #pragma once
+
+#include <cstdint>
 
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
@@ -12,25 +26,54 @@
 
 namespace rapid {
 
+/// The algorithm NCCL would run (the faster one for this size and placement).
+enum class CollectiveAlgorithm : uint8_t { None, Ring, Tree, PairwiseExchange, PointToPoint };
+const char* algorithm_name(CollectiveAlgorithm a);
+
+/// One collective's predicted time and the algorithm that gives it.
+struct CollectiveEstimate {
+  double time_s = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::None;
+};
+
 class CollectiveCost {
  public:
+  /// Reads the NVLink bandwidth and efficiency from `hw` (unless `net` overrides the
+  /// bandwidth) and everything else from `net`. Holds no reference to either.
   CollectiveCost(const HardwareSpec& hw, const NetworkSpec& net);
 
   /// Seconds for `kind` on buffer size `bytes` (nccl-tests convention: all-reduce buffer,
   /// all-gather output, reduce-scatter input, all-to-all send buffer, send/recv message)
-  /// over a group placed as `g`. A group of one rank costs 0.
-  double time(CollectiveKind kind, double bytes, const GroupShape& g) const;
+  /// over a group placed as `g`. A group of one rank costs 0. No allocation; thread-safe.
+  double time(CollectiveKind kind, double bytes, const GroupShape& g) const {
+    return estimate(kind, bytes, g).time_s;
+  }
 
-  /// Per-GPU bandwidths (B/s, achievable) of the two tiers.
+  /// time() together with the algorithm chosen (ring or tree for all-reduce).
+  CollectiveEstimate estimate(CollectiveKind kind, double bytes, const GroupShape& g) const;
+
+  /// Bus bandwidth in B/s as nccl-tests reports it: algbw = bytes / time() times
+  /// 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all) or 1
+  /// (send/recv). 0 for a group of one rank or an empty buffer.
+  double busbw_Bps(CollectiveKind kind, double bytes, const GroupShape& g) const;
+
+  /// Achievable per-GPU, per-direction bandwidths (B/s) of the two tiers.
   double nvlink_Bps() const { return nvlink_Bps_; }
   double network_Bps(int64_t nodes) const;
 
  private:
-  double nvlink_Bps_;    // achievable NVLink per GPU per direction
-  double nvlink_hop_s_;  // latency of one NVLink/NVSwitch step
-  double nic_Bps_;       // achievable scale-out bandwidth per GPU per direction
-  double net_hop_s_;     // latency of one step through the network (NIC, leaf, spine)
-  double launch_s_;      // start-up of one collective call
+  double ring(double passes, double bytes, const GroupShape& g) const;
+  double tree(double bytes, const GroupShape& g) const;
+  double network_step_s(int64_t nodes) const;
+
+  double nvlink_Bps_;     // achievable NVLink per GPU per direction
+  double nic_Bps_;        // achievable scale-out bandwidth per GPU per direction
+  double nv_step_s_;      // NCCL step latency over NVLink
+  double net_step_s_;     // NCCL step latency through the NICs, inside one leaf
+  double spine_extra_s_;  // two more links per step when a group spans leaves
+  double launch_s_;       // start-up of one collective call
+  double nv_bubble_;      // ring pipeline bubble per loop (chunk transfers), NVLink-bound
+  double net_bubble_;     // the same, NIC-bound
   int64_t nodes_per_leaf_;
   double oversubscription_;
 };

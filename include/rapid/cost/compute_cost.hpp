@@ -1,12 +1,13 @@
 // Time of one compute op (GEMM, attention, memory-bound) on one GPU:
 //  - GEMM: the tile/wave model of gemm_model.hpp;
-//  - attention: fused attention as a roofline at the attention efficiency;
+//  - attention: fused attention from its FlashAttention-2 tiles (attention_model.hpp);
 //  - memory-bound: bytes / (HBM bandwidth * efficiency) + kernel launch overhead
 //    (Williams et al., "Roofline", CACM 2009).
 #pragma once
 
 #include <cstdint>
 
+#include "rapid/cost/attention_model.hpp"
 #include "rapid/cost/gemm_model.hpp"
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/workload/op.hpp"
@@ -29,13 +30,14 @@ class ComputeCost {
   double memory_time(double bytes) const;
 
   const GemmModel& gemm() const { return gemm_; }
+  const AttentionModel& attention() const { return attention_; }
 
  private:
-  double peak_;       // FLOP/s
-  double attn_rate_;  // FLOP/s achieved by fused attention
-  double hbm_rate_;   // B/s achieved by streaming kernels
+  double peak_;      // FLOP/s
+  double hbm_rate_;  // B/s achieved by streaming kernels
   double launch_s_;
   GemmModel gemm_;
+  AttentionModel attention_;
   uint64_t id_;  // memo key of this instance
 };
 

@@ -43,6 +43,7 @@ struct EvalResult {
   double dp_comm_time_s = kNaN;       ///< DP/ZeRO traffic, total
   double dp_exposed_time_s = kNaN;    ///< DP/ZeRO traffic not hidden by compute
   double bubble_time_s = kNaN;        ///< pipeline fill/drain idle time
+  double host_bound_time_s = kNaN;    ///< GPU idle waiting for the host to issue ops
   double optimizer_time_s = kNaN;
   double comm_compute_ratio = kNaN;  ///< all communication time / compute time
 

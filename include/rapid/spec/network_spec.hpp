@@ -21,7 +21,8 @@ struct NetworkSpec {
   Topology topology = Topology::FatTree;
   int64_t gpus_per_node = 8;        ///< size of one NVSwitch (NVLink) domain
   double nvlink_bandwidth_Bps = 0;  ///< per GPU per direction; 0 = the GPU's own figure
-  double nvlink_latency_s = 0;      ///< one hop through NVSwitch
+  double nvlink_latency_s = 0;      ///< one hop through NVSwitch (wire; collectives use
+                                    ///< nvlink_step_latency_s, NCCL's per-step cost)
   int64_t nics_per_node = 8;        ///< scale-out NICs per node (default one per GPU)
   double leaf_bandwidth_Bps = 0;    ///< NIC <-> leaf switch link, per direction
   double spine_bandwidth_Bps = 0;   ///< leaf <-> spine link, per direction
@@ -30,6 +31,14 @@ struct NetworkSpec {
   double link_latency_s = 0;        ///< per network link (NIC-leaf, leaf-spine)
   double collective_latency_s = 0;  ///< software start-up of one collective call (NCCL)
   double network_efficiency = 0.9;  ///< achievable fraction of NIC bandwidth (protocol)
+
+  // NCCL efficiency curve per tier (docs/collectives.md). Busbw ramps with the message size
+  // S as busbw(S) = busbw_max * S / (S + S_half), S_half = algbw_max * (start-up + steps *
+  // step latency); busbw_max = link bandwidth * efficiency * steps / (steps + ring bubble).
+  double nvlink_step_latency_s = 3.4e-6;  ///< one ring/tree step over NVLink (NCCL tuning.cc)
+  double network_step_latency_s = 14e-6;  ///< one step through the NICs (NCCL tuning.cc)
+  double nvlink_ring_bubble = 0.5;        ///< ring pipeline bubble per loop, in chunk transfers
+  double network_ring_bubble = 0.0;       ///< same for rings whose bottleneck is the NICs
 
   /// Scale-out bandwidth available to one GPU, per direction:
   /// leaf_bandwidth * nics_per_node / gpus_per_node.

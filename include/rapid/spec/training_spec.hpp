@@ -21,7 +21,8 @@ struct TrainingSpec {
   bool overlap_grad_reduce = true;   ///< DP reduction in buckets during backward
   bool overlap_param_gather = true;  ///< ZeRO parameter all-gathers prefetched
   bool tp_comm_overlap = false;      ///< TP collectives pipelined with their GEMMs (TE)
-  double grad_bucket_bytes = 160e6;  ///< DP bucket (Megatron-core: 40M fp32 elements)
+  double host_overhead_per_op_s = 10e-6;  ///< host time to issue one op (PyTorch eager)
+  double grad_bucket_bytes = 160e6;       ///< DP bucket (Megatron-core: 40M fp32 elements)
   double memory_reserve_bytes = 2.0 * (1ull << 30);  ///< CUDA context, cuBLAS, NCCL buffers
   double fragmentation = 0.05;  ///< allocator fragmentation, fraction of activations
 };

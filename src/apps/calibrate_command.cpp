@@ -1,0 +1,148 @@
+#include "calibrate_command.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "rapid/common/error.hpp"
+#include "rapid/cost/calibration.hpp"
+#include "rapid/cost/calibration_yaml.hpp"
+#include "rapid/spec/yaml_reader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace rapid {
+
+void add_calibrate_options(CLI::App& cmd, CalibrateOptions& o) {
+  cmd.add_option("--hardware", o.hardware, "hardware YAML to calibrate")->required();
+  cmd.add_option("--network", o.network, "network YAML (required for collective rows)");
+  cmd.add_option("--measurements", o.measurements,
+                 "CSV: op, shape, dtype and time_s, tflops or busbw_gbps")
+      ->required();
+  cmd.add_option("-o,--output", o.output, "calibrated hardware YAML to write")->required();
+  cmd.add_option("--network-out", o.network_output,
+                 "calibrated network YAML (default: <network stem>.calibrated.yaml next to -o)");
+  cmd.add_option("--params", o.params, "parameters to fit (default: all the rows inform)")
+      ->delimiter(',');
+}
+
+namespace {
+
+std::string today() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+// Writes `text` to `path` through a temporary file, so that `path` is whole or absent.
+void write_file(const std::string& path, const std::string& text, const std::string& option) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw InputError("<command line>", option, path, "a writable file path");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError("<command line>", option, path, "a writable file path");
+  }
+}
+
+void check_output_dir(const std::string& path, const std::string& option) {
+  const fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw InputError("<command line>", option, path, "a path in an existing directory");
+}
+
+// The written file must read back to the fitted values (a bug otherwise).
+void check_round_trip(const CalibrationResult& r, const HardwareSpec& hw, const NetworkSpec& net,
+                      ParamFile file) {
+  for (const FittedParam& f : r.fitted) {
+    if (f.param->file != file) continue;
+    const double v = f.param->get(hw, net);
+    RAPID_ASSERT(std::abs(v - f.after) <= 1e-5 * std::abs(f.after) + 1e-15,
+                 "calibrated file reads back the fitted value");
+  }
+}
+
+std::string summary(const CalibrationResult& r, const std::string& measurements) {
+  std::string per_op;
+  for (const OpError& e : r.errors)
+    per_op += fmt::format("{}{} {:.1f}% -> {:.1f}%", per_op.empty() ? "" : ", ",
+                          measured_op_name(e.op), e.mape_before, e.mape_after);
+  return fmt::format(
+      "calibrated by rapid calibrate from {} on {}: MAPE before {:.1f}%, after "
+      "{:.1f}% ({})",
+      fs::path(measurements).filename().string(), today(), r.mape_before, r.mape_after, per_op);
+}
+
+}  // namespace
+
+int run_calibrate(const CalibrateOptions& o) {
+  const std::string hw_text = read_text_file(o.hardware);
+  const HardwareSpec hw = parse_hardware(load_yaml_text(hw_text, o.hardware), o.hardware);
+  std::string net_text;
+  NetworkSpec net;
+  if (!o.network.empty()) {
+    net_text = read_text_file(o.network);
+    net = parse_network(load_yaml_text(net_text, o.network), o.network);
+  }
+  const std::vector<Measurement> rows = read_measurements(o.measurements);
+  for (const Measurement& m : rows)
+    if (m.op != MeasuredOp::Gemm && o.network.empty())
+      throw InputError(o.measurements, "op", measured_op_name(m.op),
+                       fmt::format("gemm rows only without --network (line {})", m.line));
+  check_output_dir(o.output, "-o");
+  if (!o.network_output.empty()) check_output_dir(o.network_output, "--network-out");
+
+  const CalibrationResult r = calibrate(hw, net, rows, o.params);
+  fmt::print("{} rows from {}\n", rows.size(), o.measurements);
+  fmt::print("  {:<22} {:>12} {:>12}\n", "parameter", "before", "after");
+  for (const FittedParam& f : r.fitted)
+    fmt::print("  {:<22} {:>12} {:>12}\n", f.param->name, format_param_value(*f.param, f.before),
+               format_param_value(*f.param, f.after));
+  fmt::print("  {:<22} {:>5} {:>12} {:>12}\n", "MAPE", "rows", "before", "after");
+  for (const OpError& e : r.errors)
+    fmt::print("  {:<22} {:>5} {:>11.1f}% {:>11.1f}%\n", measured_op_name(e.op), e.rows,
+               e.mape_before, e.mape_after);
+  fmt::print("  {:<22} {:>5} {:>11.1f}% {:>11.1f}%\n", "all", rows.size(), r.mape_before,
+             r.mape_after);
+
+  // Build and check every output before writing any.
+  const std::string comment = summary(r, o.measurements);
+  const std::string hw_out = calibrated_hardware_yaml(hw_text, o.hardware, r, comment);
+  check_round_trip(r, parse_hardware(load_yaml_text(hw_out, o.output), o.output), net,
+                   ParamFile::Hardware);
+  bool net_fitted = false;
+  for (const FittedParam& f : r.fitted)
+    net_fitted = net_fitted || f.param->file == ParamFile::Network;
+  std::string net_path, net_out;
+  if (net_fitted) {
+    net_path = o.network_output.empty()
+                   ? (fs::path(o.output).parent_path() /
+                      (fs::path(o.network).stem().string() + ".calibrated.yaml"))
+                         .string()
+                   : o.network_output;
+    net_out = calibrated_network_yaml(net_text, o.network, r, comment);
+    check_round_trip(r, hw, parse_network(load_yaml_text(net_out, net_path), net_path),
+                     ParamFile::Network);
+  }
+  write_file(o.output, hw_out, "-o");
+  fmt::print("wrote {}\n", o.output);
+  if (net_fitted) {
+    write_file(net_path, net_out, "--network-out");
+    fmt::print("wrote {}\n", net_path);
+  }
+  return 0;
+}
+
+}  // namespace rapid

@@ -1,0 +1,198 @@
+// The bounded minimizer, the calibration fit and the measurements reader.
+#include "rapid/cost/calibration.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "apps/calibrate_command.hpp"
+#include "rapid/common/error.hpp"
+#include "rapid/cost/minimize.hpp"
+#include "rapid/spec/yaml_reader.hpp"
+#include "test_support.hpp"
+
+namespace rapid {
+namespace {
+
+HardwareSpec h100() {
+  const std::string path = test::source_path("configs/hardware/h100-sxm5-80gb.yaml");
+  return parse_hardware(load_yaml_file(path), path);
+}
+
+TEST(Minimize, FindsTheRosenbrockValley) {
+  // f = (1 - x)^2 + 100 (y - x^2)^2 >= 0, and 0 only where x = 1 and y = x^2 = 1: the
+  // minimum (1, 1) is inside the box [-2, 2] x [-1, 3]. Start at the usual (-1.2, 1).
+  auto f = [](const std::vector<double>& v) {
+    return (1 - v[0]) * (1 - v[0]) + 100 * (v[1] - v[0] * v[0]) * (v[1] - v[0] * v[0]);
+  };
+  MinimizeResult r = minimize_bounded(f, {-1.2, 1.0}, {-2, -1}, {2, 3});
+  EXPECT_NEAR(r.x[0], 1.0, 1e-4);
+  EXPECT_NEAR(r.x[1], 1.0, 2e-4);
+  EXPECT_LT(r.value, 1e-8);
+}
+
+TEST(Minimize, StopsAtTheBoundWhenTheOptimumIsOutside) {
+  // f = (x - 3)^2 + (y + 1)^2 on [0, 2]^2 is separable; on [0, 2] the first parabola
+  // (vertex 3) decreases and the second (vertex -1) increases, so the constrained minimum
+  // is the corner (2, 0) where the parabolas give 1 + 1; the third coordinate is fixed
+  // (lower = upper = 7) and adds 7: f = 9.
+  auto f = [](const std::vector<double>& v) {
+    return (v[0] - 3) * (v[0] - 3) + (v[1] + 1) * (v[1] + 1) + v[2];
+  };
+  MinimizeResult r = minimize_bounded(f, {0.5, 1.5, 7.0}, {0, 0, 7}, {2, 2, 7});
+  EXPECT_NEAR(r.x[0], 2.0, 1e-6);
+  EXPECT_NEAR(r.x[1], 0.0, 1e-6);
+  EXPECT_EQ(r.x[2], 7.0);
+  EXPECT_NEAR(r.value, 9.0, 1e-9);
+}
+
+TEST(Calibrate, RecoversTheGemmEfficiencyOfRowsTheModelMade) {
+  // Rows made by the model itself at gemm efficiency 0.7 are fitted exactly (objective 0)
+  // by 0.7 and by no other value of a compute-bound GEMM's rate: the fit must return it.
+  HardwareSpec truth = h100();
+  truth.gemm_efficiency = 0.7;
+  std::vector<Measurement> rows;
+  for (int64_t s : {1024, 2048, 4096, 8192}) {
+    Measurement m;
+    m.op = MeasuredOp::Gemm;
+    m.m = s, m.n = s, m.k = s;
+    m.quantity = MeasuredQuantity::Tflops;
+    m.value = predict_measurement(m, truth, NetworkSpec{});
+    rows.push_back(m);
+  }
+  HardwareSpec start = truth;
+  start.gemm_efficiency = 0.9;
+  CalibrationResult r = calibrate(start, NetworkSpec{}, rows, {"gemm"});
+  ASSERT_EQ(r.fitted.size(), 1u);
+  EXPECT_STREQ(r.fitted[0].param->name, "gemm");
+  EXPECT_NEAR(r.hw.gemm_efficiency, 0.7, 1e-4);
+  EXPECT_GT(r.mape_before, 1.0);
+  EXPECT_LT(r.mape_after, 0.01);
+}
+
+TEST(Calibrate, RecoversTheNcclCurveOfRowsTheModelMade) {
+  // All-reduce busbw on 2, 4 and 8 GPUs of one node, 64 KB to 1 GB, made at known values.
+  // The four parameters are identifiable: the plateau per GPU count gives the efficiency
+  // and the bubble (busbw_max = B eff 2(n-1) / (2(n-1) + k)), the half-size per GPU count
+  // the start-up and the step latency (L + 2(n-1) a). Network-tier parameters are not
+  // seen by single-node rows and must stay as they were.
+  HardwareSpec hw = h100();
+  NetworkSpec truth;
+  truth.leaf_bandwidth_Bps = 50e9;
+  truth.collective_latency_s = 20e-6;
+  truth.nvlink_step_latency_s = 4e-6;
+  truth.nvlink_ring_bubble = 0.8;
+  hw.nvlink_efficiency = 0.75;
+  std::vector<Measurement> rows;
+  for (int64_t gpus : {2, 4, 8})
+    for (double bytes = 65536; bytes <= 1 << 30; bytes *= 4) {
+      Measurement m;
+      m.op = MeasuredOp::AllReduce;
+      m.bytes = bytes;
+      m.gpus_per_node = gpus;
+      m.quantity = MeasuredQuantity::BusbwGBps;
+      m.value = predict_measurement(m, hw, truth);
+      rows.push_back(m);
+    }
+  NetworkSpec start = truth;
+  start.collective_latency_s = 8e-6;
+  start.nvlink_step_latency_s = 1e-6;
+  start.nvlink_ring_bubble = 0.0;
+  HardwareSpec hw_start = hw;
+  hw_start.nvlink_efficiency = 0.9;
+  CalibrationResult r = calibrate(hw_start, start, rows);
+  EXPECT_EQ(r.fitted.size(), 4u);  // nvlink, collective_latency, nvlink_step_latency, bubble
+  EXPECT_NEAR(r.hw.nvlink_efficiency, 0.75, 1e-3);
+  EXPECT_NEAR(r.net.collective_latency_s, 20e-6, 0.1e-6);
+  EXPECT_NEAR(r.net.nvlink_step_latency_s, 4e-6, 0.02e-6);
+  EXPECT_NEAR(r.net.nvlink_ring_bubble, 0.8, 0.01);
+  EXPECT_EQ(r.net.network_step_latency_s, start.network_step_latency_s);
+  EXPECT_EQ(r.net.network_efficiency, start.network_efficiency);
+}
+
+TEST(Calibrate, RejectsAnUnknownParameterName) {
+  EXPECT_THROW(calibrate(h100(), NetworkSpec{}, {}, {"gemm_efficency"}), InputError);
+}
+
+// Expects read_measurements to fail on `csv` with a message holding every text of `want`.
+void expect_bad(const std::string& name, const std::string& csv,
+                const std::vector<std::string>& want) {
+  const std::string path = test::write_temp(name, csv);
+  try {
+    read_measurements(path);
+    ADD_FAILURE() << "no error for " << name;
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    for (const std::string& w : want) EXPECT_NE(what.find(w), std::string::npos) << what;
+  }
+}
+
+TEST(Measurements, ReadsGemmAndCollectiveRows) {
+  const std::string path =
+      test::write_temp("good.csv",
+                       "# a comment\nop,shape,dtype,time_s,tflops,busbw_gbps\n"
+                       "gemm,4096x2048x1024,bf16,,700.5,\n\nall_reduce,4194304x8,fp32,,,76.6\n"
+                       "all_gather,1048576x8x2,bf16,1.5e-4,,\n");
+  std::vector<Measurement> rows = read_measurements(path);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].n, 2048);
+  EXPECT_EQ(rows[0].quantity, MeasuredQuantity::Tflops);
+  EXPECT_EQ(rows[1].line, 5);
+  EXPECT_EQ(rows[1].gpus_per_node, 8);
+  EXPECT_EQ(rows[1].nodes, 1);
+  EXPECT_DOUBLE_EQ(rows[1].value, 76.6);
+  EXPECT_EQ(rows[2].nodes, 2);
+  EXPECT_EQ(rows[2].quantity, MeasuredQuantity::TimeS);
+}
+
+TEST(Measurements, BadRowsNameFileLineAndColumn) {
+  const std::string head = "op,shape,dtype,tflops,busbw_gbps\n";
+  // Line 3, column 2 (1-based), printed as FILE:3:2 by InputError.
+  expect_bad("shape.csv", head + "gemm,1x1x1,bf16,1,\ngemm,4096x,bf16,1,\n",
+             {":3:2", "'shape'", "'4096x'", "MxNxK"});
+  expect_bad("op.csv", head + "allreduce,4x8,fp32,,1\n", {":2:1", "'op'", "'allreduce'"});
+  expect_bad("dtype.csv", head + "gemm,1x1x1,bf17,1,\n", {":2:3", "'dtype'"});
+  expect_bad("value.csv", head + "gemm,1x1x1,bf16,fast,\n", {":2:4", "'tflops'", "'fast'"});
+  expect_bad("none.csv", head + "gemm,1x1x1,bf16,,\n", {":2:4", "a time_s or tflops value"});
+  expect_bad("two.csv", head + "all_reduce,4x8,fp32,1,2\n", {":2:4", "'tflops'"});
+  expect_bad("busbw.csv", head + "gemm,1x1x1,bf16,,2\n", {":2:5", "'busbw_gbps'"});
+  expect_bad("gpus.csv", head + "all_reduce,4x1,fp32,,2\n", {":2:2", "at least 2 GPUs"});
+  expect_bad("fields.csv", head + "gemm,1x1x1,bf16\n", {":2:4", "5 comma-separated fields"});
+  expect_bad("column.csv", "op,shape,dtype,tflop\n", {":1:4", "'tflop'"});
+  expect_bad("novalue.csv", "op,shape,dtype\n", {":1:1", "time_s, tflops or busbw_gbps"});
+  expect_bad("empty.csv", "# nothing\n", {"at least one measurement"});
+}
+
+TEST(CalibrateCommand, MalformedCsvThrowsBeforeWritingAnything) {
+  namespace fs = std::filesystem;
+  CalibrateOptions o;
+  o.hardware = test::source_path("configs/hardware/h100-sxm5-80gb.yaml");
+  o.measurements = test::write_temp("cmd-bad.csv", "op,shape,dtype,tflops\ngemm,1x2,bf16,3\n");
+  o.output = test::write_temp("cmd-out.yaml", "");
+  fs::remove(o.output);
+  EXPECT_THROW(run_calibrate(o), InputError);
+  EXPECT_FALSE(fs::exists(o.output));
+}
+
+TEST(CalibrateCommand, WritesAHardwareFileThatReadsBackTheFit) {
+  CalibrateOptions o;
+  o.hardware = test::source_path("configs/hardware/h100-sxm5-80gb.yaml");
+  o.measurements = test::write_temp("cmd-good.csv",
+                                    "op,shape,dtype,tflops\ngemm,4096x4096x4096,bf16,700\n"
+                                    "gemm,8192x8192x8192,bf16,720\n");
+  o.output = test::write_temp("cmd-good.yaml", "");
+  o.params = {"gemm"};
+  ASSERT_EQ(run_calibrate(o), 0);
+  const std::string text = read_text_file(o.output);
+  EXPECT_EQ(text.rfind("# calibrated by rapid calibrate from cmd-good.csv on ", 0), 0u) << text;
+  EXPECT_NE(text.find("# calibrated, was "), std::string::npos);
+  HardwareSpec fitted = parse_hardware(load_yaml_text(text, o.output), o.output);
+  EXPECT_NE(fitted.gemm_efficiency, h100().gemm_efficiency);
+  EXPECT_EQ(fitted.attention_efficiency, h100().attention_efficiency);
+}
+
+}  // namespace
+}  // namespace rapid
