@@ -12,7 +12,8 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const TrainingS
       training_(training),
       compute_(hw, training.dtype),
       collective_(hw, net),
-      model_flops_per_token_(model_flops_per_token(model, training.seq_length)) {}
+      model_flops_per_token_(model_flops_per_token(model, training.seq_length)),
+      step_efficiency_(hw.step_efficiency * training.framework_efficiency) {}
 
 AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<Op>& ops,
                                                              const Workload& w) const {
@@ -22,7 +23,7 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     if (op.kind != OpKind::Collective && op.kind != OpKind::P2P) {
-      t.compute += compute_.time(op);
+      t.compute += compute_.time(op) / step_efficiency_;
       continue;
     }
     double comm = collective_.time(op.collective, op.bytes, w.group(op.group));

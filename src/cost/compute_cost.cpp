@@ -11,7 +11,7 @@ ComputeCost::ComputeCost(const HardwareSpec& hw, DType dtype)
     : peak_(hw.tensor_peak_FLOPs[static_cast<int>(dtype)] > 0
                 ? hw.tensor_peak_FLOPs[static_cast<int>(dtype)]
                 : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)]),
-      hbm_rate_(hw.hbm_bandwidth_Bps * hw.memory_efficiency),
+      hbm_rate_(hw.hbm_bandwidth_Bps * hw.elementwise_efficiency),
       launch_s_(hw.kernel_launch_s),
       gemm_(hw, dtype),
       attention_(hw, dtype),

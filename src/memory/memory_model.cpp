@@ -19,6 +19,13 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   double replicated = 4.0 * sb * h                             // inputs of the two norms
                       + 4.0 * sb * h                           // inputs of the QKV and MLP-up GEMMs
                       + (model.dropout ? 2.0 * sb * h : 0.0);  // two dropout masks
+  // Megatron all-gathers the QKV/MLP-up inputs again in backward and keeps only its shard
+  // (Korthikanti sec 4.2.2); a framework that keeps the gathered input holds 4sbh whole.
+  double gathered = 0;
+  if (par.sp && training.sp_keeps_gathered_inputs) {
+    replicated -= 4.0 * sb * h;
+    gathered = 4.0 * sb * h;
+  }
   // Split across TP ranks.
   double sharded = 2.0 * sb * d * (a + 2.0 * g)  // Q, K, V
                    + 2.0 * sb * a * d            // input of the output projection
@@ -28,7 +35,7 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   } else if (par.recompute != Recompute::Selective) {
     sharded += 5.0 * a * s * s * b;  // softmax out, dropout mask, dropout out
   }
-  return replicated / (par.sp ? t : 1.0) + sharded / t;
+  return replicated / (par.sp ? t : 1.0) + sharded / t + gathered;
 }
 
 MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& training,

@@ -55,7 +55,9 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
         e.quantity_or("gemm_tile_overhead", Dimension::Time, h.gemm_tile_overhead_s);
     h.attention_efficiency = e.number_or("attention", h.attention_efficiency, 0.01, 1.0);
     h.memory_efficiency = e.number_or("memory", h.memory_efficiency, 0.01, 1.0);
+    h.elementwise_efficiency = e.number_or("elementwise", h.elementwise_efficiency, 0.01, 1.0);
     h.nvlink_efficiency = e.number_or("nvlink", h.nvlink_efficiency, 0.01, 1.0);
+    h.step_efficiency = e.number_or("step", h.step_efficiency, 0.01, 1.0);
     e.finish();
   }
   for (const char* k : {"description", "source", "sources"}) m.has(k);

@@ -8,6 +8,7 @@
 
 #include "csv_table.hpp"
 #include "rapid/common/error.hpp"
+#include "rapid/cost/minimize.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/spec/legality.hpp"
 #include "rapid/workload/model_flops.hpp"
@@ -61,6 +62,8 @@ ValidationTable validate_megatron_core_h100(const ReferenceContext& ctx) {
     ModelSpec model = llama_like(t.text(i, "params_billion") + "B", t.integer(i, "num_layers"),
                                  hidden, heads, heads, 4 * hidden, t.integer(i, "vocab_size"), seq,
                                  /*swiglu=*/false, /*tied=*/false);
+    model.dropout = true;  // Megatron GPT defaults: hidden and attention dropout 0.1, biases
+    model.linear_bias = true;
     SweepSpec spec = h100_spec(ctx, model, t.integer(i, "gbs"));
     spec.training.grad_bytes = 2;  // Megatron-Core: grads in bf16 unless grad_reduce_in_fp32
     spec.training.grad_reduce_bytes = 2;
@@ -105,13 +108,14 @@ std::map<std::pair<int64_t, int64_t>, Arch> known_architectures(const CsvTable& 
 
 }  // namespace
 
-UltrascaleResult validate_hf_ultrascale(const ReferenceContext& ctx) {
+UltrascaleResult validate_hf_ultrascale(const ReferenceContext& ctx, const NanotronModel& nm) {
   const std::string file = "hf_ultrascale_h100_train.csv";
   CsvTable t(reference_file(ctx, file));
   const auto arch = known_architectures(t);
   UltrascaleResult out;
   out.throughput = {file, "tokens/s/GPU (Success rows)", {}};
   out.throughput_pp_suspect = {file, "tokens/s/GPU (pp > 1 before the pp fix)", {}};
+  out.throughput_pp1 = {file, "tokens/s/GPU (Success rows, pp = 1)", {}};
   out.memory = {file, "peak reserved GB (Success rows)", {}};
   for (size_t i = 0; i < t.rows(); ++i) {
     const bool success = t.text(i, "status") == "Success";
@@ -139,15 +143,19 @@ UltrascaleResult validate_hf_ultrascale(const ReferenceContext& ctx) {
     c.zero_stage = static_cast<int8_t>(t.integer(i, "zero_stage"));
     const int64_t gbs = c.dp * c.mbs * static_cast<int64_t>(t.number(i, "batch_accum"));
     SweepSpec spec = h100_spec(ctx, model, gbs);
+    spec.network = load_network(ctx, "hf-ultrascale-cluster");
     spec.training.grad_bytes = 6;         // bf16 .grad + fp32 accumulator
     spec.training.grad_reduce_bytes = 4;  // the fp32 accumulator is all-reduced
     spec.training.grad_bucket_bytes = 25e6;
     spec.training.tp_comm_overlap = success ? t.text(i, "tp_async_comm") == "True" : true;
     spec.training.optimizer_bytes = 12;
-    // nanotron issues every module from Python: ~140 us of host time per op, measured from
-    // its launch-bound runs (mbs 1, tp >= 2: ~73 ms per micro-batch of the 16-layer 1.34B
-    // model whatever the tp, i.e. host-bound, over ~520 ops).
-    spec.training.host_overhead_per_op_s = 140e-6;
+    // nanotron issues every module from Python (launch-bound runs: mbs 1, tp >= 2 take
+    // ~73 ms per micro-batch of the 16-layer 1.34B model whatever the tp), keeps the
+    // gathered SP inputs, and its kernels are slower than Megatron-Core's.
+    spec.training.host_overhead_per_op_s = nm.host_overhead_per_op_s;
+    spec.training.framework_efficiency = nm.framework_efficiency;
+    spec.training.fragmentation = nm.fragmentation;
+    spec.training.sp_keeps_gathered_inputs = true;
     // nanotron runs TP across nodes and uneven pipeline stages; a layout no framework can
     // run (tp not dividing the heads) counts as a predicted failure.
     spec.search.allow_tp_across_nodes = true;
@@ -166,13 +174,56 @@ UltrascaleResult validate_hf_ultrascale(const ReferenceContext& ctx) {
         fmt::format("{}B dp{} tp{} pp{} mbs{} zero{}", t.text(i, "params_billion"), c.dp, c.tp,
                     c.pp, c.mbs, c.zero_stage);
     const bool suspect = c.pp > 1 && t.text(i, "after_pp_fix") == "False";
-    (suspect ? out.throughput_pp_suspect : out.throughput)
-        .rows.push_back({label, r.tokens_per_s_per_gpu, t.number(i, "tokens_per_s_per_gpu")});
+    const ValidationRow row{label, r.tokens_per_s_per_gpu, t.number(i, "tokens_per_s_per_gpu")};
+    (suspect ? out.throughput_pp_suspect : out.throughput).rows.push_back(row);
+    if (c.pp == 1) out.throughput_pp1.rows.push_back(row);
     // PyTorch's reserved pool at the peak: everything but the CUDA context/workspaces.
     const double pool = r.peak_memory_bytes - spec.training.memory_reserve_bytes;
     out.memory.rows.push_back({label, pool / kGB, t.number(i, "mem_reserved_gb")});
   }
   return out;
+}
+
+NanotronModel fit_hf_ultrascale(const ReferenceContext& base, NetworkSpec& network,
+                                double& mape_before, double& mape_after) {
+  NanotronModel nm;
+  network = load_network(base, "hf-ultrascale-cluster");
+  auto evaluate = [&](const NanotronModel& m, double network_efficiency) {
+    ReferenceContext ctx = base;
+    NetworkSpec net = network;
+    net.network_efficiency = network_efficiency;
+    ctx.network_override["hf-ultrascale-cluster"] = net;
+    return validate_hf_ultrascale(ctx, m);
+  };
+  auto log_error = [](const ValidationTable& t) {
+    double sum = 0;
+    for (const auto& r : t.rows) sum += std::pow(std::log(r.predicted / r.measured), 2);
+    return sum;
+  };
+  mape_before = evaluate(nm, network.network_efficiency).throughput_pp1.mape();
+  MinimizeOptions opt;
+  opt.max_evaluations = 80;
+  MinimizeResult best = minimize_bounded(
+      [&](const std::vector<double>& x) {
+        NanotronModel m = nm;
+        m.framework_efficiency = x[0];
+        return log_error(evaluate(m, x[1]).throughput_pp1);
+      },
+      {nm.framework_efficiency, network.network_efficiency}, {0.3, 0.02}, {1.0, 1.0}, opt);
+  nm.framework_efficiency = best.x[0];
+  network.network_efficiency = best.x[1];
+  mape_after = evaluate(nm, network.network_efficiency).throughput_pp1.mape();
+  // Fragmentation alone on the reserved memory, given the rest.
+  opt.max_evaluations = 40;
+  MinimizeResult frag = minimize_bounded(
+      [&](const std::vector<double>& x) {
+        NanotronModel m = nm;
+        m.fragmentation = x[0];
+        return log_error(evaluate(m, network.network_efficiency).memory);
+      },
+      {nm.fragmentation}, {0.0}, {3.0}, opt);
+  nm.fragmentation = frag.x[0];
+  return nm;
 }
 
 }  // namespace rapid

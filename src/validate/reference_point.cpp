@@ -54,12 +54,16 @@ YAML::Node load_named(const ReferenceContext& ctx, const std::string& kind, cons
 }  // namespace
 
 HardwareSpec load_hardware(const ReferenceContext& ctx, const std::string& name) {
+  if (auto it = ctx.hardware_override.find(name); it != ctx.hardware_override.end())
+    return it->second;
   std::string path;
   YAML::Node n = load_named(ctx, "hardware", name, path);
   return parse_hardware(n, path);
 }
 
 NetworkSpec load_network(const ReferenceContext& ctx, const std::string& name) {
+  if (auto it = ctx.network_override.find(name); it != ctx.network_override.end())
+    return it->second;
   std::string path;
   YAML::Node n = load_named(ctx, "networks", name, path);
   return parse_network(n, path);

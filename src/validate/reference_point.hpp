@@ -2,6 +2,7 @@
 // named configs from configs/, and one evaluated layout.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "rapid/eval/eval_result.hpp"
@@ -13,6 +14,9 @@ namespace rapid {
 struct ReferenceContext {
   std::string reference_dir;  ///< ../shared/reference (published measurements)
   std::string config_anchor;  ///< a path whose config_search_dirs() hold configs/
+  /// Hardware used instead of configs/hardware/<name>.yaml (end-to-end calibration).
+  std::map<std::string, HardwareSpec> hardware_override;
+  std::map<std::string, NetworkSpec> network_override;
 };
 
 /// Default reference dir: $RAPID_REFERENCE_DIR, else <source>/../shared/reference, else

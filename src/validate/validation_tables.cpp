@@ -5,6 +5,7 @@
 
 #include "collective_tables.hpp"
 #include "csv_table.hpp"
+#include "framework_tables.hpp"
 #include "gemm_tables.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/memory/memory_model.hpp"
@@ -178,9 +179,9 @@ ValidationTable validate_korthikanti_memory(const ReferenceContext& ctx) {
 
 std::vector<ValidationTable> validate_all(const ReferenceContext& ctx) {
   return {validate_sc21_table1(ctx),        validate_korthikanti_table5(ctx),
-          validate_korthikanti_memory(ctx), validate_gemm_h100_grid(ctx),
-          validate_gemm_mamf(ctx),          validate_nccl_dgx_a100(ctx),
-          validate_nccl_2node_h100(ctx)};
+          validate_megatron_core_h100(ctx), validate_korthikanti_memory(ctx),
+          validate_gemm_h100_grid(ctx),     validate_gemm_mamf(ctx),
+          validate_nccl_dgx_a100(ctx),      validate_nccl_2node_h100(ctx)};
 }
 
 }  // namespace rapid

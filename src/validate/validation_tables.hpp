@@ -33,7 +33,8 @@ ValidationTable validate_korthikanti_table5(const ReferenceContext& ctx);
 /// transformer-layer activations (no recompute; SP + selective), GiB.
 ValidationTable validate_korthikanti_memory(const ReferenceContext& ctx);
 
-/// Every table above, in order.
+/// Every table above plus the Megatron-Core, GEMM and NCCL tables, in order (the nanotron
+/// sweep is its own mode: validate_hf_ultrascale).
 std::vector<ValidationTable> validate_all(const ReferenceContext& ctx);
 
 }  // namespace rapid

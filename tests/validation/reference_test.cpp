@@ -10,7 +10,7 @@ namespace rapid {
 namespace {
 
 ReferenceContext context() {
-  return ReferenceContext{default_reference_dir(), ""};
+  return ReferenceContext{default_reference_dir(), "", {}, {}};
 }
 
 void print(const ValidationTable& t) {

@@ -54,6 +54,7 @@ class AnalyticalEvaluator final : public Evaluator {
   ComputeCost compute_;
   CollectiveCost collective_;
   double model_flops_per_token_;
+  double step_efficiency_;  // end-to-end compute efficiency: hardware's x framework's
 };
 
 }  // namespace rapid

@@ -34,7 +34,7 @@ class ComputeCost {
 
  private:
   double peak_;      // FLOP/s
-  double hbm_rate_;  // B/s achieved by streaming kernels
+  double hbm_rate_;  // B/s achieved by memory-bound elementwise kernels
   double launch_s_;
   GemmModel gemm_;
   AttentionModel attention_;

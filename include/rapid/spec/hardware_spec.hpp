@@ -40,7 +40,13 @@ struct HardwareSpec {
   double gemm_tile_overhead_s = 0.7e-6;  ///< per output tile: pipeline fill (~DRAM latency)
   double attention_efficiency = 0.6;     ///< fused attention TFLOP/s / tensor peak
   double memory_efficiency = 0.8;        ///< streaming-kernel bandwidth / HBM peak
-  double nvlink_efficiency = 0.8;        ///< NCCL busbw / NVLink peak for large messages
+  /// Memory-bound elementwise ops of a training step (norms, activations, residuals,
+  /// softmax, optimizer): their achieved fraction of HBM bandwidth, fitted end to end.
+  double elementwise_efficiency = 0.8;
+  double nvlink_efficiency = 0.8;  ///< NCCL busbw / NVLink peak for large messages
+  /// Fraction of isolated-kernel speed a training step sustains on its compute (kernel
+  /// gaps, stream syncs, power-limited clocks): fitted end to end, once per GPU type.
+  double step_efficiency = 1.0;
 };
 
 /// Reads a hardware mapping (configs/hardware/NAME.yaml or an inline `hardware:`).

@@ -22,7 +22,13 @@ struct TrainingSpec {
   bool overlap_param_gather = true;  ///< ZeRO parameter all-gathers prefetched
   bool tp_comm_overlap = false;      ///< TP collectives pipelined with their GEMMs (TE)
   double host_overhead_per_op_s = 10e-6;  ///< host time to issue one op (PyTorch eager)
-  double grad_bucket_bytes = 160e6;       ///< DP bucket (Megatron-core: 40M fp32 elements)
+  /// Compute speed of this framework's kernels relative to Megatron-LM's (fused kernels,
+  /// Transformer Engine); multiplies the hardware's step efficiency.
+  double framework_efficiency = 1.0;
+  /// Sequence parallel keeps the all-gathered QKV/MLP-up inputs for backward instead of
+  /// gathering them again (nanotron; Megatron re-gathers).
+  bool sp_keeps_gathered_inputs = false;
+  double grad_bucket_bytes = 160e6;  ///< DP bucket (Megatron-core: 40M fp32 elements)
   double memory_reserve_bytes = 2.0 * (1ull << 30);  ///< CUDA context, cuBLAS, NCCL buffers
   double fragmentation = 0.05;  ///< allocator fragmentation, fraction of activations
 };
