@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "rapid/analytical/data_parallel.hpp"
 #include "rapid/workload/model_flops.hpp"
 
 namespace rapid {
@@ -20,35 +21,26 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
   PassTime t;
   const size_t n = ops.size();
   t.ops = static_cast<double>(n);
+  auto compute_time = [&](const Op& op) { return compute_.time(op) / step_efficiency_; };
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     if (op.kind != OpKind::Collective && op.kind != OpKind::P2P) {
-      t.compute += compute_.time(op) / step_efficiency_;
+      t.compute += compute_time(op);
       continue;
     }
     double comm = collective_.time(op.collective, op.bytes, w.group(op.group));
-    // TP communication overlap (Megatron-core --tp-comm-overlap, Transformer Engine
-    // userbuffers; Wang et al. 2023): each TP all-gather / reduce-scatter is pipelined with
-    // the GEMM it feeds or follows, so only the part longer than that GEMM stays exposed.
-    if (training_.tp_comm_overlap && op.group == CommGroup::TP) {
-      const Op* gemm = (i + 1 < n && ops[i + 1].kind == OpKind::Gemm) ? &ops[i + 1]
-                       : (i > 0 && ops[i - 1].kind == OpKind::Gemm)   ? &ops[i - 1]
-                                                                      : nullptr;
-      if (gemm) comm = std::max(0.0, comm - compute_.time(*gemm));
-    }
+    // Communication pipelined with a neighbouring kernel (TP overlap: Megatron-Core
+    // --tp-comm-overlap with Transformer Engine userbuffers; CP ring attention) is exposed
+    // only for the part that outlasts that kernel.
+    const size_t j = i + static_cast<size_t>(op.overlap);
+    if (op.overlap != 0 && j < n && ops[j].kind != OpKind::Collective && ops[j].kind != OpKind::P2P)
+      comm = std::max(0.0, comm - compute_time(ops[j]));
     t.comm += comm;
   }
   return t;
 }
 
 namespace {
-
-// Communication hidden behind `window` seconds of compute, split in buckets: at least the
-// last bucket (fraction `last`) stays exposed.
-double exposed(double comm, double window, double last, bool overlap) {
-  if (!overlap) return comm;
-  return std::max(comm * last, comm - window);
-}
 
 struct StageTime {
   double fwd = 0, bwd = 0;       // one micro-batch, compute + exposed TP comm (+ host wait)
@@ -64,29 +56,25 @@ struct StageTime {
 void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   const ParallelConfig& par = w.par;
   const double m = static_cast<double>(w.num_microbatches);
-  const GroupShape& dp_group = w.group(CommGroup::DP);
 
-  const PassTime lf = pass_time(w.layer.forward, w);
-  const PassTime lb = pass_time(w.layer.backward, w);
+  const PassTime lf = pass_time(w.layer.forward, w), lb = pass_time(w.layer.backward, w);
   const PassTime lr = pass_time(w.layer.recompute, w);
+  const PassTime mf = pass_time(w.moe_layer.forward, w), mb = pass_time(w.moe_layer.backward, w);
+  const PassTime mr = pass_time(w.moe_layer.recompute, w);
   const PassTime ef = pass_time(w.embedding.forward, w), eb = pass_time(w.embedding.backward, w);
   const PassTime hf = pass_time(w.lm_head.forward, w), hb = pass_time(w.lm_head.backward, w);
   const double p2p_one =
       collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP));
 
-  const double grad_bytes_per_param = training_.grad_reduce_bytes;
-  const double param_bytes = 2.0;
-  const bool overlap_grad = training_.overlap_grad_reduce;
-  const bool overlap_param = training_.overlap_param_gather;
-
   double t_max = -1, t_sum = 0, dp_total = 0, dp_exposed_max = 0, optimizer_max = 0;
   StageTime c;  // the critical (slowest) stage
   for (const StageInfo& st : w.stages) {
     StageTime s;
-    const double L = static_cast<double>(st.num_layers);
+    const double dense = static_cast<double>(st.num_layers - st.num_moe_layers);
+    const double moe = static_cast<double>(st.num_moe_layers);
     PassTime fwd, bwd;
-    fwd.add(lf, L);
-    bwd.add(lb, L).add(lr, L);
+    fwd.add(lf, dense).add(mf, moe);
+    bwd.add(lb, dense).add(lr, dense).add(mb, moe).add(mr, moe);
     if (st.has_embedding) fwd.add(ef), bwd.add(eb);
     if (st.has_lm_head) fwd.add(hf), bwd.add(hb);
     // The host issues ops one by one (Python + launch); when a pass's GPU work is shorter
@@ -99,45 +87,36 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
     s.host = s.fwd + s.bwd - fwd.total() - bwd.total();
     if (par.pp > 1) s.p2p = 2.0 * par.vpp * p2p_one;
 
-    // DP / ZeRO traffic of this stage.
-    const double grads = st.params * grad_bytes_per_param;
-    const double params = st.params * param_bytes;
-    const double last_bucket = std::min(1.0, training_.grad_bucket_bytes / std::max(grads, 1.0));
-    double step_comm = 0, step_exposed = 0, per_mb_comm = 0;
-    if (par.dp > 1) {
-      const double rs = collective_.time(CollectiveKind::ReduceScatter, grads, dp_group);
-      const double ag = collective_.time(CollectiveKind::AllGather, params, dp_group);
-      switch (par.zero_stage) {
-        case 0: {
-          double ar = collective_.time(CollectiveKind::AllReduce, grads, dp_group);
-          step_comm = ar;
-          step_exposed = exposed(ar, s.bwd, last_bucket, overlap_grad);
-          break;
-        }
-        case 1:
-          step_comm = rs + ag;
-          step_exposed = exposed(rs, s.bwd, last_bucket, overlap_grad) +
-                         exposed(ag, s.fwd, last_bucket, overlap_param);
-          break;
-        case 2:
-          per_mb_comm = rs;
-          s.dp_per_mb = exposed(rs, s.bwd, last_bucket, overlap_grad);
-          step_comm = ag;
-          step_exposed = exposed(ag, s.fwd, last_bucket, overlap_param);
-          break;
-        default:  // 3: gathers in forward and backward, reduce-scatter in backward
-          per_mb_comm = 2.0 * ag + rs;
-          s.dp_per_mb = exposed(ag, s.fwd, last_bucket, overlap_param) +
-                        exposed(ag + rs, s.bwd, last_bucket, overlap_grad && overlap_param);
-          break;
-      }
+    // Gradients and weights: dense ones over data x context parallel, routed experts over
+    // the expert data-parallel group.
+    DpTime sync;
+    const double groups[2][2] = {
+        {st.params - st.expert_params, static_cast<double>(CommGroup::DPCP)},
+        {st.expert_params, static_cast<double>(CommGroup::EDP)}};
+    for (const auto& [params, group] : groups) {
+      if (params <= 0) continue;
+      const DpTraffic traffic =
+          dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, 2.0);
+      const double last_bucket = std::min(
+          1.0, training_.grad_bucket_bytes / std::max(params * training_.grad_reduce_bytes, 1.0));
+      const DpTime d =
+          dp_time(traffic, w.group(static_cast<CommGroup>(group)), collective_, s.fwd, s.bwd,
+                  last_bucket, training_.overlap_grad_reduce, training_.overlap_param_gather);
+      sync.step_total += d.step_total;
+      sync.step_exposed += d.step_exposed;
+      sync.mb_total += d.mb_total;
+      sync.mb_exposed += d.mb_exposed;
     }
-    dp_total = std::max(dp_total, step_comm + m * per_mb_comm);
-    dp_exposed_max = std::max(dp_exposed_max, step_exposed);
+    s.dp_per_mb = sync.mb_exposed;
+    dp_total = std::max(dp_total, sync.step_total + m * sync.mb_total);
+    dp_exposed_max = std::max(dp_exposed_max, sync.step_exposed);
 
     // Adam over the local optimizer shard: read master, m, v, grad (16 B), write master,
     // m, v (12 B) and the 16-bit weights (2 B), plus one read of the grads for the norm.
-    const double shard = st.params / (par.zero_stage >= 1 ? par.dp : 1);
+    const double shard = par.zero_stage >= 1
+                             ? (st.params - st.expert_params) / w.group(CommGroup::DPCP).size +
+                                   st.expert_params / w.group(CommGroup::EDP).size
+                             : st.params;
     optimizer_max =
         std::max(optimizer_max, compute_.memory_time(shard * (16.0 + 12.0 + 2.0 + 4.0)));
 
@@ -148,7 +127,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
       c = s;
     }
   }
-
   const double pipeline = m * t_max + (t_sum - t_max) / par.vpp;
   const double step = pipeline + dp_exposed_max + optimizer_max;
   const double gpus = static_cast<double>(par.num_gpus());

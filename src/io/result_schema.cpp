@@ -27,6 +27,7 @@ const std::array kColumns = {
     Column{"pp", ColumnType::Int32, "", "pipeline stages", {}, RAPID_P(par.pp)},
     Column{"cp", ColumnType::Int32, "", "context-parallel degree", {}, RAPID_P(par.cp)},
     Column{"ep", ColumnType::Int32, "", "expert-parallel degree", {}, RAPID_P(par.ep)},
+    Column{"etp", ColumnType::Int32, "", "expert tensor-parallel degree", {}, RAPID_P(par.etp)},
     Column{"vpp", ColumnType::Int32, "", "virtual pipeline stages per GPU", {}, RAPID_P(par.vpp)},
     Column{"mbs", ColumnType::Int32, "", "micro-batch size (sequences)", {}, RAPID_P(par.mbs)},
     Column{"sp", ColumnType::UInt8, "", "sequence parallel (0/1)", {}, RAPID_P(par.sp)},

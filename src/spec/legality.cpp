@@ -2,10 +2,18 @@
 
 namespace rapid {
 
+namespace {
+int64_t par_microbatches(const TrainingSpec& t, const ParallelConfig& c) {
+  const int64_t per_step = int64_t{c.dp} * c.mbs;
+  return per_step > 0 ? t.global_batch_size / per_step : 0;
+}
+}  // namespace
+
 const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
                            const NetworkSpec& network, const SearchSpace& space,
                            const ParallelConfig& c) {
-  if (c.dp < 1 || c.tp < 1 || c.pp < 1 || c.cp < 1 || c.ep < 1 || c.vpp < 1 || c.mbs < 1)
+  if (c.dp < 1 || c.tp < 1 || c.pp < 1 || c.cp < 1 || c.ep < 1 || c.etp < 1 || c.vpp < 1 ||
+      c.mbs < 1)
     return "every degree must be >= 1";
   if (model.num_attention_heads % c.tp != 0) return "tp must divide num_attention_heads";
   if (model.num_kv_heads % c.tp != 0) return "tp must divide num_kv_heads";
@@ -26,7 +34,19 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
   if (c.sp && training.seq_length % c.tp != 0) return "sp needs seq_length divisible by tp";
   if (c.cp > 1 && training.seq_length % (2 * c.cp) != 0)
     return "cp needs seq_length divisible by 2*cp";
-  if (c.ep != 1) return "ep > 1 needs a mixture-of-experts model";
+  if (!model.moe.enabled()) {
+    if (c.ep != 1 || c.etp != 1) return "ep and etp > 1 need a mixture-of-experts model";
+  } else {
+    if (model.moe.num_experts % c.ep != 0) return "ep must divide num_experts";
+    if ((int64_t{c.tp} * c.cp * c.dp) % (int64_t{c.ep} * c.etp) != 0)
+      return "ep*etp must divide tp*cp*dp (expert data parallel = tp*cp*dp / (ep*etp))";
+    if (model.moe.expert_ffn_hidden_size % c.etp != 0)
+      return "etp must divide expert_ffn_hidden_size";
+    if (!space.allow_tp_across_nodes && c.etp > network.gpus_per_node)
+      return "etp must fit in one NVLink domain";
+  }
+  if (c.vpp > 1 && par_microbatches(training, c) % c.pp != 0)
+    return "the interleaved schedule needs micro-batches divisible by pp";
   if (c.zero_stage < 0 || c.zero_stage > 3) return "zero_stage must be 0-3";
   if (c.zero_stage > 0 && c.dp == 1) return "ZeRO needs dp > 1";
   return nullptr;

@@ -6,16 +6,40 @@
 
 namespace rapid {
 
-int64_t ModelSpec::layer_params() const {
+int64_t MoeSpec::moe_layers_in(int64_t first, int64_t last) const {
+  int64_t n = 0;
+  for (int64_t i = first; i < last; ++i) n += is_moe_layer(i) ? 1 : 0;
+  return n;
+}
+
+namespace {
+int64_t mlp_params(const ModelSpec& m, int64_t ffn) {
+  const int64_t matrices = m.activation == Activation::SwiGlu ? 3 : 2;
+  const int64_t bias = m.linear_bias ? (matrices - 1) * ffn + m.hidden_size : 0;
+  return matrices * m.hidden_size * ffn + bias;
+}
+}  // namespace
+
+int64_t ModelSpec::attention_params() const {
   const int64_t h = hidden_size, d = head_dim, a = num_attention_heads, g = num_kv_heads;
-  const int64_t f = ffn_hidden_size;
   int64_t qkv = h * (a + 2 * g) * d;
   int64_t proj = a * d * h;
-  int64_t mlp = (activation == Activation::SwiGlu ? 3 : 2) * h * f;
   int64_t norms = (norm == NormKind::LayerNorm ? 4 : 2) * h;
-  int64_t bias =
-      linear_bias ? ((a + 2 * g) * d + h + (activation == Activation::SwiGlu ? 2 : 1) * f + h) : 0;
-  return qkv + proj + mlp + norms + bias;
+  int64_t bias = linear_bias ? (a + 2 * g) * d + h : 0;
+  return qkv + proj + norms + bias;
+}
+
+int64_t ModelSpec::layer_params() const {
+  return attention_params() + mlp_params(*this, ffn_hidden_size);
+}
+
+int64_t ModelSpec::expert_params() const {
+  return mlp_params(*this, moe.expert_ffn_hidden_size);
+}
+
+int64_t ModelSpec::moe_layer_params() const {
+  return attention_params() + hidden_size * moe.num_experts + moe.num_experts * expert_params() +
+         moe.num_shared_experts * mlp_params(*this, moe.shared_expert_ffn_hidden_size);
 }
 
 int64_t ModelSpec::embedding_params() const {
@@ -24,7 +48,15 @@ int64_t ModelSpec::embedding_params() const {
 }
 
 int64_t ModelSpec::total_params() const {
-  return num_layers * layer_params() + embedding_params();
+  const int64_t moe_layers = moe.moe_layers_in(0, num_layers);
+  return (num_layers - moe_layers) * layer_params() + moe_layers * moe_layer_params() +
+         embedding_params();
+}
+
+int64_t ModelSpec::active_params() const {
+  const int64_t moe_layers = moe.moe_layers_in(0, num_layers);
+  const int64_t inactive = (moe.num_experts - moe.top_k) * expert_params();
+  return total_params() - moe_layers * inactive;
 }
 
 ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
@@ -50,6 +82,22 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
   if (s.num_attention_heads % s.num_kv_heads != 0)
     m.fail("num_kv_heads", std::to_string(s.num_kv_heads),
            fmt::format("a divisor of num_attention_heads {}", s.num_attention_heads));
+  if (m.has("moe")) {
+    YamlMap e = m.map("moe");
+    s.moe.num_experts = e.integer("num_experts", 1);
+    s.moe.top_k = e.integer("top_k", 1);
+    if (s.moe.top_k > s.moe.num_experts)
+      e.fail("top_k", std::to_string(s.moe.top_k),
+             fmt::format("at most num_experts ({})", s.moe.num_experts));
+    s.moe.expert_ffn_hidden_size = e.integer_or("expert_ffn_hidden_size", s.ffn_hidden_size);
+    s.moe.num_shared_experts = e.integer_or("shared_experts", 0, 0);
+    s.moe.shared_expert_ffn_hidden_size =
+        e.integer_or("shared_expert_ffn_hidden_size", s.moe.expert_ffn_hidden_size);
+    s.moe.layer_freq = e.integer_or("layer_freq", 1);
+    s.moe.first_dense_layers = e.integer_or("first_dense_layers", 0, 0);
+    s.moe.capacity_factor = e.number_or("capacity_factor", 1.0, 1.0, 64.0);
+    e.finish();
+  }
   m.has("description");
   m.has("source");
   m.finish();

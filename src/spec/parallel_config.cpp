@@ -5,8 +5,8 @@
 namespace rapid {
 
 std::string ParallelConfig::describe() const {
-  return fmt::format("dp{} tp{} pp{} cp{} ep{} vpp{} mbs{} sp{} zero{} recompute={}", dp, tp, pp,
-                     cp, ep, vpp, mbs, sp ? 1 : 0, zero_stage, recompute_name(recompute));
+  return fmt::format("dp{} tp{} pp{} cp{} ep{} etp{} vpp{} mbs{} sp{} zero{} recompute={}", dp, tp,
+                     pp, cp, ep, etp, vpp, mbs, sp ? 1 : 0, zero_stage, recompute_name(recompute));
 }
 
 }  // namespace rapid

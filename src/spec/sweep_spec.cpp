@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -82,6 +83,7 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   sp.pp = s.integer_list_or("pp", sp.pp);
   sp.cp = s.integer_list_or("cp", sp.cp);
   sp.ep = s.integer_list_or("ep", sp.ep);
+  sp.etp = s.integer_list_or("etp", sp.etp);
   sp.vpp = s.integer_list_or("vpp", sp.vpp);
   sp.mbs = s.integer_list_or("mbs", sp.mbs);
   std::vector<int> rc = s.choice_list_or("recompute", {"none", "selective", "full"}, {0, 1, 2});
@@ -91,6 +93,15 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   sp.zero_stage = s.integer_list_or("zero_stage", sp.zero_stage, 0);
   for (int64_t z : sp.zero_stage)
     if (z > 3) s.fail("zero_stage", std::to_string(z), "ZeRO stages between 0 and 3");
+  // Each value once, in increasing order (a repeated value must not repeat points).
+  for (auto* list : {&sp.tp, &sp.pp, &sp.cp, &sp.ep, &sp.etp, &sp.vpp, &sp.mbs, &sp.zero_stage}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+  std::sort(sp.recompute.begin(), sp.recompute.end());
+  sp.recompute.erase(std::unique(sp.recompute.begin(), sp.recompute.end()), sp.recompute.end());
+  std::sort(sp.sp.begin(), sp.sp.end());
+  sp.sp.erase(std::unique(sp.sp.begin(), sp.sp.end()), sp.sp.end());
   sp.allow_tp_across_nodes = s.boolean_or("allow_tp_across_nodes", false);
   sp.allow_uneven_pp = s.boolean_or("allow_uneven_pp", false);
   s.finish();
@@ -103,6 +114,7 @@ ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
   c.pp = static_cast<int32_t>(b.integer_or("pp", 1));
   c.cp = static_cast<int32_t>(b.integer_or("cp", 1));
   c.ep = static_cast<int32_t>(b.integer_or("ep", 1));
+  c.etp = static_cast<int32_t>(b.integer_or("etp", 1));
   c.vpp = static_cast<int32_t>(b.integer_or("vpp", 1));
   c.mbs = static_cast<int32_t>(b.integer_or("mbs", 1));
   c.sp = b.boolean_or("sp", false);

@@ -20,6 +20,7 @@ TrainingSpec parse_training(const YamlMap& m, int64_t model_seq_length) {
   t.tp_comm_overlap = m.boolean_or("tp_comm_overlap", t.tp_comm_overlap);
   t.framework_efficiency = m.number_or("framework_efficiency", t.framework_efficiency, 0.05, 1.0);
   t.sp_keeps_gathered_inputs = m.boolean_or("sp_keeps_gathered_inputs", t.sp_keeps_gathered_inputs);
+  t.balance_pipeline_stages = m.boolean_or("balance_pipeline_stages", t.balance_pipeline_stages);
   t.host_overhead_per_op_s =
       m.quantity_or("host_overhead_per_op", Dimension::Time, t.host_overhead_per_op_s);
   t.grad_bucket_bytes = m.quantity_or("grad_bucket_size", Dimension::Size, t.grad_bucket_bytes);

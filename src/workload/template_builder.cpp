@@ -70,7 +70,8 @@ void TemplateBuilder::flash_attention(int64_t batch, int64_t seq_q, int64_t seq_
 }
 
 void TemplateBuilder::collective(const char* fwd, CollectiveKind fwd_kind, const char* bwd,
-                                 CollectiveKind bwd_kind, CommGroup group, double bytes) {
+                                 CollectiveKind bwd_kind, CommGroup group, double bytes,
+                                 int overlap, double bwd_bytes) {
   Op op;
   op.kind = OpKind::Collective;
   op.group = group;
@@ -79,11 +80,14 @@ void TemplateBuilder::collective(const char* fwd, CollectiveKind fwd_kind, const
   if (fwd_kind != CollectiveKind::None) {
     op.name = fwd;
     op.collective = fwd_kind;
+    op.overlap = static_cast<int8_t>(overlap);
     t_.forward.push_back(op);
   }
   if (bwd_kind != CollectiveKind::None) {
     op.name = bwd;
     op.collective = bwd_kind;
+    op.overlap = static_cast<int8_t>(-overlap);
+    op.bytes = bwd_bytes >= 0 ? bwd_bytes : bytes;
     t_.backward.push_back(op);
   }
 }

@@ -29,9 +29,13 @@ class TemplateBuilder {
                        int64_t gqa_group, bool causal, double io_bytes);
 
   /// A collective in forward and (maybe another kind) in backward on `group`, buffer size
-  /// `bytes` (nccl-tests convention). CollectiveKind::None skips that direction.
+  /// `bytes` forward and `bwd_bytes` backward (nccl-tests convention; < 0: same as
+  /// forward). CollectiveKind::None skips that direction. `overlap`: the forward op is
+  /// pipelined with the next (+1) or previous (-1) op; the backward op, which runs in
+  /// reverse order, with the opposite neighbour.
   void collective(const char* fwd, CollectiveKind fwd_kind, const char* bwd,
-                  CollectiveKind bwd_kind, CommGroup group, double bytes);
+                  CollectiveKind bwd_kind, CommGroup group, double bytes, int overlap = 0,
+                  double bwd_bytes = -1);
 
   /// Marks the start/end of the attention core (what selective recompute replays).
   void begin_core() { core_begin_ = t_.forward.size(); }

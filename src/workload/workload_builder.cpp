@@ -5,13 +5,14 @@
 // Dao 2023 (FlashAttention-2 FLOPs). docs/model.md lists every op with its shape.
 #include <algorithm>
 
+#include "layer_templates.hpp"
+#include "rapid/workload/stage_assignment.hpp"
 #include "rapid/workload/workload.hpp"
-#include "template_builder.hpp"
 
 namespace rapid {
 
 const char* comm_group_name(CommGroup g) {
-  static const char* names[] = {"none", "tp", "cp", "ep", "dp", "pp"};
+  static const char* names[] = {"none", "tp", "cp", "ep", "dp", "pp", "etp", "edp", "dp_cp"};
   return names[static_cast<int>(g)];
 }
 
@@ -24,6 +25,7 @@ const char* collective_name(CollectiveKind c) {
 GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node) {
   GroupShape g;
   g.size = size;
+  g.stride = stride;
   g.per_node = stride >= gpus_per_node ? 1 : std::min(size, gpus_per_node / stride);
   g.per_node = std::max<int64_t>(g.per_node, 1);
   g.nodes = (size + g.per_node - 1) / g.per_node;
@@ -31,128 +33,6 @@ GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node) {
 }
 
 namespace {
-
-using detail::TemplateBuilder;
-constexpr auto kNone = CollectiveKind::None;
-constexpr auto kAllReduce = CollectiveKind::AllReduce;
-constexpr auto kAllGather = CollectiveKind::AllGather;
-constexpr auto kReduceScatter = CollectiveKind::ReduceScatter;
-
-// Per-GPU dimensions of one micro-batch, shared by all templates.
-struct Dims {
-  double e;       // bytes per activation element
-  int64_t b;      // micro-batch size
-  int64_t s;      // query tokens per sequence on this GPU (seq / cp)
-  int64_t s_kv;   // key/value length attended to (whole sequence)
-  int64_t T;      // tokens per micro-batch on this GPU: b * s
-  double T_norm;  // tokens seen by norms/dropout: T / tp with SP, else T
-  int64_t h, d, heads, kv_heads, ffn, vocab;  // heads/kv_heads/ffn/vocab already / tp
-  int tp;
-  bool sp, dropout, swiglu, flash;
-};
-
-// Megatron's f operator before a column-parallel GEMM (and its SP all-gather).
-void column_parallel_input(TemplateBuilder& tb, const Dims& D, const char* name) {
-  if (D.tp == 1) return;
-  double bytes = static_cast<double>(D.T) * D.h * D.e;
-  if (D.sp)
-    tb.collective(name, kAllGather, "sp_reduce_scatter_bwd", kReduceScatter, CommGroup::TP, bytes);
-  else
-    tb.collective("", kNone, "tp_all_reduce_bwd", kAllReduce, CommGroup::TP, bytes);
-}
-
-// Megatron's g operator after a row-parallel GEMM (SP: reduce-scatter).
-void row_parallel_output(TemplateBuilder& tb, const Dims& D, const char* name) {
-  if (D.tp == 1) return;
-  double bytes = static_cast<double>(D.T) * D.h * D.e;
-  if (D.sp)
-    tb.collective(name, kReduceScatter, "sp_all_gather_bwd", kAllGather, CommGroup::TP, bytes);
-  else
-    tb.collective(name, kAllReduce, "", kNone, CommGroup::TP, bytes);
-}
-
-// LayerNorm/RMSNorm: reads x, writes y; backward reads x and dy, writes dx.
-void norm(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd) {
-  double x = D.T_norm * D.h * D.e;
-  tb.memory(fwd, 2 * x, bwd, 3 * x);
-}
-
-// Fused bias-dropout-add: reads x and residual, writes out (+1-byte mask).
-void residual(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd) {
-  double n = D.T_norm * D.h;
-  double mask = D.dropout ? 1.0 : 0.0;
-  tb.memory(fwd, n * (3 * D.e + mask), bwd, n * (2 * D.e + mask));
-}
-
-void build_layer(const Dims& D, Recompute rc, OpTemplate& t) {
-  TemplateBuilder tb(t, D.e);
-  norm(tb, D, "input_norm", "input_norm_bwd");
-  column_parallel_input(tb, D, "sp_all_gather_attn");
-  tb.gemm("qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T, (D.heads + 2 * D.kv_heads) * D.d,
-          D.h);
-  tb.begin_core();
-  if (D.flash) {
-    double io = static_cast<double>(D.T) * D.d * (2 * D.heads + 2 * D.kv_heads) * D.e;
-    tb.flash_attention(D.b * D.heads, D.s, D.s_kv, D.d, D.heads / D.kv_heads, /*causal=*/true, io);
-  } else {
-    // Unfused: scores = Q K^T, masked softmax, dropout, context = P V (full s x s work).
-    const int64_t bh = D.b * D.heads;
-    const double x = static_cast<double>(bh) * D.s * D.s_kv;
-    tb.gemm("attn_scores", "attn_scores_dgrad_q", "attn_scores_dgrad_k", D.s, D.s_kv, D.d, bh);
-    tb.memory("attn_softmax", 2 * x * D.e, "attn_softmax_bwd", 3 * x * D.e);
-    if (D.dropout)
-      tb.memory("attn_dropout", x * (2 * D.e + 1), "attn_dropout_bwd", x * (2 * D.e + 1));
-    tb.gemm("attn_context", "attn_context_dgrad_p", "attn_context_dgrad_v", D.s, D.d, D.s_kv, bh);
-  }
-  tb.end_core();
-  tb.gemm("out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * D.d);
-  row_parallel_output(tb, D, "sp_reduce_scatter_attn");
-  residual(tb, D, "attn_residual", "attn_residual_bwd");
-  norm(tb, D, "post_attn_norm", "post_attn_norm_bwd");
-  column_parallel_input(tb, D, "sp_all_gather_mlp");
-  tb.gemm("mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.swiglu ? 2 : 1) * D.ffn, D.h);
-  const double act = static_cast<double>(D.T) * D.ffn * D.e;
-  // GELU reads/writes T*f; SwiGLU reads gate and up, writes their product (bwd: reads
-  // gate, up, dy; writes dgate, dup).
-  if (D.swiglu)
-    tb.memory("mlp_swiglu", 3 * act, "mlp_swiglu_bwd", 5 * act);
-  else
-    tb.memory("mlp_gelu", 2 * act, "mlp_gelu_bwd", 3 * act);
-  tb.gemm("mlp_down", "mlp_down_dgrad", "mlp_down_wgrad", D.T, D.h, D.ffn);
-  row_parallel_output(tb, D, "sp_reduce_scatter_mlp");
-  residual(tb, D, "mlp_residual", "mlp_residual_bwd");
-  tb.finish(rc);
-}
-
-// First stage: vocab-parallel embedding lookup, partial sums reduced over TP.
-void build_embedding(const Dims& D, OpTemplate& t) {
-  TemplateBuilder tb(t, D.e);
-  double x = static_cast<double>(D.T) * D.h * D.e;
-  tb.memory("embedding_lookup", 2 * x, "embedding_grad", x + 2.0 * D.T * D.h * 4.0);
-  if (D.tp > 1) {
-    if (D.sp)
-      tb.collective("embedding_reduce_scatter", kReduceScatter, "embedding_all_gather_bwd",
-                    kAllGather, CommGroup::TP, x);
-    else
-      tb.collective("embedding_all_reduce", kAllReduce, "", kNone, CommGroup::TP, x);
-  }
-  tb.finish(Recompute::None);
-}
-
-// Last stage: final norm, LM head GEMM over the vocab shard, vocab-parallel cross-entropy
-// (fp32 softmax kept for backward; max/sum/target all-reduces of T fp32 values over TP).
-void build_lm_head(const Dims& D, OpTemplate& t) {
-  TemplateBuilder tb(t, D.e);
-  norm(tb, D, "final_norm", "final_norm_bwd");
-  column_parallel_input(tb, D, "sp_all_gather_head");
-  tb.gemm("lm_head", "lm_head_dgrad", "lm_head_wgrad", D.T, D.vocab, D.h);
-  const double logits = static_cast<double>(D.T) * D.vocab;
-  tb.memory("cross_entropy", logits * (D.e + 8.0), "cross_entropy_bwd", logits * (4.0 + D.e));
-  if (D.tp > 1)
-    tb.collective("cross_entropy_all_reduce", kAllReduce, "", kNone, CommGroup::TP,
-                  3.0 * static_cast<double>(D.T) * 4.0);
-  tb.finish(Recompute::None);
-}
 
 // Model chunks (a stage's layers / vpp) whose forward activations are alive on stage i at
 // the peak of the schedule (Megatron-LM schedules.py warm-up counts): 1F1B keeps
@@ -174,28 +54,14 @@ void build_workload(const ModelSpec& model, const TrainingSpec& training,
   w.num_microbatches = par.num_microbatches(training.global_batch_size);
   w.schedule = par.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
 
-  Dims D{};
-  D.e = dtype_bytes(training.dtype) >= 2 ? dtype_bytes(training.dtype) : 2.0;
-  D.tp = par.tp;
-  D.b = par.mbs;
-  D.s = training.seq_length / par.cp;
-  D.s_kv = training.seq_length;
-  D.T = D.b * D.s;
-  D.sp = par.sp;
-  D.T_norm = par.sp ? static_cast<double>(D.T) / par.tp : static_cast<double>(D.T);
-  D.h = model.hidden_size;
-  D.d = model.head_dim;
-  D.heads = model.num_attention_heads / par.tp;
-  D.kv_heads = model.num_kv_heads / par.tp;
-  D.ffn = model.ffn_hidden_size / par.tp;
-  D.vocab = (model.vocab_size + par.tp - 1) / par.tp;
-  D.dropout = model.dropout;
-  D.swiglu = model.activation == Activation::SwiGlu;
-  D.flash = training.flash_attention;
-
-  build_layer(D, par.recompute, w.layer);
-  build_embedding(D, w.embedding);
-  build_lm_head(D, w.lm_head);
+  const detail::Dims D = detail::Dims::make(model, training, par);
+  detail::build_dense_layer(D, par.recompute, w.layer);
+  if (model.moe.enabled())
+    detail::build_moe_layer(D, par.recompute, w.moe_layer);
+  else
+    w.moe_layer = OpTemplate{};
+  detail::build_embedding(D, w.embedding);
+  detail::build_lm_head(D, w.lm_head);
 
   w.p2p = Op{};
   w.p2p.name = "pp_send_recv";
@@ -205,35 +71,70 @@ void build_workload(const ModelSpec& model, const TrainingSpec& training,
   w.p2p.stream = Stream::PPComm;
   w.p2p.bytes = D.T_norm * D.h * D.e;  // SP: each TP rank sends its shard (scatter-gather)
 
+  // Megatron rank order: tp fastest, then cp, dp, pp; expert layers fold tp*cp*dp into
+  // etp (fastest), ep, edp (Megatron-Core MoE parallel folding).
   const int64_t G = network.gpus_per_node;
-  const int64_t tp = par.tp, cp = par.cp, dp = par.dp, pp = par.pp;
+  const int64_t tp = par.tp, cp = par.cp, dp = par.dp, pp = par.pp, ep = par.ep, etp = par.etp;
+  const int64_t edp = tp * cp * dp / (ep * etp);
   w.groups = {};
-  w.groups[static_cast<int>(CommGroup::None)] = GroupShape{};
   w.groups[static_cast<int>(CommGroup::TP)] = group_shape(tp, 1, G);
   w.groups[static_cast<int>(CommGroup::CP)] = group_shape(cp, tp, G);
-  w.groups[static_cast<int>(CommGroup::EP)] = group_shape(par.ep, tp, G);
   w.groups[static_cast<int>(CommGroup::DP)] = group_shape(dp, tp * cp, G);
+  w.groups[static_cast<int>(CommGroup::DPCP)] = group_shape(dp * cp, tp, G);
   w.groups[static_cast<int>(CommGroup::PP)] = group_shape(pp, tp * cp * dp, G);
+  w.groups[static_cast<int>(CommGroup::ETP)] = group_shape(etp, 1, G);
+  w.groups[static_cast<int>(CommGroup::EP)] = group_shape(ep, etp, G);
+  w.groups[static_cast<int>(CommGroup::EDP)] = group_shape(edp, etp * ep, G);
 
-  // Parameters on one GPU: weight matrices split by TP, norms replicated.
+  // Parameters on one GPU: weight matrices split by TP (experts by EP and ETP), norms and
+  // the router replicated.
+  const double h = static_cast<double>(model.hidden_size);
   const int64_t norms = (model.norm == NormKind::LayerNorm ? 4 : 2) * model.hidden_size;
+  const double attention = static_cast<double>(model.attention_params() - norms) / tp + norms;
   w.layer_params = static_cast<double>(model.layer_params() - norms) / tp + norms;
-  const double vocab_shard = static_cast<double>(D.vocab) * model.hidden_size;
+  if (model.moe.enabled()) {
+    const MoeSpec& moe = model.moe;
+    w.moe_expert_params = static_cast<double>(moe.num_experts / ep) *
+                          static_cast<double>(model.expert_params()) / etp;
+    const double shared = static_cast<double>(model.moe_layer_params() - model.attention_params() -
+                                              model.hidden_size * moe.num_experts -
+                                              moe.num_experts * model.expert_params()) /
+                          tp;
+    w.moe_layer_params =
+        attention + h * static_cast<double>(moe.num_experts) + shared + w.moe_expert_params;
+  } else {
+    w.moe_layer_params = w.moe_expert_params = 0;
+  }
+  const double vocab_shard = static_cast<double>(D.vocab) * h;
   w.embedding_params = vocab_shard;
   // Tied embeddings on one stage share the matrix; across stages the last stage keeps a copy.
   w.lm_head_params = (model.tied_embeddings && pp == 1 ? 0.0 : vocab_shard) +
-                     (model.norm == NormKind::LayerNorm ? 2 : 1) * model.hidden_size;
+                     (model.norm == NormKind::LayerNorm ? 2 : 1) * h;
+
+  // Layers per stage: even split, or balanced with the LM head counted in layers' worth of
+  // FLOPs per token (6 V h against a layer's 6 N_layer + 12 s a d).
+  const double layer_flops =
+      6.0 * static_cast<double>(model.layer_params()) +
+      12.0 * static_cast<double>(training.seq_length * model.num_attention_heads * model.head_dim);
+  std::vector<double> extra(static_cast<size_t>(pp), 0.0);
+  extra.back() += 6.0 * static_cast<double>(model.vocab_size) * h / layer_flops;
+  const bool balanced = model.num_layers % pp != 0 || training.balance_pipeline_stages;
+  const std::vector<int64_t> layers = assign_layers(model.num_layers, pp, balanced, extra);
 
   w.stages.resize(static_cast<size_t>(pp));
-  const int64_t L = model.num_layers, base = L / pp, extra = L % pp;
+  int64_t first = 0;
   for (int64_t i = 0; i < pp; ++i) {
     StageInfo& st = w.stages[static_cast<size_t>(i)];
-    // Uneven split (extra = L mod pp < pp): one more layer on stages 1..extra, keeping the
-    // first stage (which also holds the embedding) lighter.
-    st.num_layers = base + ((i >= 1 && i <= extra) ? 1 : 0);
+    st.first_layer = first;
+    st.num_layers = layers[static_cast<size_t>(i)];
+    st.num_moe_layers = model.moe.moe_layers_in(first, first + st.num_layers);
+    first += st.num_layers;
     st.has_embedding = i == 0;
     st.has_lm_head = i == pp - 1;
-    st.params = w.layer_params * static_cast<double>(st.num_layers) +
+    const double dense = static_cast<double>(st.num_layers - st.num_moe_layers);
+    const double moe_layers = static_cast<double>(st.num_moe_layers);
+    st.expert_params = w.moe_expert_params * moe_layers;
+    st.params = w.layer_params * dense + w.moe_layer_params * moe_layers +
                 (st.has_embedding ? w.embedding_params : 0.0) +
                 (st.has_lm_head ? w.lm_head_params : 0.0);
     st.chunks_in_flight = chunks_in_flight(i, pp, par.vpp, w.num_microbatches);
@@ -249,10 +150,11 @@ double workload_step_flops(const Workload& w, bool with_recompute) {
   auto pass = [&](const OpTemplate& t) {
     return sum(t.forward) + sum(t.backward) + (with_recompute ? sum(t.recompute) : 0.0);
   };
-  const double per_mb_layer = pass(w.layer);
+  const double per_mb_layer = pass(w.layer), per_mb_moe = pass(w.moe_layer);
   double per_mb = 0;
   for (const StageInfo& st : w.stages) {
-    per_mb += per_mb_layer * static_cast<double>(st.num_layers);
+    per_mb += per_mb_layer * static_cast<double>(st.num_layers - st.num_moe_layers) +
+              per_mb_moe * static_cast<double>(st.num_moe_layers);
     if (st.has_embedding) per_mb += pass(w.embedding);
     if (st.has_lm_head) per_mb += pass(w.lm_head);
   }

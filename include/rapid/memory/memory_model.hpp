@@ -32,8 +32,11 @@ struct MemoryBreakdown {
 ///   5as^2b (softmax 2, dropout mask 1, dropout output 2), FlashAttention's logsumexp 4sab;
 ///   selective recompute drops the s^2 terms; full recompute keeps only the input 2sbh.
 /// s is the sequence on this GPU (seq / cp). Inputs: shapes, micro-batch `par.mbs`.
+/// `moe_layer`: an MoE layer, whose MLP part is the shared experts over all tokens plus
+/// the routed experts' tokens on this GPU (dispatched hidden vectors kept for combine and
+/// as expert input, expert fc1 and activation outputs over f_e / etp, fp32 router logits).
 double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& training,
-                              const ParallelConfig& par);
+                              const ParallelConfig& par, bool moe_layer = false);
 
 /// Peak memory of one GPU of pipeline stage `stage` (0 <= stage < pp) of workload `w`.
 MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& training,

@@ -12,7 +12,9 @@ namespace rapid {
 /// unless allow_tp_across_nodes); pp divides num_layers (unless allow_uneven_pp, then
 /// pp <= num_layers); vpp > 1 needs pp > 1 and layers per stage divisible by vpp;
 /// gbs divisible by dp*mbs; sp needs tp > 1 and seq divisible by tp; cp > 1 needs seq
-/// divisible by 2*cp (load-balanced causal chunks); ep must be 1 for dense models;
+/// divisible by 2*cp (load-balanced causal chunks); ep and etp must be 1 for dense models,
+/// else ep divides num_experts, ep*etp divides tp*cp*dp, etp divides the expert FFN and
+/// fits in a node; the interleaved schedule needs m divisible by pp (Megatron-LM);
 /// ZeRO > 0 needs dp > 1 (with one replica every stage is the same point).
 const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
                            const NetworkSpec& network, const SearchSpace& space,

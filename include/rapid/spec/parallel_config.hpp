@@ -20,7 +20,8 @@ struct ParallelConfig {
   int32_t tp = 1;         ///< Megatron tensor parallel
   int32_t pp = 1;         ///< pipeline stages
   int32_t cp = 1;         ///< context parallel
-  int32_t ep = 1;         ///< expert parallel (within dp*cp)
+  int32_t ep = 1;         ///< expert parallel (MoE layers; etp * ep divides tp * cp * dp)
+  int32_t etp = 1;        ///< expert tensor parallel (MoE layers' experts split etp ways)
   int32_t vpp = 1;        ///< virtual pipeline stages per GPU (interleaved 1F1B)
   int32_t mbs = 1;        ///< micro-batch size (sequences)
   bool sp = false;        ///< Megatron sequence parallel (needs tp > 1)

@@ -23,6 +23,7 @@ struct SearchSpace {
   std::vector<int64_t> pp{1, 2, 4, 8};
   std::vector<int64_t> cp{1};
   std::vector<int64_t> ep{1};
+  std::vector<int64_t> etp{1};
   std::vector<int64_t> vpp{1};
   std::vector<int64_t> mbs{1, 2, 4};
   std::vector<Recompute> recompute{Recompute::None, Recompute::Selective, Recompute::Full};

@@ -28,6 +28,9 @@ struct TrainingSpec {
   /// Sequence parallel keeps the all-gathered QKV/MLP-up inputs for backward instead of
   /// gathering them again (nanotron; Megatron re-gathers).
   bool sp_keeps_gathered_inputs = false;
+  /// Balance pipeline stages by layers plus embedding/LM-head work (uneven split) even when
+  /// pp divides the layers; an uneven number of layers is always balanced this way.
+  bool balance_pipeline_stages = false;
   double grad_bucket_bytes = 160e6;  ///< DP bucket (Megatron-core: 40M fp32 elements)
   double memory_reserve_bytes = 2.0 * (1ull << 30);  ///< CUDA context, cuBLAS, NCCL buffers
   double fragmentation = 0.05;  ///< allocator fragmentation, fraction of activations

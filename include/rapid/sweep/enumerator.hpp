@@ -40,10 +40,8 @@ class Enumerator {
 
  private:
   struct Block {
-    int32_t dp;
-    int16_t hardware, tp, pp, cp, ep, vpp, mbs;
-    bool sp;
-    int8_t zero_stage;
+    ParallelConfig par;  ///< recompute unset: it is the innermost axis
+    int32_t hardware;
   };
   std::vector<Block> blocks_;
   std::vector<Recompute> recompute_;

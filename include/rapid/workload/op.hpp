@@ -9,8 +9,12 @@ namespace rapid {
 enum class OpKind : uint8_t { Gemm, Attention, MemoryBound, Collective, P2P };
 
 /// The process group an op talks to (Megatron names).
-enum class CommGroup : uint8_t { None, TP, CP, EP, DP, PP };
-inline constexpr int kNumCommGroups = 6;
+/// ETP/EP/EDP are the expert layers' tensor, expert and data parallel groups (Megatron-Core
+/// MoE "parallel folding": etp * ep * edp = tp * cp * dp).
+/// DPCP: the dense weights' gradient group (data x context parallel ranks hold the same
+/// weights; Megatron reduces and shards over it).
+enum class CommGroup : uint8_t { None, TP, CP, EP, DP, PP, ETP, EDP, DPCP };
+inline constexpr int kNumCommGroups = 9;
 const char* comm_group_name(CommGroup g);
 
 /// nccl-tests collective names; SendRecv is a point-to-point transfer.
@@ -35,6 +39,9 @@ struct Op {
   Stream stream = Stream::Compute;
   bool causal = false;     ///< attention: causal mask (fused kernels skip the masked half)
   uint16_t gqa_group = 1;  ///< attention: query heads sharing one K/V head (GQA)
+  /// Communication pipelined with a neighbouring compute op of the same pass: +1 the next
+  /// op, -1 the previous one, 0 none (only what outlasts that op stays exposed).
+  int8_t overlap = 0;
   // GEMM: C[m,n] += A[m,k] * B[k,n], `batch` independent products in one launch.
   // Attention: batch = micro-batch * heads on this GPU, m = query length, n = key length,
   // k = head dim.

@@ -32,14 +32,18 @@ struct GroupShape {
   int64_t size = 1;
   int64_t per_node = 1;
   int64_t nodes = 1;
+  int64_t stride = 1;  ///< global ranks between consecutive members (the DES places flows)
 };
 
 /// One pipeline stage (one GPU's share of the layers).
 struct StageInfo {
-  int64_t num_layers = 0;
+  int64_t first_layer = 0;     ///< index of its first layer (model order)
+  int64_t num_layers = 0;      ///< all its layers
+  int64_t num_moe_layers = 0;  ///< of which MoE layers
   bool has_embedding = false;  ///< first stage: input embedding
   bool has_lm_head = false;    ///< last stage: final norm, LM head, loss
-  double params = 0;           ///< parameters held by one GPU of this stage (after TP)
+  double params = 0;           ///< parameters held by one GPU of this stage (after TP/EP)
+  double expert_params = 0;    ///< of which routed-expert weights (reduced over EDP, not DP)
   /// Model chunks (num_layers / vpp layers of one micro-batch) whose activations are alive
   /// at the schedule's peak; with vpp == 1 this is the micro-batches in flight.
   int64_t chunks_in_flight = 0;
@@ -54,16 +58,19 @@ struct Workload {
   int64_t num_microbatches = 0;  ///< m = gbs / (dp * mbs)
   Schedule schedule = Schedule::OneFOneB;
 
-  OpTemplate layer;      ///< one transformer layer
+  OpTemplate layer;      ///< one dense transformer layer
+  OpTemplate moe_layer;  ///< one MoE layer (empty for dense models)
   OpTemplate embedding;  ///< first-stage extras
   OpTemplate lm_head;    ///< last-stage extras
   Op p2p;                ///< activation (or its gradient) sent between stages, per micro-batch
   std::vector<StageInfo> stages;                    ///< pp entries
   std::array<GroupShape, kNumCommGroups> groups{};  ///< indexed by CommGroup
 
-  double layer_params = 0;      ///< one layer's parameters on one GPU (after TP)
-  double embedding_params = 0;  ///< input embedding on one GPU (after TP)
-  double lm_head_params = 0;    ///< LM head (+ final norm) on one GPU of the last stage
+  double layer_params = 0;       ///< one dense layer's parameters on one GPU (after TP)
+  double moe_layer_params = 0;   ///< one MoE layer's parameters on one GPU (after TP/EP/ETP)
+  double moe_expert_params = 0;  ///< of which its routed experts
+  double embedding_params = 0;   ///< input embedding on one GPU (after TP)
+  double lm_head_params = 0;     ///< LM head (+ final norm) on one GPU of the last stage
 
   const GroupShape& group(CommGroup g) const { return groups[static_cast<int>(g)]; }
   int64_t tokens_per_step() const { return global_batch_size * seq_length; }

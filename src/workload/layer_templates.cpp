@@ -1,0 +1,229 @@
+#include "layer_templates.hpp"
+
+#include "template_builder.hpp"
+
+namespace rapid::detail {
+
+namespace {
+
+constexpr auto kNone = CollectiveKind::None;
+constexpr auto kAllReduce = CollectiveKind::AllReduce;
+constexpr auto kAllGather = CollectiveKind::AllGather;
+constexpr auto kReduceScatter = CollectiveKind::ReduceScatter;
+constexpr auto kAllToAll = CollectiveKind::AllToAll;
+
+// Megatron's f operator before a column-parallel GEMM (and its SP all-gather), pipelined
+// with the GEMM that follows when TP overlap is on.
+void column_parallel_input(TemplateBuilder& tb, const Dims& D, const char* name) {
+  if (D.tp == 1) return;
+  double bytes = static_cast<double>(D.T) * D.h * D.e;
+  if (D.sp)
+    tb.collective(name, kAllGather, "sp_reduce_scatter_bwd", kReduceScatter, CommGroup::TP, bytes,
+                  D.tp_overlap);
+  else
+    tb.collective("", kNone, "tp_all_reduce_bwd", kAllReduce, CommGroup::TP, bytes, D.tp_overlap);
+}
+
+// Megatron's g operator after a row-parallel GEMM (SP: reduce-scatter), pipelined with the
+// GEMM before it when TP overlap is on.
+void row_parallel_output(TemplateBuilder& tb, const Dims& D, const char* name) {
+  if (D.tp == 1) return;
+  double bytes = static_cast<double>(D.T) * D.h * D.e;
+  if (D.sp)
+    tb.collective(name, kReduceScatter, "sp_all_gather_bwd", kAllGather, CommGroup::TP, bytes,
+                  -D.tp_overlap);
+  else
+    tb.collective(name, kAllReduce, "", kNone, CommGroup::TP, bytes, -D.tp_overlap);
+}
+
+// LayerNorm/RMSNorm: reads x, writes y; backward reads x and dy, writes dx.
+void norm(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd) {
+  double x = D.T_norm * D.h * D.e;
+  tb.memory(fwd, 2 * x, bwd, 3 * x);
+}
+
+// Fused bias-dropout-add: reads x and residual, writes out (+1-byte mask).
+void residual(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd) {
+  double n = D.T_norm * D.h;
+  double mask = D.dropout ? 1.0 : 0.0;
+  tb.memory(fwd, n * (3 * D.e + mask), bwd, n * (2 * D.e + mask));
+}
+
+// GELU reads/writes T*f; SwiGLU reads gate and up, writes their product (backward reads
+// gate, up, dy; writes dgate, dup).
+void activation(TemplateBuilder& tb, const Dims& D, double tokens, int64_t ffn) {
+  const double act = tokens * static_cast<double>(ffn) * D.e;
+  if (D.swiglu)
+    tb.memory("mlp_swiglu", 3 * act, "mlp_swiglu_bwd", 5 * act);
+  else
+    tb.memory("mlp_gelu", 2 * act, "mlp_gelu_bwd", 3 * act);
+}
+
+// Norm, QKV, attention core (with the CP K/V ring), output projection, residual.
+void attention_block(TemplateBuilder& tb, const Dims& D) {
+  norm(tb, D, "input_norm", "input_norm_bwd");
+  column_parallel_input(tb, D, "sp_all_gather_attn");
+  tb.gemm("qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T, (D.heads + 2 * D.kv_heads) * D.d,
+          D.h);
+  tb.begin_core();
+  if (D.cp > 1) {
+    // Ring attention: cp - 1 steps pass this rank's K and V chunk around the CP group while
+    // the attention of the previous chunk runs (overlapped with the kernel that follows);
+    // the volume equals an all-gather of the cp chunks. Backward passes K, V and dK, dV:
+    // twice the bytes (Megatron-Core / Transformer Engine CP, p2p ring).
+    const double kv_chunk = 2.0 * static_cast<double>(D.T) * D.kv_heads * D.d * D.e;
+    tb.collective("cp_kv_ring", kAllGather, "cp_kv_ring_bwd", kAllGather, CommGroup::CP,
+                  kv_chunk * D.cp, +1, 2.0 * kv_chunk * D.cp);
+  }
+  if (D.flash) {
+    double io = static_cast<double>(D.T) * D.d * (2 * D.heads + 2 * D.kv_heads) * D.e;
+    // Load-balanced causal chunks (each rank holds chunks i and 2cp-1-i) give every CP rank
+    // 1/cp of the causal work: s_q x s/2 dense tile pairs, modeled as a non-causal s_q x s/2
+    // problem. Without CP: the causal s x s triangle.
+    if (D.cp > 1)
+      tb.flash_attention(D.b * D.heads, D.s, D.s_kv / 2, D.d, D.heads / D.kv_heads, false, io);
+    else
+      tb.flash_attention(D.b * D.heads, D.s, D.s_kv, D.d, D.heads / D.kv_heads, true, io);
+  } else {
+    // Unfused: scores = Q K^T, masked softmax, dropout, context = P V (full s x s work).
+    const int64_t bh = D.b * D.heads;
+    const double x = static_cast<double>(bh) * D.s * D.s_kv;
+    tb.gemm("attn_scores", "attn_scores_dgrad_q", "attn_scores_dgrad_k", D.s, D.s_kv, D.d, bh);
+    tb.memory("attn_softmax", 2 * x * D.e, "attn_softmax_bwd", 3 * x * D.e);
+    if (D.dropout)
+      tb.memory("attn_dropout", x * (2 * D.e + 1), "attn_dropout_bwd", x * (2 * D.e + 1));
+    tb.gemm("attn_context", "attn_context_dgrad_p", "attn_context_dgrad_v", D.s, D.d, D.s_kv, bh);
+  }
+  tb.end_core();
+  tb.gemm("out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * D.d);
+  row_parallel_output(tb, D, "sp_reduce_scatter_attn");
+  residual(tb, D, "attn_residual", "attn_residual_bwd");
+}
+
+// A TP-split MLP over all T tokens of the micro-batch (dense layers, shared experts).
+void dense_mlp(TemplateBuilder& tb, const Dims& D, int64_t ffn_per_gpu) {
+  column_parallel_input(tb, D, "sp_all_gather_mlp");
+  tb.gemm("mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.swiglu ? 2 : 1) * ffn_per_gpu, D.h);
+  activation(tb, D, static_cast<double>(D.T), ffn_per_gpu);
+  tb.gemm("mlp_down", "mlp_down_dgrad", "mlp_down_wgrad", D.T, D.h, ffn_per_gpu);
+  row_parallel_output(tb, D, "sp_reduce_scatter_mlp");
+}
+
+}  // namespace
+
+Dims Dims::make(const ModelSpec& model, const TrainingSpec& training, const ParallelConfig& par) {
+  Dims D{};
+  D.e = dtype_bytes(training.dtype) >= 2 ? dtype_bytes(training.dtype) : 2.0;
+  D.tp = par.tp;
+  D.cp = par.cp;
+  D.ep = par.ep;
+  D.etp = par.etp;
+  D.b = par.mbs;
+  D.s = training.seq_length / par.cp;
+  D.s_kv = training.seq_length;
+  D.T = D.b * D.s;
+  D.sp = par.sp;
+  D.T_norm = par.sp ? static_cast<double>(D.T) / par.tp : static_cast<double>(D.T);
+  D.h = model.hidden_size;
+  D.d = model.head_dim;
+  D.heads = model.num_attention_heads / par.tp;
+  D.kv_heads = model.num_kv_heads / par.tp;
+  D.ffn = model.ffn_hidden_size / par.tp;
+  D.vocab = (model.vocab_size + par.tp - 1) / par.tp;
+  D.dropout = model.dropout;
+  D.swiglu = model.activation == Activation::SwiGlu;
+  D.flash = training.flash_attention;
+  D.tp_overlap = training.tp_comm_overlap ? 1 : 0;
+  const MoeSpec& moe = model.moe;
+  if (moe.enabled()) {
+    D.experts = moe.num_experts;
+    D.local_experts = moe.num_experts / par.ep;
+    D.top_k = moe.top_k;
+    D.expert_ffn = moe.expert_ffn_hidden_size / par.etp;
+    D.shared_ffn = moe.num_shared_experts * moe.shared_expert_ffn_hidden_size / par.tp;
+    D.capacity_factor = moe.capacity_factor;
+    D.expert_tokens = D.T_norm * static_cast<double>(moe.top_k) * moe.capacity_factor * par.etp;
+  }
+  return D;
+}
+
+void build_dense_layer(const Dims& D, Recompute rc, OpTemplate& t) {
+  TemplateBuilder tb(t, D.e);
+  attention_block(tb, D);
+  norm(tb, D, "post_attn_norm", "post_attn_norm_bwd");
+  dense_mlp(tb, D, D.ffn);
+  residual(tb, D, "mlp_residual", "mlp_residual_bwd");
+  tb.finish(rc);
+}
+
+void build_moe_layer(const Dims& D, Recompute rc, OpTemplate& t) {
+  TemplateBuilder tb(t, D.e);
+  attention_block(tb, D);
+  norm(tb, D, "post_attn_norm", "post_attn_norm_bwd");
+  // Router: logits over the experts, softmax and top-k in fp32.
+  const int64_t router_tokens = static_cast<int64_t>(D.T_norm);
+  tb.gemm("moe_router", "moe_router_dgrad", "moe_router_wgrad", router_tokens, D.experts, D.h);
+  const double logits = D.T_norm * static_cast<double>(D.experts) * 4.0;
+  tb.memory("moe_topk", 2 * logits, "moe_topk_bwd", 3 * logits);
+  // Dispatch: every token goes to its top_k experts over the EP group (send buffer
+  // T_norm * top_k * cf hidden vectors); the expert-TP group then gathers its members'
+  // tokens. Combine mirrors it.
+  const double sent = D.T_norm * static_cast<double>(D.top_k) * D.capacity_factor * D.h * D.e;
+  tb.collective("moe_dispatch_all_to_all", kAllToAll, "moe_dispatch_all_to_all_bwd", kAllToAll,
+                CommGroup::EP, sent);
+  const double gathered = D.expert_tokens * D.h * D.e;
+  if (D.etp > 1)
+    tb.collective("moe_etp_all_gather", kAllGather, "moe_etp_reduce_scatter_bwd", kReduceScatter,
+                  CommGroup::ETP, gathered);
+  // Grouped GEMM over the local experts, tokens spread evenly (balanced routing).
+  const int64_t per_expert =
+      static_cast<int64_t>(D.expert_tokens / static_cast<double>(D.local_experts) + 0.5);
+  tb.gemm("moe_expert_up", "moe_expert_up_dgrad", "moe_expert_up_wgrad", per_expert,
+          (D.swiglu ? 2 : 1) * D.expert_ffn, D.h, D.local_experts);
+  activation(tb, D, D.expert_tokens, D.expert_ffn);
+  tb.gemm("moe_expert_down", "moe_expert_down_dgrad", "moe_expert_down_wgrad", per_expert, D.h,
+          D.expert_ffn, D.local_experts);
+  if (D.etp > 1)
+    tb.collective("moe_etp_reduce_scatter", kReduceScatter, "moe_etp_all_gather_bwd", kAllGather,
+                  CommGroup::ETP, gathered);
+  tb.collective("moe_combine_all_to_all", kAllToAll, "moe_combine_all_to_all_bwd", kAllToAll,
+                CommGroup::EP, sent);
+  // Weighted sum of the top_k expert outputs per token.
+  tb.memory("moe_combine", D.T_norm * D.h * D.e * (static_cast<double>(D.top_k) + 1),
+            "moe_combine_bwd", D.T_norm * D.h * D.e * (static_cast<double>(D.top_k) + 1));
+  if (D.shared_ffn > 0) dense_mlp(tb, D, D.shared_ffn);
+  residual(tb, D, "mlp_residual", "mlp_residual_bwd");
+  tb.finish(rc);
+}
+
+// First stage: vocab-parallel embedding lookup, partial sums reduced over TP.
+void build_embedding(const Dims& D, OpTemplate& t) {
+  TemplateBuilder tb(t, D.e);
+  double x = static_cast<double>(D.T) * D.h * D.e;
+  tb.memory("embedding_lookup", 2 * x, "embedding_grad", x + 2.0 * D.T * D.h * 4.0);
+  if (D.tp > 1) {
+    if (D.sp)
+      tb.collective("embedding_reduce_scatter", kReduceScatter, "embedding_all_gather_bwd",
+                    kAllGather, CommGroup::TP, x);
+    else
+      tb.collective("embedding_all_reduce", kAllReduce, "", kNone, CommGroup::TP, x);
+  }
+  tb.finish(Recompute::None);
+}
+
+// Last stage: final norm, LM head GEMM over the vocab shard, vocab-parallel cross-entropy
+// (fp32 softmax kept for backward; max/sum/target all-reduces of T fp32 values over TP).
+void build_lm_head(const Dims& D, OpTemplate& t) {
+  TemplateBuilder tb(t, D.e);
+  norm(tb, D, "final_norm", "final_norm_bwd");
+  column_parallel_input(tb, D, "sp_all_gather_head");
+  tb.gemm("lm_head", "lm_head_dgrad", "lm_head_wgrad", D.T, D.vocab, D.h);
+  const double logits = static_cast<double>(D.T) * D.vocab;
+  tb.memory("cross_entropy", logits * (D.e + 8.0), "cross_entropy_bwd", logits * (4.0 + D.e));
+  if (D.tp > 1)
+    tb.collective("cross_entropy_all_reduce", kAllReduce, "", kNone, CommGroup::TP,
+                  3.0 * static_cast<double>(D.T) * 4.0);
+  tb.finish(Recompute::None);
+}
+
+}  // namespace rapid::detail
