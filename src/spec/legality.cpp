@@ -44,6 +44,7 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
       return "etp must divide expert_ffn_hidden_size";
     if (!space.allow_tp_across_nodes && c.etp > network.gpus_per_node)
       return "etp must fit in one NVLink domain";
+    if (c.tp > 1 && !c.sp) return "MoE with tp > 1 needs sequence parallel (Megatron-Core)";
   }
   if (c.vpp > 1 && par_microbatches(training, c) % c.pp != 0)
     return "the interleaved schedule needs micro-batches divisible by pp";
