@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "apps/calibrate_command.hpp"
+#include "apps/model_command.hpp"
 #include "apps/op_command.hpp"
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/common/error.hpp"
@@ -106,6 +107,7 @@ int main(int argc, char** argv) {
   rapid::add_validate_options(*validate, vo);
 
   rapid::OpCommand op(app);  // `rapid op attention ...` (src/apps/op_command.hpp)
+  rapid::ModelCommand model(app);  // `rapid model import ...` (src/apps/model_command.hpp)
 
   rapid::CalibrateOptions co;
   CLI::App* calibrate = app.add_subcommand(
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return rapid::run_validate(vo);
     if (calibrate->parsed()) return rapid::run_calibrate(co);
     if (op.parsed()) return op.run();
+    if (model.parsed()) return model.run();
   } catch (const rapid::InputError& e) {
     std::fprintf(stderr, "rapid: %s\n", e.what());
     return rapid::kExitBadInput;

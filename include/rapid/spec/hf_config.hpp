@@ -1,0 +1,30 @@
+// Import of Hugging Face transformers `config.json` files into our model description.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "rapid/spec/model_spec.hpp"
+
+namespace rapid {
+
+/// Maps the standard fields of a config.json (`model_type` llama, mistral, qwen2, qwen3,
+/// mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3 or gpt2) to a ModelSpec:
+/// hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+/// num_key_value_heads, head_dim, vocab_size, tie_word_embeddings, max_position_embeddings
+/// (as the default sequence length), and the MoE fields of Mixtral (num_local_experts,
+/// num_experts_per_tok), Qwen-MoE (num_experts, moe_intermediate_size,
+/// shared_expert_intermediate_size, decoder_sparse_step) and DeepSeek (n_routed_experts,
+/// n_shared_experts, moe_intermediate_size, first_k_dense_replace, moe_layer_freq; MLA as
+/// multi-head attention with v_head_dim). `name` names the model; `file` the source.
+/// Throws InputError naming `file` and the field it could not map: an unknown model_type,
+/// a missing or non-integer required field.
+ModelSpec import_hf_config(const nlohmann::json& config, const std::string& file,
+                           const std::string& name);
+
+/// The model as YAML text in the configs/models format, with a header comment naming
+/// `source`. Parsing it back with parse_model() gives the same ModelSpec.
+std::string model_to_yaml(const ModelSpec& m, const std::string& source);
+
+}  // namespace rapid

@@ -1,0 +1,173 @@
+#include "rapid/spec/hf_config.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+
+#include "rapid/common/error.hpp"
+
+namespace rapid {
+
+namespace {
+
+using nlohmann::json;
+
+class Fields {
+ public:
+  Fields(const json& j, const std::string& file) : j_(j), file_(file) {}
+
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+
+  int64_t integer(const char* key) const {
+    if (!has(key)) throw InputError(file_, key, "<missing>", "this config.json field");
+    const json& v = j_.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      throw InputError(file_, key, v.dump(), "a non-negative integer");
+    return v.get<int64_t>();
+  }
+  int64_t integer_or(const char* key, int64_t fallback) const {
+    return has(key) ? integer(key) : fallback;
+  }
+  bool boolean_or(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_boolean()) throw InputError(file_, key, v.dump(), "true or false");
+    return v.get<bool>();
+  }
+  std::string string_or(const char* key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_string()) throw InputError(file_, key, v.dump(), "a string");
+    return v.get<std::string>();
+  }
+
+ private:
+  const json& j_;
+  const std::string& file_;
+};
+
+constexpr std::array<const char*, 10> kKnownTypes{
+    "llama",     "mistral",   "qwen2",       "qwen3",       "mixtral",
+    "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt2"};
+
+}  // namespace
+
+ModelSpec import_hf_config(const json& config, const std::string& file, const std::string& name) {
+  if (!config.is_object())
+    throw InputError(file, "<json>", config.dump().substr(0, 40), "a JSON object");
+  Fields f(config, file);
+  const std::string type = f.string_or("model_type", "");
+  bool known = false;
+  for (const char* t : kKnownTypes) known = known || type == t;
+  if (!known)
+    throw InputError(file, "model_type", type.empty() ? "<missing>" : type,
+                     fmt::format("one of the architectures rapid can map ({})",
+                                 "llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
+                                 "deepseek_v2, deepseek_v3, gpt2"));
+  ModelSpec m;
+  m.name = name;
+  if (type == "gpt2") {
+    m.hidden_size = f.integer("n_embd");
+    m.num_layers = f.integer("n_layer");
+    m.num_attention_heads = f.integer("n_head");
+    m.num_kv_heads = m.num_attention_heads;
+    m.ffn_hidden_size = f.integer_or("n_inner", 4 * m.hidden_size);
+    m.vocab_size = f.integer("vocab_size");
+    m.seq_length = f.integer_or("n_positions", 1024);
+    m.activation = Activation::Gelu;
+    m.norm = NormKind::LayerNorm;
+    m.tied_embeddings = f.boolean_or("tie_word_embeddings", true);
+    m.linear_bias = true;
+    m.dropout = true;
+  } else {
+    m.hidden_size = f.integer("hidden_size");
+    m.num_layers = f.integer("num_hidden_layers");
+    m.num_attention_heads = f.integer("num_attention_heads");
+    m.num_kv_heads = f.integer_or("num_key_value_heads", m.num_attention_heads);
+    m.ffn_hidden_size = f.integer("intermediate_size");
+    m.vocab_size = f.integer("vocab_size");
+    m.seq_length = f.integer_or("max_position_embeddings", 4096);
+    m.activation = Activation::SwiGlu;  // gated SiLU MLP in all of these families
+    m.norm = NormKind::RmsNorm;
+    m.tied_embeddings = f.boolean_or("tie_word_embeddings", false);
+    m.linear_bias = f.boolean_or("attention_bias", false);
+  }
+  m.head_dim =
+      f.integer_or("head_dim", m.hidden_size / std::max<int64_t>(m.num_attention_heads, 1));
+
+  MoeSpec& e = m.moe;
+  if (type == "mixtral") {
+    e.num_experts = f.integer("num_local_experts");
+    e.top_k = f.integer("num_experts_per_tok");
+    e.expert_ffn_hidden_size = m.ffn_hidden_size;
+  } else if (type == "qwen2_moe" || type == "qwen3_moe") {
+    e.num_experts = f.integer("num_experts");
+    e.top_k = f.integer("num_experts_per_tok");
+    e.expert_ffn_hidden_size = f.integer("moe_intermediate_size");
+    e.layer_freq = f.integer_or("decoder_sparse_step", 1);
+    if (f.has("shared_expert_intermediate_size")) {
+      e.num_shared_experts = 1;
+      e.shared_expert_ffn_hidden_size = f.integer("shared_expert_intermediate_size");
+    }
+  } else if (type == "deepseek_v2" || type == "deepseek_v3") {
+    // Multi-head latent attention as multi-head attention over the value head dim.
+    m.num_kv_heads = m.num_attention_heads;
+    m.head_dim = f.integer_or("v_head_dim", m.head_dim);
+    e.num_experts = f.integer("n_routed_experts");
+    e.top_k = f.integer("num_experts_per_tok");
+    e.expert_ffn_hidden_size = f.integer("moe_intermediate_size");
+    e.num_shared_experts = f.integer_or("n_shared_experts", 0);
+    e.shared_expert_ffn_hidden_size = e.expert_ffn_hidden_size;
+    e.first_dense_layers = f.integer_or("first_k_dense_replace", 0);
+    e.layer_freq = f.integer_or("moe_layer_freq", 1);
+  }
+  if (m.num_attention_heads == 0 || m.num_kv_heads == 0 ||
+      m.num_attention_heads % m.num_kv_heads != 0)
+    throw InputError(file, "num_key_value_heads", std::to_string(m.num_kv_heads),
+                     "a divisor of num_attention_heads");
+  if (e.enabled() && (e.top_k == 0 || e.top_k > e.num_experts || e.layer_freq == 0))
+    throw InputError(file, "num_experts_per_tok", std::to_string(e.top_k),
+                     "between 1 and the number of experts");
+  return m;
+}
+
+std::string model_to_yaml(const ModelSpec& m, const std::string& source) {
+  YAML::Emitter y;
+  y << YAML::BeginMap;
+  y << YAML::Key << "name" << YAML::Value << m.name;
+  y << YAML::Key << "num_layers" << YAML::Value << m.num_layers;
+  y << YAML::Key << "hidden_size" << YAML::Value << m.hidden_size;
+  y << YAML::Key << "num_attention_heads" << YAML::Value << m.num_attention_heads;
+  y << YAML::Key << "num_kv_heads" << YAML::Value << m.num_kv_heads;
+  y << YAML::Key << "head_dim" << YAML::Value << m.head_dim;
+  y << YAML::Key << "ffn_hidden_size" << YAML::Value << m.ffn_hidden_size;
+  y << YAML::Key << "vocab_size" << YAML::Value << m.vocab_size;
+  y << YAML::Key << "seq_length" << YAML::Value << m.seq_length;
+  y << YAML::Key << "activation" << YAML::Value
+    << (m.activation == Activation::SwiGlu ? "swiglu" : "gelu");
+  y << YAML::Key << "norm" << YAML::Value
+    << (m.norm == NormKind::RmsNorm ? "rmsnorm" : "layernorm");
+  y << YAML::Key << "tied_embeddings" << YAML::Value << m.tied_embeddings;
+  y << YAML::Key << "linear_bias" << YAML::Value << m.linear_bias;
+  y << YAML::Key << "dropout" << YAML::Value << m.dropout;
+  if (m.moe.enabled()) {
+    const MoeSpec& e = m.moe;
+    y << YAML::Key << "moe" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "num_experts" << YAML::Value << e.num_experts;
+    y << YAML::Key << "top_k" << YAML::Value << e.top_k;
+    y << YAML::Key << "expert_ffn_hidden_size" << YAML::Value << e.expert_ffn_hidden_size;
+    y << YAML::Key << "shared_experts" << YAML::Value << e.num_shared_experts;
+    if (e.num_shared_experts > 0)
+      y << YAML::Key << "shared_expert_ffn_hidden_size" << YAML::Value
+        << e.shared_expert_ffn_hidden_size;
+    y << YAML::Key << "layer_freq" << YAML::Value << e.layer_freq;
+    y << YAML::Key << "first_dense_layers" << YAML::Value << e.first_dense_layers;
+    y << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+  return fmt::format("# Imported from {} by `rapid model import` (Hugging Face config.json).\n{}\n",
+                     source, y.c_str());
+}
+
+}  // namespace rapid
