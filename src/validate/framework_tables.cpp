@@ -19,35 +19,9 @@ namespace {
 
 constexpr double kGB = 1e9;
 
-ModelSpec llama_like(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
-                     int64_t kv_heads, int64_t ffn, int64_t vocab, int64_t seq, bool swiglu,
-                     bool tied) {
-  ModelSpec m;
-  m.name = name;
-  m.num_layers = layers;
-  m.hidden_size = hidden;
-  m.num_attention_heads = heads;
-  m.num_kv_heads = kv_heads;
-  m.head_dim = hidden / heads;
-  m.ffn_hidden_size = ffn;
-  m.vocab_size = vocab;
-  m.seq_length = seq;
-  m.activation = swiglu ? Activation::SwiGlu : Activation::Gelu;
-  m.norm = swiglu ? NormKind::RmsNorm : NormKind::LayerNorm;
-  m.tied_embeddings = tied;
-  return m;
-}
-
 SweepSpec h100_spec(const ReferenceContext& ctx, ModelSpec model, int64_t gbs) {
-  SweepSpec spec;
-  spec.model = std::move(model);
-  spec.hardware.push_back(load_hardware(ctx, "h100-sxm5-80gb"));
-  spec.network = load_network(ctx, "dgx-h100-superpod");
-  spec.training.global_batch_size = gbs;
-  spec.training.seq_length = spec.model.seq_length;
-  spec.training.dtype = DType::BF16;
-  spec.training.flash_attention = true;
-  return spec;
+  return reference_spec(ctx, std::move(model), "h100-sxm5-80gb", "dgx-h100-superpod", gbs,
+                        DType::BF16, true);
 }
 
 }  // namespace
@@ -59,9 +33,10 @@ ValidationTable validate_megatron_core_h100(const ReferenceContext& ctx) {
   for (size_t i = 0; i < t.rows(); ++i) {
     const int64_t hidden = t.integer(i, "hidden_size"), heads = t.integer(i, "num_heads");
     const int64_t seq = t.integer(i, "seq_len");
-    ModelSpec model = llama_like(t.text(i, "params_billion") + "B", t.integer(i, "num_layers"),
-                                 hidden, heads, heads, 4 * hidden, t.integer(i, "vocab_size"), seq,
-                                 /*swiglu=*/false, /*tied=*/false);
+    ModelSpec model =
+        decoder_model(t.text(i, "params_billion") + "B", t.integer(i, "num_layers"), hidden, heads,
+                      heads, 4 * hidden, t.integer(i, "vocab_size"), seq,
+                      /*swiglu=*/false, /*tied=*/false);
     model.dropout = true;  // Megatron GPT defaults: hidden and attention dropout 0.1, biases
     model.linear_bias = true;
     SweepSpec spec = h100_spec(ctx, model, t.integer(i, "gbs"));
@@ -132,8 +107,8 @@ UltrascaleResult validate_hf_ultrascale(const ReferenceContext& ctx, const Nanot
     if (!t.text(i, "interm_dim").empty()) a.ffn = t.integer(i, "interm_dim");
     const int64_t seq = t.integer(i, "seq_len");
     ModelSpec model =
-        llama_like(t.text(i, "params_billion") + "B", layers, hidden, t.integer(i, "num_heads"),
-                   a.kv_heads, a.ffn, t.integer(i, "vocab_size"), seq, true, a.tied);
+        decoder_model(t.text(i, "params_billion") + "B", layers, hidden, t.integer(i, "num_heads"),
+                      a.kv_heads, a.ffn, t.integer(i, "vocab_size"), seq, true, a.tied);
     ParallelConfig c;
     c.dp = static_cast<int32_t>(t.integer(i, "dp"));
     c.tp = static_cast<int32_t>(t.integer(i, "tp"));

@@ -23,24 +23,46 @@ std::string default_reference_dir() {
   return "../shared/reference";
 }
 
-ModelSpec gpt_model(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
-                    int64_t vocab, int64_t seq) {
+ModelSpec decoder_model(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
+                        int64_t kv_heads, int64_t ffn, int64_t vocab, int64_t seq, bool swiglu,
+                        bool tied) {
   ModelSpec m;
   m.name = name;
   m.num_layers = layers;
   m.hidden_size = hidden;
   m.num_attention_heads = heads;
-  m.num_kv_heads = heads;
+  m.num_kv_heads = kv_heads;
   m.head_dim = hidden / heads;
-  m.ffn_hidden_size = 4 * hidden;
+  m.ffn_hidden_size = ffn;
   m.vocab_size = vocab;
   m.seq_length = seq;
-  m.activation = Activation::Gelu;
-  m.norm = NormKind::LayerNorm;
-  m.tied_embeddings = true;
+  m.activation = swiglu ? Activation::SwiGlu : Activation::Gelu;
+  m.norm = swiglu ? NormKind::RmsNorm : NormKind::LayerNorm;
+  m.tied_embeddings = tied;
+  return m;
+}
+
+ModelSpec gpt_model(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
+                    int64_t vocab, int64_t seq) {
+  ModelSpec m =
+      decoder_model(name, layers, hidden, heads, heads, 4 * hidden, vocab, seq, false, true);
   m.linear_bias = true;
   m.dropout = true;
   return m;
+}
+
+SweepSpec reference_spec(const ReferenceContext& ctx, ModelSpec model, const std::string& hardware,
+                         const std::string& network, int64_t gbs, DType dtype,
+                         bool flash_attention) {
+  SweepSpec spec;
+  spec.model = std::move(model);
+  spec.hardware.push_back(load_hardware(ctx, hardware));
+  spec.network = load_network(ctx, network);
+  spec.training.global_batch_size = gbs;
+  spec.training.seq_length = spec.model.seq_length;
+  spec.training.dtype = dtype;
+  spec.training.flash_attention = flash_attention;
+  return spec;
 }
 
 namespace {

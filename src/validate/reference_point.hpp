@@ -23,9 +23,21 @@ struct ReferenceContext {
 /// ../shared/reference relative to the working directory.
 std::string default_reference_dir();
 
+/// A decoder described by table columns: SwiGLU + RMSNorm (Llama style) or GELU +
+/// LayerNorm (GPT style); head dim hidden/heads; no biases or dropout.
+ModelSpec decoder_model(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
+                        int64_t kv_heads, int64_t ffn, int64_t vocab, int64_t seq, bool swiglu,
+                        bool tied);
+
 /// A Megatron GPT model (4h GELU MLP, LayerNorm, biases, dropout, tied embeddings).
 ModelSpec gpt_model(const std::string& name, int64_t layers, int64_t hidden, int64_t heads,
                     int64_t vocab, int64_t seq);
+
+/// A one-point spec: `model` on configs/hardware/<hardware> and configs/networks/<network>,
+/// global batch `gbs` sequences of the model's seq_length, compute dtype `dtype`.
+SweepSpec reference_spec(const ReferenceContext& ctx, ModelSpec model, const std::string& hardware,
+                         const std::string& network, int64_t gbs, DType dtype,
+                         bool flash_attention);
 
 /// Loads configs/<kind>/<name>.yaml. Throws InputError when it is not found.
 HardwareSpec load_hardware(const ReferenceContext& ctx, const std::string& name);

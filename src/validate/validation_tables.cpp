@@ -30,14 +30,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Megatron-LM of 2021-22 on Selene: fp16 mixed precision, unfused softmax attention, fp32
 // main gradients reduced in fp32, GPT dropout.
 SweepSpec selene_spec(const ReferenceContext& ctx, ModelSpec model, int64_t gbs, bool dp_overlap) {
-  SweepSpec spec;
-  spec.model = std::move(model);
-  spec.hardware.push_back(load_hardware(ctx, "a100-sxm4-80gb"));
-  spec.network = load_network(ctx, "dgx-a100-superpod");
-  spec.training.global_batch_size = gbs;
-  spec.training.seq_length = spec.model.seq_length;
-  spec.training.dtype = DType::FP16;
-  spec.training.flash_attention = false;
+  SweepSpec spec = reference_spec(ctx, std::move(model), "a100-sxm4-80gb", "dgx-a100-superpod", gbs,
+                                  DType::FP16, false);
   spec.training.grad_bytes = 4;
   spec.training.grad_reduce_bytes = 4;
   spec.training.overlap_grad_reduce = dp_overlap;

@@ -7,26 +7,15 @@
 
 #include "validate/collective_tables.hpp"
 #include "validate/csv_table.hpp"
+#include "validation/validation_support.hpp"
 
 namespace rapid {
 namespace {
 
-ReferenceContext context() {
-  return ReferenceContext{default_reference_dir(), "", {}, {}};
-}
-
-void print(const ValidationTable& t) {
-  std::printf("%s (%s)\n", t.file.c_str(), t.metric.c_str());
-  for (const auto& r : t.rows)
-    std::printf("  %-40s predicted %8.1f measured %8.1f error %5.1f%%\n", r.label.c_str(),
-                r.predicted, r.measured, r.abs_pct_error());
-  std::printf("  MAPE %.1f%%\n", t.mape());
-}
-
 TEST(CollectiveReference, DgxA100AllReduceBusbwEveryRowWithinBounds) {
-  ValidationTable t = validate_nccl_dgx_a100(context());
-  print(t);
-  CsvTable ref(reference_file(context(), t.file));
+  ValidationTable t = validate_nccl_dgx_a100(test::reference_context());
+  test::print_table(t);
+  CsvTable ref(reference_file(test::reference_context(), t.file));
   ASSERT_EQ(t.rows.size(), 24u);
   ASSERT_EQ(ref.rows(), t.rows.size());
   for (size_t i = 0; i < t.rows.size(); ++i) {
@@ -38,8 +27,8 @@ TEST(CollectiveReference, DgxA100AllReduceBusbwEveryRowWithinBounds) {
 TEST(CollectiveReference, TwoNodeH100AllReduceBusbwIsReported) {
   // GCP A3 Mega (GPUDirect-TCPXO), not a DGX: an inline network spec with default NCCL
   // curve parameters. No bound: printed for the record (docs/collectives.md discusses it).
-  ValidationTable t = validate_nccl_2node_h100(context());
-  print(t);
+  ValidationTable t = validate_nccl_2node_h100(test::reference_context());
+  test::print_table(t);
   ASSERT_EQ(t.rows.size(), 6u);
   for (const auto& r : t.rows) EXPECT_GT(r.predicted, 0.0) << r.label;
 }

@@ -8,27 +8,18 @@
 #include "rapid/spec/yaml_reader.hpp"
 #include "validate/framework_tables.hpp"
 #include "validate/gemm_tables.hpp"
+#include "validation/validation_support.hpp"
 
 namespace rapid {
 namespace {
 
-ReferenceContext context() {
-  return ReferenceContext{default_reference_dir(), "", {}, {}};
-}
-
-double print(const ValidationTable& t) {
-  std::printf("%s (%s): MAPE %.1f%% over %zu rows\n", t.file.c_str(), t.metric.c_str(), t.mape(),
-              t.rows.size());
-  return t.mape();
-}
-
 TEST(EndToEnd, A100AndH100TablesTogetherWithinTenPercent) {
-  ReferenceContext ctx = context();
+  ReferenceContext ctx = test::reference_context();
   double sum = 0;
   size_t n = 0;
   for (const ValidationTable& t : {validate_sc21_table1(ctx), validate_korthikanti_table5(ctx),
                                    validate_megatron_core_h100(ctx)}) {
-    print(t);
+    test::print_table(t);
     for (const auto& r : t.rows) sum += r.abs_pct_error();
     n += t.rows.size();
   }
@@ -39,30 +30,30 @@ TEST(EndToEnd, A100AndH100TablesTogetherWithinTenPercent) {
 }
 
 TEST(GemmReference, H100GridUncalibratedWithinTwelvePercent) {
-  ReferenceContext ctx = context();
-  const double uncalibrated = print(validate_gemm_h100_grid(ctx));
+  ReferenceContext ctx = test::reference_context();
+  const double uncalibrated = test::print_table(validate_gemm_h100_grid(ctx));
   EXPECT_LE(uncalibrated, 12.0);
   // The calibrated file shipped in configs/calibration (rapid calibrate on this grid).
   const std::string path =
       std::string(RAPID_SOURCE_DIR) + "/configs/calibration/h100-sxm5-80gb.calibrated.yaml";
   ctx.hardware_override["h100-sxm5-80gb"] = parse_hardware(load_yaml_file(path), path);
-  const double calibrated = print(validate_gemm_h100_grid(ctx));
+  const double calibrated = test::print_table(validate_gemm_h100_grid(ctx));
   std::printf("H100 GEMM grid: uncalibrated %.1f%%, calibrated %.1f%%\n", uncalibrated, calibrated);
   EXPECT_LE(calibrated, uncalibrated);
 }
 
 TEST(GemmReference, BestShapeMatmulsWithinTwelvePercent) {
-  EXPECT_LE(print(validate_gemm_mamf(context())), 12.0);
+  EXPECT_LE(test::print_table(validate_gemm_mamf(test::reference_context())), 12.0);
 }
 
 TEST(HfUltrascale, OomClassificationAtLeastNinetyPercent) {
-  UltrascaleResult u = validate_hf_ultrascale(context());
+  UltrascaleResult u = validate_hf_ultrascale(test::reference_context());
   std::printf("OOM classification %.1f%% of %d rows (%d false fit, %d false OOM)\n",
               u.oom_accuracy(), u.oom_rows, u.oom_false_fit, u.oom_false_oom);
-  print(u.throughput);
-  print(u.throughput_pp1);
-  print(u.throughput_pp_suspect);
-  print(u.memory);
+  test::print_table(u.throughput);
+  test::print_table(u.throughput_pp1);
+  test::print_table(u.throughput_pp_suspect);
+  test::print_table(u.memory);
   ASSERT_EQ(u.oom_rows, 1824);
   EXPECT_GE(u.oom_accuracy(), 90.0);
 }
