@@ -11,6 +11,8 @@ Exit codes: 0 done, 2 the file is missing or not a rapid-sweep result (or a bad 
 from __future__ import annotations
 
 import argparse
+
+import numpy as np
 import os
 import sys
 
@@ -151,7 +153,12 @@ def main(argv=None):
                   f"(variants: {', '.join(res.hardware.name)})", file=sys.stderr)
             return 2
         pts = pts[pts.hardware == args.hardware]
-    ok = pts[pts.status == "ok"]
+    # Feasible points with a finite predicted throughput (a degenerate config can give NaN
+    # or infinite times: those are reported, not ranked).
+    ok = pts[(pts.status == "ok") & np.isfinite(pts.tokens_per_s_per_gpu)]
+    bad = int(((pts.status == "ok") & ~np.isfinite(pts.tokens_per_s_per_gpu)).sum())
+    if bad:
+        print(f"warning: {bad} feasible points have no finite throughput (check the config)")
     a = res.attrs
     hw = args.hardware or ", ".join(res.hardware.name)
     print(f"{args.file}: job {a.get('job_name', '?')}, model {a.get('model_name', '?')} on {hw}, "

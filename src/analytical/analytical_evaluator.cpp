@@ -84,7 +84,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
     s.bwd = std::max(bwd.total(), bwd.ops * host_op);
     s.compute = fwd.compute + bwd.compute;
     s.comm = fwd.comm + bwd.comm;
-    s.host = s.fwd + s.bwd - fwd.total() - bwd.total();
+    s.host = std::max(0.0, s.fwd + s.bwd - fwd.total() - bwd.total());
     if (par.pp > 1) s.p2p = 2.0 * par.vpp * p2p_one;
 
     // Gradients and weights: dense ones over data x context parallel, routed experts over

@@ -40,14 +40,22 @@ std::string today() {
   return buf;
 }
 
-// Writes `text` to `path` through a temporary file, so that `path` is whole or absent.
-void write_file(const std::string& path, const std::string& text, const std::string& option) {
+// Writes `text` next to `path` as a temporary file (renamed by commit_files once every
+// output is written), so that no output is left half-done.
+std::string write_temp(const std::string& path, const std::string& text,
+                       const std::string& option) {
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw InputError("<command line>", option, path, "a writable file path");
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw InputError("<command line>", option, path, "a writable file path");
   }
+  return tmp;
+}
+
+void commit_file(const std::string& tmp, const std::string& path, const std::string& option) {
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) {
@@ -61,6 +69,10 @@ void check_output_dir(const std::string& path, const std::string& option) {
   std::error_code ec;
   if (!dir.empty() && !fs::is_directory(dir, ec))
     throw InputError("<command line>", option, path, "a path in an existing directory");
+  if (fs::exists(fs::symlink_status(path, ec)) &&
+      !fs::is_regular_file(fs::symlink_status(path, ec)))
+    throw InputError("<command line>", option, path,
+                     "a regular file path (not a directory or device)");
 }
 
 // The written file must read back to the fitted values (a bug otherwise).
@@ -101,6 +113,18 @@ int run_calibrate(const CalibrateOptions& o) {
     if (m.op != MeasuredOp::Gemm && o.network.empty())
       throw InputError(o.measurements, "op", measured_op_name(m.op),
                        fmt::format("gemm rows only without --network (line {})", m.line));
+  // A GEMM cannot beat the tensor-core peak: such a row is a unit or shape mistake.
+  for (const Measurement& m : rows) {
+    if (m.op != MeasuredOp::Gemm) continue;
+    const double flops =
+        2.0 * static_cast<double>(m.m) * static_cast<double>(m.n) * static_cast<double>(m.k);
+    const double rate = m.quantity == MeasuredQuantity::Tflops ? m.value * 1e12 : flops / m.value;
+    const double peak = hw.tensor_peak_FLOPs[static_cast<int>(m.dtype)];
+    if (peak > 0 && rate > peak)
+      throw InputError(o.measurements, fmt::format("line {}", m.line), m.label(),
+                       fmt::format("at most the {} tensor peak of {} ({:.1f} TFLOP/s)",
+                                   dtype_name(m.dtype), hw.name, peak / 1e12));
+  }
   check_output_dir(o.output, "-o");
   if (!o.network_output.empty()) check_output_dir(o.network_output, "--network-out");
 
@@ -136,10 +160,13 @@ int run_calibrate(const CalibrateOptions& o) {
     check_round_trip(r, hw, parse_network(load_yaml_text(net_out, net_path), net_path),
                      ParamFile::Network);
   }
-  write_file(o.output, hw_out, "-o");
+  if (net_fitted) check_output_dir(net_path, "--network-out");
+  const std::string hw_tmp = write_temp(o.output, hw_out, "-o");
+  const std::string net_tmp = net_fitted ? write_temp(net_path, net_out, "--network-out") : "";
+  commit_file(hw_tmp, o.output, "-o");
   fmt::print("wrote {}\n", o.output);
   if (net_fitted) {
-    write_file(net_path, net_out, "--network-out");
+    commit_file(net_tmp, net_path, "--network-out");
     fmt::print("wrote {}\n", net_path);
   }
   return 0;

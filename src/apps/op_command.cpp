@@ -62,8 +62,10 @@ void print_row(const AttentionTiming& t, bool chosen, const HardwareSpec& hw) {
       t.time_s * 1e6);
 }
 
+// Shape arguments: 1 to 2^24 (larger ones overflow the products the model forms).
 void check_positive(int64_t v, const char* key) {
-  if (v < 1) throw InputError(kCli, key, std::to_string(v), "an integer >= 1");
+  if (v < 1 || v > (int64_t{1} << 24))
+    throw InputError(kCli, key, std::to_string(v), "an integer between 1 and 16777216");
 }
 
 }  // namespace
@@ -125,9 +127,14 @@ int run_attention_op(const AttentionOpOptions& o) {
   auto eval = [&](TileChoice t) { return o.backward ? model.backward(s, t) : model.forward(s, t); };
   const AttentionTiming automatic = eval({});
   const AttentionTiming chosen = forced.automatic() ? automatic : eval(forced);
-  if (!chosen.fits)
+  if (!chosen.fits) {
+    if (forced.automatic())  // no candidate tile fits: the head dim is too large
+      throw InputError(kCli, "--head-dim", std::to_string(o.head_dim),
+                       fmt::format("a head dim whose smallest tile fits on an SM ({})",
+                                   why_not_fitting(chosen, hw)));
     throw InputError(kCli, "--tile", o.tile,
                      fmt::format("a tile that fits on an SM ({})", why_not_fitting(chosen, hw)));
+  }
 
   fmt::print(
       "flash_attention{} on {} ({}): batch {} x {} heads ({} K/V heads, GQA group {}), "

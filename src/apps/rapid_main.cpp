@@ -1,5 +1,6 @@
 // `rapid`: one point at a time. Subcommands:
-//   predict JOB [--tp N --pp N ...]   evaluate one layout of a job (default: its baseline)
+//   predict JOB [--tp N --pp N ...]   evaluate one layout of a job (default: its baseline);
+//            [--fidelity des [--timeline T.json] [--full]]  by discrete-event simulation
 //   validate [--reference-dir D]      predictions vs published measurements, MAPE per table
 //   calibrate --hardware H --measurements M -o OUT   fit efficiencies to measured rows
 //   op attention --hardware F ...     one operator's time per candidate tile (op_command.hpp)
@@ -7,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <optional>
 
 #include "apps/calibrate_command.hpp"
@@ -25,11 +27,32 @@ namespace {
 
 struct PredictOptions {
   std::string job;
-  std::optional<int> tp, pp, cp, vpp, mbs, zero, gpus, hardware;
+  std::optional<int> tp, pp, cp, ep, etp, vpp, mbs, zero, gpus, hardware;
   std::optional<bool> sp;
   std::optional<std::string> recompute;
   bool ops = false;
+  std::string fidelity = "analytical";
+  std::optional<std::string> precision;
+  std::optional<std::string> timeline;
+  bool full = false;
 };
+
+// `--fidelity analytical|des` (`--precision high` is `des`, `standard` is `analytical`).
+rapid::Fidelity predict_fidelity(const PredictOptions& o) {
+  std::string f = o.fidelity;
+  if (o.precision) {
+    if (*o.precision != "high" && *o.precision != "standard")
+      throw rapid::InputError("<command line>", "--precision", *o.precision, "high or standard");
+    const std::string alias = *o.precision == "high" ? "des" : "analytical";
+    if (f != "analytical" && f != alias)
+      throw rapid::InputError("<command line>", "--precision", *o.precision,
+                              fmt::format("a precision agreeing with --fidelity {}", f));
+    f = alias;
+  }
+  if (f == "analytical") return rapid::Fidelity::Analytical;
+  if (f == "des") return rapid::Fidelity::Des;
+  throw rapid::InputError("<command line>", "--fidelity", f, "analytical or des");
+}
 
 int run_predict(const PredictOptions& o) {
   rapid::SweepSpec spec = rapid::load_sweep_spec(o.job);
@@ -37,6 +60,8 @@ int run_predict(const PredictOptions& o) {
   if (o.tp) c.tp = *o.tp;
   if (o.pp) c.pp = *o.pp;
   if (o.cp) c.cp = *o.cp;
+  if (o.ep) c.ep = *o.ep;
+  if (o.etp) c.etp = *o.etp;
   if (o.vpp) c.vpp = *o.vpp;
   if (o.mbs) c.mbs = *o.mbs;
   if (o.zero) c.zero_stage = static_cast<int8_t>(*o.zero);
@@ -67,11 +92,41 @@ int run_predict(const PredictOptions& o) {
     throw rapid::InputError("<command line>", "--hardware-index", std::to_string(p.hardware),
                             fmt::format("an index below {}", spec.hardware.size()));
   p.par = c;
-  rapid::PointEvaluator eval(spec);
+  const rapid::Fidelity fidelity = predict_fidelity(o);
+  if (o.timeline && fidelity != rapid::Fidelity::Des)
+    throw rapid::InputError("<command line>", "--timeline", *o.timeline,
+                            "--fidelity des (the timeline is the simulation's)");
+  rapid::DesOptions des;
+  if (o.full) des.replicas = rapid::des::ReplicaMode::All;
+  rapid::PointEvaluator eval(spec, fidelity, des);
   rapid::Workload w;
   rapid::EvalResult r;
   eval.evaluate(p, w, r);
   std::fputs(rapid::describe_result(spec, p, r).c_str(), stdout);
+  if (o.timeline && r.status != rapid::Status::Ok)
+    std::printf("timeline    not written: the layout is %s\n", rapid::status_name(r.status));
+  if (fidelity == rapid::Fidelity::Des && r.status == rapid::Status::Ok) {
+    rapid::EvalResult analytical;
+    eval.evaluate(p, w, analytical, rapid::Fidelity::Analytical);
+    std::printf(
+        "fidelity    des (discrete-event simulation); the analytical model gives %.4f s "
+        "(DES %+.2f%%)\n",
+        analytical.step_time_s,
+        100.0 * (r.step_time_s - analytical.step_time_s) / analytical.step_time_s);
+    rapid::des::Timeline timeline;
+    rapid::EvalResult again = r;
+    rapid::DesReport report;
+    eval.des_evaluator(p.hardware).simulate(w, again, &report, o.timeline ? &timeline : nullptr);
+    std::fputs(rapid::describe_des_report(report).c_str(), stdout);
+    if (o.timeline) {
+      std::ofstream out(*o.timeline);
+      if (out) timeline.write_chrome_trace(out);
+      if (!out)
+        throw rapid::InputError("<command line>", "--timeline", *o.timeline, "a writable file");
+      std::printf("timeline    %zu events written to %s (chrome://tracing or ui.perfetto.dev)\n",
+                  timeline.slices().size(), o.timeline->c_str());
+    }
+  }
   if (o.ops) {
     const auto& analytical =
         dynamic_cast<const rapid::AnalyticalEvaluator&>(eval.evaluator(p.hardware));
@@ -92,6 +147,8 @@ int main(int argc, char** argv) {
   predict->add_option("--tp", po.tp, "tensor parallel degree");
   predict->add_option("--pp", po.pp, "pipeline stages");
   predict->add_option("--cp", po.cp, "context parallel degree");
+  predict->add_option("--ep", po.ep, "expert parallel degree (MoE models)");
+  predict->add_option("--etp", po.etp, "expert tensor parallel degree (MoE models)");
   predict->add_option("--vpp", po.vpp, "virtual stages per GPU");
   predict->add_option("--mbs", po.mbs, "micro-batch size");
   predict->add_option("--zero", po.zero, "ZeRO stage 0-3");
@@ -100,13 +157,20 @@ int main(int argc, char** argv) {
   predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)");
   predict->add_option("--hardware-index", po.hardware, "hardware variant of the job (default 0)");
   predict->add_flag("--ops", po.ops, "print every op of a layer with its time");
+  predict->add_option("--fidelity", po.fidelity,
+                      "analytical (default) or des (discrete-event simulation, docs/des.md)");
+  predict->add_option("--precision", po.precision, "high (= --fidelity des) or standard");
+  predict->add_option("--timeline", po.timeline,
+                      "with --fidelity des: write a Chrome trace (Perfetto) of the step");
+  predict->add_flag("--full", po.full,
+                    "with --fidelity des: simulate every DP replica even when one stands for all");
 
   rapid::ValidateOptions vo;
   CLI::App* validate =
       app.add_subcommand("validate", "compare predictions with published measurements");
   rapid::add_validate_options(*validate, vo);
 
-  rapid::OpCommand op(app);  // `rapid op attention ...` (src/apps/op_command.hpp)
+  rapid::OpCommand op(app);        // `rapid op attention ...` (src/apps/op_command.hpp)
   rapid::ModelCommand model(app);  // `rapid model import ...` (src/apps/model_command.hpp)
 
   rapid::CalibrateOptions co;

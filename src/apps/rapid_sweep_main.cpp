@@ -1,6 +1,9 @@
-// `rapid-sweep JOB.yaml -o OUT.h5 [--threads N] [--chunk N] [--quiet] [--fidelity analytical]`
+// `rapid-sweep JOB.yaml -o OUT.h5 [--threads N] [--chunk N] [--quiet]
+//              [--fidelity analytical|des|auto] [--precision high] [--des-top-k K] [--full]`
 // The MPI driver (DESIGN.md "Data flow"): every point of a job's search space evaluated
-// once, one HDF5 row per point.
+// once, one HDF5 row per point. `des` simulates every point (docs/des.md); `auto` runs the
+// analytical model everywhere, then the simulator on the best K points of each (GPU
+// count, hardware variant), K from --des-top-k or the job's simulation.des_top_k.
 //
 // Order: MPI init -> command line -> (validation phase, every rank) spec, enumerator,
 // evaluator, output path -> agreement on the outcome -> (sweep phase) ResultStore on a
@@ -47,10 +50,15 @@ struct Options {
   int64_t chunk = 0;
   bool quiet = false;
   std::string fidelity = "analytical";
+  std::string precision;
+  int64_t des_top_k = 0;  // 0: the job's simulation.des_top_k
+  bool full = false;
 };
 
 // Everything the sweep needs, built in the validation phase.
 struct Prepared {
+  rapid::Fidelity fidelity = rapid::Fidelity::Analytical;
+  int64_t top_k = 0;
   rapid::SweepSpec spec;
   std::unique_ptr<rapid::Enumerator> enumerator;
   std::unique_ptr<rapid::PointEvaluator> evaluator;
@@ -74,14 +82,45 @@ void check_output_path(const std::string& output) {
                             fmt::format("a file in a writable directory ({})", dir.string()));
 }
 
+// --fidelity analytical|des|auto; --precision high is another name for des.
+rapid::Fidelity parse_fidelity(const Options& o) {
+  std::string f = o.fidelity;
+  if (!o.precision.empty()) {
+    if (o.precision != "high" && o.precision != "standard")
+      throw rapid::InputError("<command line>", "--precision", o.precision, "high or standard");
+    const std::string alias = o.precision == "high" ? "des" : "analytical";
+    if (f != "analytical" && f != alias)
+      throw rapid::InputError("<command line>", "--precision", o.precision,
+                              fmt::format("a precision agreeing with --fidelity {}", f));
+    f = alias;
+  }
+  if (f == "analytical") return rapid::Fidelity::Analytical;
+  if (f == "des") return rapid::Fidelity::Des;
+  if (f == "auto") return rapid::Fidelity::Auto;
+  throw rapid::InputError("<command line>", "--fidelity", f, "analytical, des or auto");
+}
+
 void prepare(const Options& o, Prepared& p) {
-  if (o.fidelity != "analytical")
-    throw rapid::InputError("<command line>", "--fidelity", o.fidelity,
-                            "analytical (the des fidelity is not available yet)");
+  p.fidelity = parse_fidelity(o);
   p.spec = rapid::load_sweep_spec(o.job);
+  p.top_k = o.des_top_k > 0 ? o.des_top_k : p.spec.simulation.des_top_k;
   p.enumerator = std::make_unique<rapid::Enumerator>(p.spec);
-  p.evaluator = std::make_unique<rapid::PointEvaluator>(p.spec);
+  rapid::DesOptions des;
+  if (o.full || p.spec.simulation.des_full) des.replicas = rapid::des::ReplicaMode::All;
+  p.evaluator = std::make_unique<rapid::PointEvaluator>(p.spec, p.fidelity, des);
   check_output_path(o.output);
+}
+
+std::string fidelity_text(const Prepared& p) {
+  switch (p.fidelity) {
+    case rapid::Fidelity::Analytical:
+      return "analytical";
+    case rapid::Fidelity::Des:
+      return "des";
+    case rapid::Fidelity::Auto:
+      break;
+  }
+  return fmt::format("auto (des on the best {} per GPU count and hardware)", p.top_k);
 }
 
 int64_t peak_rss_bytes() {
@@ -108,15 +147,17 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
     if (fail_rank && *fail_rank == mpi.rank())
       throw rapid::InternalError("injected failure (RAPID_SWEEP_TEST_FAIL_RANK)");
   };
-  rapid::Scheduler scheduler(mpi, *p.enumerator, *p.evaluator, sink,
-                             rapid::SchedulerOptions{o.chunk, !o.quiet});
+  rapid::SchedulerOptions so{o.chunk, !o.quiet};
+  if (p.fidelity == rapid::Fidelity::Auto) so.top_k = p.top_k;
+  rapid::Scheduler scheduler(mpi, *p.enumerator, *p.evaluator, sink, so);
   scheduler.run();
+  const int64_t simulated = so.top_k > 0 ? scheduler.refine() : 0;
   const double wall =
       mpi.broadcast(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
   rapid::RunProvenance run;
   run.command_line = command_line;
-  run.fidelity = o.fidelity;
+  run.fidelity = fidelity_text(p);
   run.threads_per_rank = omp_get_max_threads();
   run.wall_time_s = wall;
   run.peak_rss_bytes = mpi.allreduce_max(peak_rss_bytes());
@@ -126,10 +167,12 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
     const int64_t n = store.num_points();
     std::printf(
         "rapid-sweep: %lld points in %.3f s (%.0f points/s) on %d ranks x %lld threads, "
-        "peak RSS %.1f MiB (max over ranks); wrote %s\n",
+        "peak RSS %.1f MiB (max over ranks); fidelity %s%s; wrote %s\n",
         static_cast<long long>(n), wall, wall > 0 ? static_cast<double>(n) / wall : 0.0, mpi.size(),
         static_cast<long long>(run.threads_per_rank),
-        static_cast<double>(run.peak_rss_bytes) / (1024.0 * 1024.0), o.output.c_str());
+        static_cast<double>(run.peak_rss_bytes) / (1024.0 * 1024.0), run.fidelity.c_str(),
+        simulated > 0 ? fmt::format(", {} points simulated", simulated).c_str() : "",
+        o.output.c_str());
     std::fflush(stdout);
   }
   return 0;
@@ -156,7 +199,15 @@ int main(int argc, char** argv) {
   app.add_option("--chunk", o.chunk, "fixed chunk size in points (default: guided sizes)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_flag("--quiet", o.quiet, "no progress line and no summary");
-  app.add_option("--fidelity", o.fidelity, "analytical (default)");
+  app.add_option("--fidelity", o.fidelity,
+                 "analytical (default), des (discrete-event simulation of every point) or auto "
+                 "(analytical, then des on the best points)");
+  app.add_option("--precision", o.precision, "high: another name for --fidelity des");
+  app.add_option("--des-top-k", o.des_top_k,
+                 "auto: simulate the best K points per GPU count and hardware (default: the "
+                 "job's simulation.des_top_k, 4)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_flag("--full", o.full, "des/auto: simulate every DP replica (no symmetry shortcut)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -47,19 +47,30 @@ double CollectiveCost::network_step_s(int64_t nodes) const {
 // sends 1/l of its traffic through its NIC and (l-1)/l over NVLink, and the two tiers run
 // pipelined: the slower sets the rate. NCCL moves the buffer in loops of one chunk per
 // step; a loop of s steps takes (s + k) chunk times, k the pipeline bubble.
-double CollectiveCost::ring(double passes, double bytes, const GroupShape& g) const {
+CollectivePlan CollectiveCost::ring(double passes, double bytes, const GroupShape& g) const {
   const double n = static_cast<double>(g.size);
   const double l = static_cast<double>(g.per_node);
   const double N = static_cast<double>(g.nodes);
   const double steps = passes * (n - 1.0);
   const double net_steps = g.nodes > 1 ? passes * (N - 1.0) : 0.0;
-  const double latency =
-      launch_s_ + (steps - net_steps) * nv_step_s_ + net_steps * network_step_s(g.nodes);
+  CollectivePlan p;
+  p.algorithm = CollectiveAlgorithm::Ring;
+  p.latency_s = launch_s_ + (steps - net_steps) * nv_step_s_ + net_steps * network_step_s(g.nodes);
+  p.net_steps = net_steps;
+  p.crosses_spine = g.nodes > nodes_per_leaf_;
   const double sent = passes * (n - 1.0) / n * bytes;  // per GPU
-  if (g.nodes <= 1) return latency + sent / nvlink_Bps_ * (steps + nv_bubble_) / steps;
-  const double t_nv = (l - 1.0) / l * sent / nvlink_Bps_ * (steps + nv_bubble_) / steps;
-  const double t_net = sent / l / network_Bps(g.nodes) * (steps + net_bubble_) / steps;
-  return latency + std::max(t_nv, t_net);
+  if (g.nodes <= 1) {
+    p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false, sent * (steps + nv_bubble_) / steps,
+                              1.0, nvlink_Bps_};
+    return p;
+  }
+  if (g.per_node > 1)
+    p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false,
+                              (l - 1.0) / l * sent * (steps + nv_bubble_) / steps, 1.0,
+                              nvlink_Bps_};
+  p.tiers[p.num_tiers++] = {FlowPattern::InterRing, true, sent / l * (steps + net_bubble_) / steps,
+                            1.0, network_Bps(g.nodes)};
+  return p;
 }
 
 // Double binary tree over the nodes, a chain over the l GPUs of each node, both trees
@@ -67,56 +78,82 @@ double CollectiveCost::ring(double passes, double bytes, const GroupShape& g) co
 // Per direction, a middle GPU of the chain sends 2S over NVLink (S when l = 2); a node
 // sends S through its NICs when N = 2 (root of one tree, the only child in the other)
 // and 2S when N > 2 (inner node of one tree: S/2 up, 2 x S/2 down; leaf of the other:
-// S/2 up). Latency as NCCL's tuning model: 2 ((l-1) a_nv + log2(N) a_net).
-double CollectiveCost::tree(double bytes, const GroupShape& g) const {
+// S/2 up). Latency as NCCL's tuning model: 2 ((l-1) a_nv + log2(N) a_net). As flows: the
+// chain's links carry one flow of S each way (two leave a middle GPU), and each GPU sends
+// its node's share node_out / l through its NIC (the DES lays it out as a node ring).
+CollectivePlan CollectiveCost::tree(double bytes, const GroupShape& g) const {
   const double l = static_cast<double>(g.per_node);
   const double depth = std::ceil(std::log2(static_cast<double>(g.nodes)));
-  const double latency =
-      launch_s_ + 2.0 * ((l - 1.0) * nv_step_s_ + depth * network_step_s(g.nodes));
-  const double chain = g.per_node >= 3 ? 2.0 * bytes : (g.per_node == 2 ? bytes : 0.0);
+  CollectivePlan p;
+  p.algorithm = CollectiveAlgorithm::Tree;
+  p.latency_s = launch_s_ + 2.0 * ((l - 1.0) * nv_step_s_ + depth * network_step_s(g.nodes));
+  p.net_steps = 2.0 * depth;
+  p.crosses_spine = g.nodes > nodes_per_leaf_;
+  if (g.per_node >= 2)
+    p.tiers[p.num_tiers++] = {FlowPattern::IntraChain, false, bytes, g.per_node >= 3 ? 2.0 : 1.0,
+                              nvlink_Bps_};
   const double node_out = g.nodes == 2 ? bytes : 2.0 * bytes;
-  return latency + std::max(chain / nvlink_Bps_, node_out / (l * network_Bps(g.nodes)));
+  p.tiers[p.num_tiers++] = {FlowPattern::InterRing, true, node_out / l, 1.0, network_Bps(g.nodes)};
+  return p;
 }
 
-CollectiveEstimate CollectiveCost::estimate(CollectiveKind kind, double bytes,
-                                            const GroupShape& g) const {
+CollectivePlan CollectiveCost::plan(CollectiveKind kind, double bytes, const GroupShape& g) const {
   if (g.size <= 1 || kind == CollectiveKind::None) return {};
   const double n = static_cast<double>(g.size);
   const double l = static_cast<double>(g.per_node);
   switch (kind) {
     case CollectiveKind::AllReduce: {
-      CollectiveEstimate best{ring(2.0, bytes, g), CollectiveAlgorithm::Ring};
+      CollectivePlan best = ring(2.0, bytes, g);
       // NCCL runs trees between nodes only: inside one node a chain has the ring's step
       // count at half its bandwidth.
       if (g.nodes > 1) {
-        const double t = tree(bytes, g);
-        if (t < best.time_s) best = {t, CollectiveAlgorithm::Tree};
+        CollectivePlan t = tree(bytes, g);
+        if (t.time_s() < best.time_s()) best = t;
       }
       return best;
     }
     case CollectiveKind::AllGather:
     case CollectiveKind::ReduceScatter:
-      return {ring(1.0, bytes, g), CollectiveAlgorithm::Ring};
+      return ring(1.0, bytes, g);
     case CollectiveKind::AllToAll: {
       // Pairwise exchange: (l-1)/n of the buffer to local peers over NVLink, (n-l)/n
       // through the NICs, the tiers concurrently; one step per peer.
-      const double t_nv = (l - 1.0) / n * bytes / nvlink_Bps_;
-      const double t_net = (n - l) / n * bytes / network_Bps(g.nodes);
-      const double latency = launch_s_ + (l - 1.0) * nv_step_s_ + (n - l) * network_step_s(g.nodes);
-      return {latency + std::max(t_nv, t_net), CollectiveAlgorithm::PairwiseExchange};
+      CollectivePlan p;
+      p.algorithm = CollectiveAlgorithm::PairwiseExchange;
+      p.latency_s = launch_s_ + (l - 1.0) * nv_step_s_ + (n - l) * network_step_s(g.nodes);
+      p.net_steps = n - l;
+      p.crosses_spine = g.nodes > nodes_per_leaf_;
+      if (g.per_node > 1)
+        p.tiers[p.num_tiers++] = {FlowPattern::IntraPairs, false, bytes / n, l - 1.0, nvlink_Bps_};
+      if (g.size > g.per_node)
+        p.tiers[p.num_tiers++] = {FlowPattern::InterPairs, true, bytes / n, n - l,
+                                  network_Bps(g.nodes)};
+      return p;
     }
     case CollectiveKind::SendRecv: {
       // Neighbouring pipeline stages share a node when the group has several ranks per
       // node: one step over NVLink, else one through the NICs.
       const bool intra = g.per_node > 1;
-      const double t = intra ? launch_s_ + nv_step_s_ + bytes / nvlink_Bps_
-                             : launch_s_ + network_step_s(g.nodes) + bytes / network_Bps(g.nodes);
-      return {t, CollectiveAlgorithm::PointToPoint};
+      CollectivePlan p;
+      p.algorithm = CollectiveAlgorithm::PointToPoint;
+      p.latency_s = launch_s_ + (intra ? nv_step_s_ : network_step_s(g.nodes));
+      p.net_steps = intra ? 0.0 : 1.0;
+      p.crosses_spine = !intra && g.nodes > nodes_per_leaf_;
+      p.tiers[p.num_tiers++] = {FlowPattern::Peer, !intra, bytes, 1.0,
+                                intra ? nvlink_Bps_ : network_Bps(g.nodes)};
+      return p;
     }
     case CollectiveKind::None:
       break;
   }
   return {};
+}
+
+CollectiveEstimate CollectiveCost::estimate(CollectiveKind kind, double bytes,
+                                            const GroupShape& g) const {
+  const CollectivePlan p = plan(kind, bytes, g);
+  if (p.algorithm == CollectiveAlgorithm::None) return {};
+  return {p.time_s(), p.algorithm};
 }
 
 double CollectiveCost::busbw_Bps(CollectiveKind kind, double bytes, const GroupShape& g) const {

@@ -44,9 +44,11 @@ std::vector<std::string> split(const std::string& line, char sep) {
   return out;
 }
 
+// Positive integers up to 2^40 (GEMM dimensions, bytes, GPU counts): larger ones would
+// overflow the products the models form.
 bool parse_int(const std::string& s, int64_t& v) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size() && v >= 1;
+  return ec == std::errc() && end == s.data() + s.size() && v >= 1 && v <= (int64_t{1} << 40);
 }
 
 bool parse_positive(const std::string& s, double& v) {
@@ -99,7 +101,7 @@ Measurement parse_row(const Cursor& at, const std::vector<std::string>& f) {
   bool ok = true;
   for (size_t i = 0; i < dims.size(); ++i) ok = ok && parse_int(dims[i], v[i]);
   if (gemm) {
-    if (!ok || v.size() != 3) at.fail(c_shape, f[c_shape], "MxNxK with positive integers");
+    if (!ok || v.size() != 3) at.fail(c_shape, f[c_shape], "MxNxK with integers from 1 to 2^40");
     r.m = v[0], r.n = v[1], r.k = v[2];
   } else {
     if (!ok || v.size() < 2 || v.size() > 3 || v[1] * (v.size() == 3 ? v[2] : 1) < 2)
@@ -137,7 +139,9 @@ Measurement parse_row(const Cursor& at, const std::vector<std::string>& f) {
 }  // namespace
 
 std::vector<Measurement> read_measurements(const std::string& path) {
-  std::istringstream in(read_text_file(path));
+  std::string text = read_text_file(path);
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 byte order mark
+  std::istringstream in(text);
   std::vector<std::string> header;
   std::vector<Measurement> rows;
   std::string line;

@@ -5,13 +5,18 @@
 
 namespace rapid {
 
-PointEvaluator::PointEvaluator(const SweepSpec& spec) : spec_(spec) {
-  for (const HardwareSpec& hw : spec.hardware)
+PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOptions des)
+    : spec_(spec), fidelity_(fidelity) {
+  for (const HardwareSpec& hw : spec.hardware) {
     evaluators_.push_back(
         std::make_unique<AnalyticalEvaluator>(spec.model, spec.training, hw, spec.network));
+    if (fidelity != Fidelity::Analytical)
+      des_.push_back(
+          std::make_unique<DesEvaluator>(spec.model, spec.training, hw, spec.network, des));
+  }
 }
 
-void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r) const {
+void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
   const HardwareSpec& hw = spec_.hardware[static_cast<size_t>(p.hardware)];
   build_workload(spec_.model, spec_.training, spec_.network, p.par, w);
   r = EvalResult{};
@@ -38,7 +43,11 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r) const 
     r.status = Status::OutOfMemory;
     return;
   }
-  evaluators_[static_cast<size_t>(p.hardware)]->evaluate(w, r);
+  if (f == Fidelity::Des)
+    des_[static_cast<size_t>(p.hardware)]->evaluate(w, r);
+  else
+    evaluators_[static_cast<size_t>(p.hardware)]->evaluate(w, r);
+  if (r.status != Status::Ok) return;
   if (r.bubble_time_s > 0.2 * r.step_time_s) r.flags |= kFlagPipelineBubble;
   if (r.mfu >= 0.9 * hw.gemm_efficiency) r.flags |= kFlagHighUtilization;
 }

@@ -68,7 +68,9 @@ std::string describe_ops(const Workload& w, const AnalyticalEvaluator& eval) {
       total += t;
       std::string shape = comm ? fmt::format("{} over {}", collective_name(op.collective),
                                              comm_group_name(op.group))
-                               : fmt::format("{}x{}x{} x{}", op.m, op.n, op.k, op.batch);
+                          : op.kind == OpKind::MemoryBound
+                              ? std::string("memory-bound")
+                              : fmt::format("{}x{}x{} x{}", op.m, op.n, op.k, op.batch);
       out += fmt::format("  {:<28} {:<26} {:>10.2f} GFLOP {:>10.2f} MB {:>10.1f} us\n", op.name,
                          shape, op.flops / 1e9, op.bytes / 1e6, t * 1e6);
     }

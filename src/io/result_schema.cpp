@@ -177,6 +177,28 @@ const std::array kColumns = {
            "HBM capacity of the GPU",
            {},
            RAPID_R(memory_capacity_bytes)},
+    // Discrete-event simulation (docs/des.md): which evaluator produced the row and the
+    // congestion it found (analytical rows: 0 and NaN).
+    Column{"fidelity", ColumnType::Enum8, "", "evaluator of the row: analytical or des",
+           kFidelityNames, RAPID_R(fidelity)},
+    Column{"simulated_replicas",
+           ColumnType::Int32,
+           "",
+           "DES: DP replicas simulated (1: one stood for all; 0: analytical row)",
+           {},
+           RAPID_R(simulated_replicas)},
+    Column{"hot_spot_links",
+           ColumnType::Int32,
+           "",
+           "DES: links busier than 90% of the step",
+           {},
+           RAPID_R(hot_spot_links)},
+    Column{"max_link_utilization",
+           ColumnType::Float64,
+           "1",
+           "DES: busy fraction of the busiest link (bytes / (capacity x step time))",
+           {},
+           RAPID_R(max_link_utilization)},
 };
 
 #undef RAPID_P

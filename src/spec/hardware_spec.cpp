@@ -27,7 +27,7 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   YamlMap m(node, file);
   HardwareSpec h;
   h.name = m.string("name");
-  h.num_sms = m.integer("num_sms");
+  h.num_sms = m.integer("num_sms", 1, 100000);
   h.sm_clock_Hz = m.quantity("sm_clock", Dimension::Frequency);
   YamlMap peaks = m.map("tensor_peak");
   for (int i = 0; i < kNumDTypes; ++i) {
@@ -62,8 +62,15 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   }
   for (const char* k : {"description", "source", "sources"}) m.has(k);
   m.finish();
-  if (h.hbm_bandwidth_Bps <= 0) m.fail("hbm_bandwidth", "0", "a bandwidth > 0");
-  if (h.sm_clock_Hz <= 0) m.fail("sm_clock", "0", "a frequency > 0");
+  // Zero or absurdly small rates would give infinite or NaN times on "ok" points.
+  const std::pair<const char*, double> positive[] = {
+      {"hbm_bandwidth", h.hbm_bandwidth_Bps},       {"l2_bandwidth", h.l2_bandwidth_Bps},
+      {"nvlink_bandwidth", h.nvlink_bandwidth_Bps}, {"pcie_bandwidth", h.pcie_bandwidth_Bps},
+      {"hbm_capacity", h.hbm_capacity_bytes},       {"l2_size", h.l2_size_bytes},
+      {"smem_per_sm", h.smem_per_sm_bytes},         {"sm_clock", h.sm_clock_Hz},
+      {"vector_peak_fp32", h.vector_peak_FLOPs}};
+  for (const auto& [key, value] : positive)
+    if (value < 1e3) m.fail(key, std::to_string(value), "a value of at least 1e3 in base units");
   return h;
 }
 

@@ -88,7 +88,11 @@ ModelSpec import_hf_config(const json& config, const std::string& file, const st
     m.ffn_hidden_size = f.integer("intermediate_size");
     m.vocab_size = f.integer("vocab_size");
     m.seq_length = f.integer_or("max_position_embeddings", 4096);
-    m.activation = Activation::SwiGlu;  // gated SiLU MLP in all of these families
+    // Gated MLP in all of these families: SiLU (SwiGLU) or GELU (GeGLU, same shapes).
+    const std::string act = f.string_or("hidden_act", "silu");
+    if (act != "silu" && act != "swish" && act.rfind("gelu", 0) != 0)
+      throw InputError(file, "hidden_act", act, "silu, swish or gelu (a gated MLP)");
+    m.activation = Activation::SwiGlu;
     m.norm = NormKind::RmsNorm;
     m.tied_embeddings = f.boolean_or("tie_word_embeddings", false);
     m.linear_bias = f.boolean_or("attention_bias", false);
@@ -122,8 +126,15 @@ ModelSpec import_hf_config(const json& config, const std::string& file, const st
     e.first_dense_layers = f.integer_or("first_k_dense_replace", 0);
     e.layer_freq = f.integer_or("moe_layer_freq", 1);
   }
-  if (m.num_attention_heads == 0 || m.num_kv_heads == 0 ||
-      m.num_attention_heads % m.num_kv_heads != 0)
+  constexpr int64_t kMaxShape = 10'000'000;  // model files' largest FFN / vocabulary
+  for (const auto& [key, v] : {std::pair<const char*, int64_t>{"hidden_size", m.hidden_size},
+                               {"num_hidden_layers", m.num_layers},
+                               {"num_attention_heads", m.num_attention_heads},
+                               {"intermediate_size", m.ffn_hidden_size},
+                               {"vocab_size", m.vocab_size}})
+    if (v < 1 || v > kMaxShape)
+      throw InputError(file, key, std::to_string(v), "an integer from 1 to 10000000");
+  if (m.num_kv_heads == 0 || m.num_attention_heads % m.num_kv_heads != 0)
     throw InputError(file, "num_key_value_heads", std::to_string(m.num_kv_heads),
                      "a divisor of num_attention_heads");
   if (e.enabled() && (e.top_k == 0 || e.top_k > e.num_experts || e.layer_freq == 0))

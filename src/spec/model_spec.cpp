@@ -63,13 +63,13 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
   YamlMap m(node, file);
   ModelSpec s;
   s.name = m.string("name");
-  s.num_layers = m.integer("num_layers");
-  s.hidden_size = m.integer("hidden_size");
-  s.num_attention_heads = m.integer("num_attention_heads");
-  s.num_kv_heads = m.integer_or("num_kv_heads", s.num_attention_heads);
-  s.ffn_hidden_size = m.integer("ffn_hidden_size");
-  s.vocab_size = m.integer("vocab_size");
-  s.seq_length = m.integer("seq_length");
+  s.num_layers = m.integer("num_layers", 1, 10000);
+  s.hidden_size = m.integer("hidden_size", 1, 1000000);
+  s.num_attention_heads = m.integer("num_attention_heads", 1, 100000);
+  s.num_kv_heads = m.integer_or("num_kv_heads", s.num_attention_heads, 1, 100000);
+  s.ffn_hidden_size = m.integer("ffn_hidden_size", 1, 10000000);
+  s.vocab_size = m.integer("vocab_size", 1, 10000000);
+  s.seq_length = m.integer("seq_length", 1, 100000000);
   s.activation = static_cast<Activation>(m.choice("activation", {"gelu", "swiglu"}));
   s.norm = static_cast<NormKind>(m.choice_or("norm", {"layernorm", "rmsnorm"}, 0));
   s.tied_embeddings = m.boolean_or("tied_embeddings", false);
@@ -78,23 +78,24 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
   if (s.hidden_size % s.num_attention_heads != 0 && !m.has("head_dim"))
     m.fail("num_attention_heads", std::to_string(s.num_attention_heads),
            fmt::format("a divisor of hidden_size {} (or set head_dim)", s.hidden_size));
-  s.head_dim = m.integer_or("head_dim", s.hidden_size / s.num_attention_heads);
+  s.head_dim = m.integer_or("head_dim", s.hidden_size / s.num_attention_heads, 1, 100000);
   if (s.num_attention_heads % s.num_kv_heads != 0)
     m.fail("num_kv_heads", std::to_string(s.num_kv_heads),
            fmt::format("a divisor of num_attention_heads {}", s.num_attention_heads));
   if (m.has("moe")) {
     YamlMap e = m.map("moe");
-    s.moe.num_experts = e.integer("num_experts", 1);
+    s.moe.num_experts = e.integer("num_experts", 1, 100000);
     s.moe.top_k = e.integer("top_k", 1);
     if (s.moe.top_k > s.moe.num_experts)
       e.fail("top_k", std::to_string(s.moe.top_k),
              fmt::format("at most num_experts ({})", s.moe.num_experts));
-    s.moe.expert_ffn_hidden_size = e.integer_or("expert_ffn_hidden_size", s.ffn_hidden_size);
-    s.moe.num_shared_experts = e.integer_or("shared_experts", 0, 0);
+    s.moe.expert_ffn_hidden_size =
+        e.integer_or("expert_ffn_hidden_size", s.ffn_hidden_size, 1, 10000000);
+    s.moe.num_shared_experts = e.integer_or("shared_experts", 0, 0, 100000);
     s.moe.shared_expert_ffn_hidden_size =
-        e.integer_or("shared_expert_ffn_hidden_size", s.moe.expert_ffn_hidden_size);
-    s.moe.layer_freq = e.integer_or("layer_freq", 1);
-    s.moe.first_dense_layers = e.integer_or("first_dense_layers", 0, 0);
+        e.integer_or("shared_expert_ffn_hidden_size", s.moe.expert_ffn_hidden_size, 1, 10000000);
+    s.moe.layer_freq = e.integer_or("layer_freq", 1, 1, 10000);
+    s.moe.first_dense_layers = e.integer_or("first_dense_layers", 0, 0, 10000);
     s.moe.capacity_factor = e.number_or("capacity_factor", 1.0, 1.0, 64.0);
     e.finish();
   }

@@ -25,16 +25,16 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
   n.name = m.string_or("name", file.find("<inline") == 0 ? "inline network" : file);
   n.topology = static_cast<Topology>(
       m.choice_or("topology", {"fat_tree", "rail_optimized", "torus2d", "torus3d"}, 0));
-  n.gpus_per_node = m.integer_or("gpus_per_node", 8);
+  n.gpus_per_node = m.integer_or("gpus_per_node", 8, 1, 4096);
   n.nvlink_bandwidth_Bps = m.quantity_or("nvlink_bandwidth", Dimension::Bandwidth, 0.0);
   // NVSwitch hop latency, sub-microsecond (NVIDIA NVSwitch whitepaper); 0.5us is a
   // conservative default when the file does not say.
   n.nvlink_latency_s = m.quantity_or("nvlink_latency", Dimension::Time, 0.5e-6);
-  n.nics_per_node = m.integer_or("nics_per_node", n.gpus_per_node);
+  n.nics_per_node = m.integer_or("nics_per_node", n.gpus_per_node, 1, 4096);
   n.leaf_bandwidth_Bps = m.quantity("leaf_bandwidth", Dimension::Bandwidth);
   n.spine_bandwidth_Bps =
       m.quantity_or("spine_bandwidth", Dimension::Bandwidth, n.leaf_bandwidth_Bps);
-  n.nodes_per_leaf = m.integer_or("nodes_per_leaf", 32);
+  n.nodes_per_leaf = m.integer_or("nodes_per_leaf", 32, 1, 1000000);
   double derived =
       n.spine_bandwidth_Bps > 0 ? std::max(1.0, n.leaf_bandwidth_Bps / n.spine_bandwidth_Bps) : 1.0;
   n.oversubscription = m.number_or("oversubscription", derived, 1.0, 1024.0);
@@ -52,9 +52,24 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
       m.quantity_or("network_step_latency", Dimension::Time, n.network_step_latency_s);
   n.nvlink_ring_bubble = m.number_or("nvlink_ring_bubble", n.nvlink_ring_bubble, 0.0, 64.0);
   n.network_ring_bubble = m.number_or("network_ring_bubble", n.network_ring_bubble, 0.0, 64.0);
+  // Torus grid and link bandwidth (DES only; docs/des.md "Topologies").
+  n.torus_dims = m.integer_list_or("torus_dims", {}, 1);
+  const size_t torus_rank = n.topology == Topology::Torus3D ? 3 : 2;
+  if (!n.torus_dims.empty() && n.torus_dims.size() != torus_rank)
+    m.fail("torus_dims", std::to_string(n.torus_dims.size()) + " sizes",
+           std::to_string(torus_rank) + " sizes for " + topology_name(n.topology));
+  n.torus_link_bandwidth_Bps = m.quantity_or("torus_link_bandwidth", Dimension::Bandwidth, 0.0);
   for (const char* k : {"description", "source", "sources"}) m.has(k);
   m.finish();
-  if (n.leaf_bandwidth_Bps <= 0) m.fail("leaf_bandwidth", "0", "a bandwidth > 0");
+  if (n.leaf_bandwidth_Bps < 1e3)
+    m.fail("leaf_bandwidth", std::to_string(n.leaf_bandwidth_Bps),
+           "a bandwidth of at least 1 kB/s");
+  if (n.spine_bandwidth_Bps < 1e3)
+    m.fail("spine_bandwidth", std::to_string(n.spine_bandwidth_Bps),
+           "a bandwidth of at least 1 kB/s");
+  if (m.has("nvlink_bandwidth") && n.nvlink_bandwidth_Bps < 1e3)
+    m.fail("nvlink_bandwidth", std::to_string(n.nvlink_bandwidth_Bps),
+           "a bandwidth of at least 1 kB/s");
   if (n.nics_per_node < 1) m.fail("nics_per_node", "0", "an integer >= 1");
   return n;
 }

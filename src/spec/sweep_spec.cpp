@@ -44,6 +44,9 @@ std::string find_named_config(const std::string& kind, const std::string& name,
 
 namespace {
 
+// Largest parallel degree, GPU count or micro-batch size a job may name (2^24 = 16M GPUs).
+constexpr int64_t kMaxDegree = int64_t{1} << 24;
+
 // Resolves `key` of the job: a name under configs/<kind>/, a path, or an inline mapping.
 // Returns the node and where it came from.
 std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Node& value,
@@ -79,20 +82,18 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   SearchSpace sp;
   std::vector<int64_t> tp_default;
   for (int64_t t = 1; t <= gpus_per_node; t *= 2) tp_default.push_back(t);
-  sp.tp = s.integer_list_or("tp", tp_default);
-  sp.pp = s.integer_list_or("pp", sp.pp);
-  sp.cp = s.integer_list_or("cp", sp.cp);
-  sp.ep = s.integer_list_or("ep", sp.ep);
-  sp.etp = s.integer_list_or("etp", sp.etp);
-  sp.vpp = s.integer_list_or("vpp", sp.vpp);
-  sp.mbs = s.integer_list_or("mbs", sp.mbs);
+  sp.tp = s.integer_list_or("tp", tp_default, 1, kMaxDegree);
+  sp.pp = s.integer_list_or("pp", sp.pp, 1, kMaxDegree);
+  sp.cp = s.integer_list_or("cp", sp.cp, 1, kMaxDegree);
+  sp.ep = s.integer_list_or("ep", sp.ep, 1, kMaxDegree);
+  sp.etp = s.integer_list_or("etp", sp.etp, 1, kMaxDegree);
+  sp.vpp = s.integer_list_or("vpp", sp.vpp, 1, kMaxDegree);
+  sp.mbs = s.integer_list_or("mbs", sp.mbs, 1, kMaxDegree);
   std::vector<int> rc = s.choice_list_or("recompute", {"none", "selective", "full"}, {0, 1, 2});
   sp.recompute.clear();
   for (int r : rc) sp.recompute.push_back(static_cast<Recompute>(r));
   sp.sp = s.boolean_list_or("sp", sp.sp);
-  sp.zero_stage = s.integer_list_or("zero_stage", sp.zero_stage, 0);
-  for (int64_t z : sp.zero_stage)
-    if (z > 3) s.fail("zero_stage", std::to_string(z), "ZeRO stages between 0 and 3");
+  sp.zero_stage = s.integer_list_or("zero_stage", sp.zero_stage, 0, 3);
   // Each value once, in increasing order (a repeated value must not repeat points).
   for (auto* list : {&sp.tp, &sp.pp, &sp.cp, &sp.ep, &sp.etp, &sp.vpp, &sp.mbs, &sp.zero_stage}) {
     std::sort(list->begin(), list->end());
@@ -110,17 +111,17 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
 
 ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
   ParallelConfig c;
-  c.tp = static_cast<int32_t>(b.integer_or("tp", 1));
-  c.pp = static_cast<int32_t>(b.integer_or("pp", 1));
-  c.cp = static_cast<int32_t>(b.integer_or("cp", 1));
-  c.ep = static_cast<int32_t>(b.integer_or("ep", 1));
-  c.etp = static_cast<int32_t>(b.integer_or("etp", 1));
-  c.vpp = static_cast<int32_t>(b.integer_or("vpp", 1));
-  c.mbs = static_cast<int32_t>(b.integer_or("mbs", 1));
+  c.tp = static_cast<int32_t>(b.integer_or("tp", 1, 1, kMaxDegree));
+  c.pp = static_cast<int32_t>(b.integer_or("pp", 1, 1, kMaxDegree));
+  c.cp = static_cast<int32_t>(b.integer_or("cp", 1, 1, kMaxDegree));
+  c.ep = static_cast<int32_t>(b.integer_or("ep", 1, 1, kMaxDegree));
+  c.etp = static_cast<int32_t>(b.integer_or("etp", 1, 1, kMaxDegree));
+  c.vpp = static_cast<int32_t>(b.integer_or("vpp", 1, 1, kMaxDegree));
+  c.mbs = static_cast<int32_t>(b.integer_or("mbs", 1, 1, kMaxDegree));
   c.sp = b.boolean_or("sp", false);
-  c.zero_stage = static_cast<int8_t>(b.integer_or("zero_stage", 0, 0));
+  c.zero_stage = static_cast<int8_t>(b.integer_or("zero_stage", 0, 0, 3));
   c.recompute = static_cast<Recompute>(b.choice_or("recompute", {"none", "selective", "full"}, 0));
-  int64_t gpus = b.integer_or("gpus", spec.search.num_gpus.front());
+  int64_t gpus = b.integer_or("gpus", spec.search.num_gpus.front(), 1, kMaxDegree);
   int64_t denom = int64_t{c.tp} * c.pp * c.cp;
   if (gpus % denom != 0)
     b.fail("tp", std::to_string(c.tp),
@@ -169,7 +170,7 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
                                  ? job.map("search")
                                  : YamlMap(YAML::Node(YAML::NodeType::Map), job.file(), "search"),
                              spec.network.gpus_per_node);
-  spec.search.num_gpus = job.integer_list_or("gpus", {});
+  spec.search.num_gpus = job.integer_list_or("gpus", {}, 1, kMaxDegree);
   if (spec.search.num_gpus.empty()) job.fail("gpus", "<missing>", "a GPU count or a list of them");
   const int64_t per_node = spec.network.gpus_per_node;
   for (int64_t g : spec.search.num_gpus) {
@@ -188,6 +189,12 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
                        fmt::format("a {} tensor peak, since training.dtype is {}",
                                    dtype_name(dtype), dtype_name(dtype)));
   if (job.has("baseline")) spec.baseline = parse_baseline(job.map("baseline"), spec);
+  if (job.has("simulation")) {  // discrete-event settings (docs/des.md)
+    const YamlMap sim = job.map("simulation");
+    spec.simulation.des_top_k = sim.integer_or("des_top_k", spec.simulation.des_top_k);
+    spec.simulation.des_full = sim.choice_or("replicas", {"auto", "all"}, 0) == 1;
+    sim.finish();
+  }
   job.finish();
 
   if (spec.baseline) {

@@ -6,8 +6,8 @@ namespace rapid {
 
 TrainingSpec parse_training(const YamlMap& m, int64_t model_seq_length) {
   TrainingSpec t;
-  t.global_batch_size = m.integer("global_batch_size");
-  t.seq_length = m.integer_or("seq_length", model_seq_length);
+  t.global_batch_size = m.integer("global_batch_size", 1, 100000000);
+  t.seq_length = m.integer_or("seq_length", model_seq_length, 1, 100000000);
   t.dtype = static_cast<DType>(
       m.choice_or("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8"}, static_cast<int>(t.dtype)));
   t.flash_attention = m.boolean_or("flash_attention", t.flash_attention);

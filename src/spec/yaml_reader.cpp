@@ -38,6 +38,16 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string path)
     std::string key = path_.empty() ? "<top level>" : path_;
     fail_at(node_, key, node_.IsScalar() ? node_.Scalar() : "<not a mapping>", "a mapping");
   }
+  // yaml-cpp keeps the first of repeated keys silently; a repeated key is a typo.
+  std::set<std::string> seen;
+  for (const auto& kv : node_) {
+    if (!kv.first.IsScalar())
+      fail_at(kv.first, path_.empty() ? "<key>" : path_ + ".<key>", "<not a scalar>",
+              "plain keys (strings)");
+    if (!seen.insert(kv.first.Scalar()).second)
+      fail_at(kv.first, key_path(kv.first.Scalar()), kv.first.Scalar(),
+              "each key once (duplicate key)");
+  }
 }
 
 YamlMap::~YamlMap() = default;
@@ -93,17 +103,18 @@ double YamlMap::quantity_or(const std::string& key, Dimension d, double fallback
   return has(key) ? quantity(key, d) : fallback;
 }
 
-int64_t YamlMap::integer(const std::string& key, int64_t min) const {
+int64_t YamlMap::integer(const std::string& key, int64_t min, int64_t max) const {
   YAML::Node n = child(key);
-  std::string expected = fmt::format("an integer >= {}", min);
+  std::string expected = fmt::format("an integer between {} and {}", min, max);
   if (!n.IsScalar()) fail(key, scalar_text(n), expected);
   int64_t v = 0;
-  if (!YAML::convert<int64_t>::decode(n, v) || v < min) fail(key, n.Scalar(), expected);
+  if (!YAML::convert<int64_t>::decode(n, v) || v < min || v > max) fail(key, n.Scalar(), expected);
   return v;
 }
 
-int64_t YamlMap::integer_or(const std::string& key, int64_t fallback, int64_t min) const {
-  return has(key) ? integer(key, min) : fallback;
+int64_t YamlMap::integer_or(const std::string& key, int64_t fallback, int64_t min,
+                            int64_t max) const {
+  return has(key) ? integer(key, min, max) : fallback;
 }
 
 double YamlMap::number_or(const std::string& key, double fallback, double min, double max) const {
@@ -161,14 +172,15 @@ int YamlMap::choice_or(const std::string& key, const std::vector<std::string>& c
 }
 
 std::vector<int64_t> YamlMap::integer_list_or(const std::string& key, std::vector<int64_t> fallback,
-                                              int64_t min) const {
+                                              int64_t min, int64_t max) const {
   if (!has(key)) return fallback;
   YAML::Node n = child(key);
-  std::string expected = fmt::format("an integer >= {} or a non-empty list of them", min);
+  std::string expected =
+      fmt::format("an integer between {} and {} or a non-empty list of them", min, max);
   std::vector<int64_t> out;
   auto take = [&](const YAML::Node& item) {
     int64_t v = 0;
-    if (!item.IsScalar() || !YAML::convert<int64_t>::decode(item, v) || v < min)
+    if (!item.IsScalar() || !YAML::convert<int64_t>::decode(item, v) || v < min || v > max)
       fail_at(item, key_path(key), scalar_text(item), expected);
     out.push_back(v);
   };

@@ -192,6 +192,7 @@ void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
   }
   if (error) std::rethrow_exception(error);
 
+  if (options_.top_k > 0) keep_best(c.first, c.count);
   sink_(c.first, std::span<const ResultRow>(rows_.data(), static_cast<size_t>(c.count)));
   stats_.points_evaluated += c.count;
   stats_.chunks += 1;
@@ -218,6 +219,87 @@ void Scheduler::print_progress(bool final) {
   else
     std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
+}
+
+}  // namespace rapid
+
+namespace rapid {
+
+void Scheduler::keep_best(int64_t first, int64_t count) {
+  const auto k = static_cast<size_t>(options_.top_k);
+  for (int64_t j = 0; j < count; ++j) {
+    const ResultRow& row = rows_[static_cast<size_t>(j)];
+    if (row.result.status != Status::Ok) continue;
+    auto& list = best_[{row.point.par.num_gpus(), row.point.hardware}];
+    const std::pair<double, int64_t> c{row.result.step_time_s, first + j};
+    if (list.size() == k && !(c < list.back())) continue;
+    list.insert(std::upper_bound(list.begin(), list.end(), c), c);
+    if (list.size() > k) list.pop_back();
+  }
+}
+
+int64_t Scheduler::refine() {
+  // Every rank's candidates as (gpus, hardware, index, step time), gathered on all ranks.
+  std::vector<double> mine;
+  for (const auto& [group, list] : best_)
+    for (const auto& [step, index] : list)
+      mine.insert(mine.end(), {static_cast<double>(group.first), static_cast<double>(group.second),
+                               static_cast<double>(index), step});
+  const int ranks = mpi_.size();
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<size_t>(ranks)), offsets(static_cast<size_t>(ranks), 0);
+  mpi_check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  for (int r = 1; r < ranks; ++r)
+    offsets[static_cast<size_t>(r)] =
+        offsets[static_cast<size_t>(r) - 1] + counts[static_cast<size_t>(r) - 1];
+  std::vector<double> all(static_cast<size_t>(offsets.back() + counts.back()));
+  mpi_check(MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(),
+                           offsets.data(), MPI_DOUBLE, comm_),
+            "MPI_Allgatherv");
+  // The global best K per group: the same list on every rank.
+  std::map<std::pair<int64_t, int32_t>, std::vector<std::pair<double, int64_t>>> best;
+  for (size_t i = 0; i + 3 < all.size(); i += 4)
+    best[{static_cast<int64_t>(all[i]), static_cast<int32_t>(all[i + 1])}].push_back(
+        {all[i + 3], static_cast<int64_t>(all[i + 2])});
+  std::vector<int64_t> chosen;
+  for (auto& [group, list] : best) {
+    std::sort(list.begin(), list.end());
+    for (size_t j = 0; j < list.size() && j < static_cast<size_t>(options_.top_k); ++j)
+      chosen.push_back(list[j].second);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  std::vector<int64_t> here;
+  for (size_t j = static_cast<size_t>(mpi_.rank()); j < chosen.size();
+       j += static_cast<size_t>(ranks))
+    here.push_back(chosen[j]);
+  if (mpi_.is_root() && options_.progress)
+    std::fprintf(stderr,
+                 "rapid-sweep: discrete-event simulation of %zu points (the best %lld per GPU "
+                 "count and hardware)\n",
+                 chosen.size(), static_cast<long long>(options_.top_k));
+  if (rows_.size() < here.size()) rows_.resize(here.size());
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t j = 0; j < here.size(); ++j) {
+    if (failed.load(std::memory_order_relaxed)) continue;
+    try {
+      ResultRow& row = rows_[j];
+      row.point = enumerator_.decode(here[j]);
+      evaluator_.evaluate(row.point, scratch_[static_cast<size_t>(omp_get_thread_num())],
+                          row.result, Fidelity::Des);
+    } catch (...) {
+#pragma omp critical(rapid_scheduler_error)
+      {
+        if (!error) error = std::current_exception();
+      }
+      failed.store(true, std::memory_order_relaxed);
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  for (size_t j = 0; j < here.size(); ++j) sink_(here[j], std::span<const ResultRow>(&rows_[j], 1));
+  mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
+  return static_cast<int64_t>(chosen.size());
 }
 
 }  // namespace rapid

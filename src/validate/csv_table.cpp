@@ -23,7 +23,9 @@ std::vector<std::string> split(const std::string& line) {
 }  // namespace
 
 CsvTable::CsvTable(const std::string& path) : path_(path) {
-  std::istringstream in(read_text_file(path));
+  std::string text = read_text_file(path);
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 byte order mark
+  std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw InputError(path, "<header>", "", "a CSV header row");
   if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -19,7 +19,7 @@ void add_validate_options(CLI::App& cmd, ValidateOptions& o) {
   cmd.add_flag("--fit-end-to-end", o.fit,
                "refit the per-GPU-type end-to-end efficiency factors and print them");
   cmd.add_option("--max-rows", o.max_rows, "rows printed per table, worst first beyond it")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 100000));
 }
 
 namespace {

@@ -47,6 +47,8 @@ class AnalyticalEvaluator final : public Evaluator {
 
   const ComputeCost& compute_cost() const { return compute_; }
   const CollectiveCost& collective_cost() const { return collective_; }
+  /// Compute ops take compute_cost().time(op) / step_efficiency() (shared with the DES).
+  double step_efficiency() const { return step_efficiency_; }
 
  private:
   const ModelSpec& model_;

@@ -17,6 +17,7 @@
 //    busbw_max for small groups (fitted on nccl-tests curves).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "rapid/spec/hardware_spec.hpp"
@@ -29,6 +30,50 @@ namespace rapid {
 /// The algorithm NCCL would run (the faster one for this size and placement).
 enum class CollectiveAlgorithm : uint8_t { None, Ring, Tree, PairwiseExchange, PointToPoint };
 const char* algorithm_name(CollectiveAlgorithm a);
+
+/// How the flows of one tier of a collective are laid out over the members of a group. The
+/// discrete-event simulator turns each pattern into flows between the actual GPUs
+/// (docs/des.md); members are taken in rank order, "position" is a member's index among
+/// the group's members on its node, nodes in the order of their first member.
+enum class FlowPattern : uint8_t {
+  IntraRing,   ///< each member -> the next member on its node (cyclic)
+  InterRing,   ///< each member -> the member at its position on the next node (cyclic)
+  IntraChain,  ///< each member -> its neighbours in its node's chain, both directions
+  IntraPairs,  ///< each member -> every other member on its node
+  InterPairs,  ///< each member -> every member on the other nodes
+  Peer,        ///< send/recv: each member -> its peer (pipeline: the next stage's GPU at
+               ///< its position; inside a group: the next member, a ring)
+};
+
+/// One tier of a collective: flows of `pattern`, each carrying `flow_bytes` (the ring
+/// bubble included), `flows_per_link` of them leaving each member's link of the tier,
+/// which gives `link_Bps` to the group when it has the tier to itself.
+struct CollectiveTier {
+  FlowPattern pattern = FlowPattern::Peer;
+  bool network = false;  ///< through the NICs (true) or over NVLink
+  double flow_bytes = 0;
+  double flows_per_link = 1;
+  double link_Bps = 1;
+  /// Seconds to move the tier's bytes at the uncontended rate.
+  double time_s() const { return flow_bytes * flows_per_link / link_Bps; }
+};
+
+/// A collective as concurrent tiers after a fixed latency: the one decomposition that both
+/// CollectiveCost::time() (latency + the slowest tier) and the DES (flows per tier sharing
+/// links, docs/des.md) use, so that the two agree on uncontended links by construction.
+struct CollectivePlan {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::None;
+  double latency_s = 0;        ///< start-up of the call plus the per-step latencies
+  double net_steps = 0;        ///< sequential steps through the network on the critical path
+  bool crosses_spine = false;  ///< the latency assumes leaf-spine-leaf routes per step
+  int num_tiers = 0;
+  std::array<CollectiveTier, 2> tiers{};
+  double time_s() const {
+    double t = 0;
+    for (int i = 0; i < num_tiers; ++i) t = t > tiers[i].time_s() ? t : tiers[i].time_s();
+    return latency_s + t;
+  }
+};
 
 /// One collective's predicted time and the algorithm that gives it.
 struct CollectiveEstimate {
@@ -52,6 +97,10 @@ class CollectiveCost {
   /// time() together with the algorithm chosen (ring or tree for all-reduce).
   CollectiveEstimate estimate(CollectiveKind kind, double bytes, const GroupShape& g) const;
 
+  /// The algorithm's decomposition into latency and concurrent tiers; plan().time_s() ==
+  /// time(). An empty plan (no tiers, zero latency) for a group of one rank.
+  CollectivePlan plan(CollectiveKind kind, double bytes, const GroupShape& g) const;
+
   /// Bus bandwidth in B/s as nccl-tests reports it: algbw = bytes / time() times
   /// 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all) or 1
   /// (send/recv). 0 for a group of one rank or an empty buffer.
@@ -62,8 +111,8 @@ class CollectiveCost {
   double network_Bps(int64_t nodes) const;
 
  private:
-  double ring(double passes, double bytes, const GroupShape& g) const;
-  double tree(double bytes, const GroupShape& g) const;
+  CollectivePlan ring(double passes, double bytes, const GroupShape& g) const;
+  CollectivePlan tree(double bytes, const GroupShape& g) const;
   double network_step_s(int64_t nodes) const;
 
   double nvlink_Bps_;     // achievable NVLink per GPU per direction

@@ -23,6 +23,9 @@ enum Flag : uint32_t {
   kFlagPipelineBubble = 1u << 3,    ///< bubble > 20% of the step: more micro-batches help
 };
 
+/// Which evaluator produced a row (the HDF5 enum member names, indexed by value).
+inline constexpr const char* kFidelityNames[] = {"analytical", "des"};
+
 struct EvalResult {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -46,6 +49,12 @@ struct EvalResult {
   double host_bound_time_s = kNaN;    ///< GPU idle waiting for the host to issue ops
   double optimizer_time_s = kNaN;
   double comm_compute_ratio = kNaN;  ///< all communication time / compute time
+
+  // Discrete-event simulation (docs/des.md); analytical rows keep the defaults.
+  uint8_t fidelity = 0;                ///< index into kFidelityNames
+  int32_t simulated_replicas = 0;      ///< DP replicas simulated (1: one stood for all)
+  int32_t hot_spot_links = 0;          ///< links busy more than 90% of the step
+  double max_link_utilization = kNaN;  ///< busy fraction of the busiest link
 
   // Memory of the GPU with the largest peak (kept for OOM points).
   double peak_memory_bytes = 0;

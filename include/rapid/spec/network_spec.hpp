@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -39,6 +40,13 @@ struct NetworkSpec {
   double network_step_latency_s = 14e-6;  ///< one step through the NICs (NCCL tuning.cc)
   double nvlink_ring_bubble = 0.5;        ///< ring pipeline bubble per loop, in chunk transfers
   double network_ring_bubble = 0.0;       ///< same for rings whose bottleneck is the NICs
+
+  // Torus topologies (torus2d, torus3d; used by the DES only): nodes on a wrap-around grid
+  // of these sizes (empty: the job's nodes factored as evenly as possible), each node with
+  // one link per direction to each neighbour of torus_link_bandwidth (0: the node's NIC
+  // bandwidth split over its 2 x dims links).
+  std::vector<int64_t> torus_dims;
+  double torus_link_bandwidth_Bps = 0;
 
   /// Scale-out bandwidth available to one GPU, per direction:
   /// leaf_bandwidth * nics_per_node / gpus_per_node.

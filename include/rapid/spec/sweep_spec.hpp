@@ -39,6 +39,13 @@ struct Source {
   std::string yaml;  ///< the text as given
 };
 
+/// The job's optional `simulation:` mapping (docs/des.md): how `rapid-sweep --fidelity
+/// auto|des` runs the discrete-event simulator.
+struct SimulationSpec {
+  int64_t des_top_k = 4;  ///< auto: the DES on the best K points per (GPU count, hardware)
+  bool des_full = false;  ///< `replicas: all`: simulate every DP replica (default auto)
+};
+
 struct SweepSpec {
   std::string name;
   Source job;
@@ -51,6 +58,7 @@ struct SweepSpec {
   TrainingSpec training;
   SearchSpace search;
   std::optional<ParallelConfig> baseline;  ///< dp filled in from the first GPU count
+  SimulationSpec simulation;
 };
 
 /// Directories searched for configs referenced by name ("llama3-70b" ->

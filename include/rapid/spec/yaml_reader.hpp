@@ -39,9 +39,14 @@ class YamlMap {
   double quantity(const std::string& key, Dimension d) const;
   double quantity_or(const std::string& key, Dimension d, double fallback) const;
 
-  /// Integer; `min` is the smallest legal value.
-  int64_t integer(const std::string& key, int64_t min = 1) const;
-  int64_t integer_or(const std::string& key, int64_t fallback, int64_t min = 1) const;
+  /// Largest integer any key takes unless it says otherwise (keeps products of shapes
+  /// far from int64 overflow).
+  static constexpr int64_t kMaxInteger = 1'000'000'000;
+
+  /// Integer in [min, max].
+  int64_t integer(const std::string& key, int64_t min = 1, int64_t max = kMaxInteger) const;
+  int64_t integer_or(const std::string& key, int64_t fallback, int64_t min = 1,
+                     int64_t max = kMaxInteger) const;
 
   /// Positive real without unit (ratios, efficiencies).
   double number_or(const std::string& key, double fallback, double min, double max) const;
@@ -57,7 +62,7 @@ class YamlMap {
 
   /// A scalar or a list of integers >= min.
   std::vector<int64_t> integer_list_or(const std::string& key, std::vector<int64_t> fallback,
-                                       int64_t min = 1) const;
+                                       int64_t min = 1, int64_t max = kMaxInteger) const;
   /// A scalar or a list of choices (positions in `choices`).
   std::vector<int> choice_list_or(const std::string& key, const std::vector<std::string>& choices,
                                   std::vector<int> fallback) const;

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -51,6 +52,9 @@ using ChunkSink = std::function<void(int64_t first, std::span<const ResultRow> r
 struct SchedulerOptions {
   int64_t fixed_chunk = 0;  ///< > 0: every chunk this size (`--chunk`); 0: guided
   bool progress = true;     ///< rank 0 prints a progress line to stderr (<= 1 per second)
+  /// `--fidelity auto`: > 0 keeps each rank's best `top_k` feasible points per (GPU count,
+  /// hardware variant) during run(), for refine().
+  int64_t top_k = 0;
 };
 
 /// What run() did on this rank.
@@ -78,6 +82,13 @@ class Scheduler {
   /// ranks may be blocked, so the caller must end the job (MpiEnv::abort()).
   SweepStats run();
 
+  /// `--fidelity auto`, after run() on every rank (collective): agrees across ranks on the
+  /// best `top_k` points (shortest analytical step time, ties by index) of each (GPU count,
+  /// hardware variant) group, then evaluates them with the discrete-event simulator
+  /// (round robin over the ranks, OpenMP inside) and passes each row to the sink again.
+  /// Returns the number of points simulated by all ranks. Throws like run().
+  int64_t refine();
+
  private:
   struct Chunk {
     int64_t first = 0;
@@ -104,6 +115,10 @@ class Scheduler {
   std::vector<Workload> scratch_;  ///< one per OpenMP thread
   std::vector<ResultRow> rows_;    ///< the chunk being evaluated
   SweepStats stats_;
+
+  /// This rank's best points per (GPU count, hardware): (step time, index), best first.
+  std::map<std::pair<int64_t, int32_t>, std::vector<std::pair<double, int64_t>>> best_;
+  void keep_best(int64_t first, int64_t count);
 
   // Rank 0 only.
   int64_t next_ = 0;  ///< first index not yet handed out

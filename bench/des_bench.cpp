@@ -1,0 +1,115 @@
+// Discrete-event simulator throughput on one thread (issue 5; docs/des.md "Performance"):
+//  - BM_EventQueue: the future-event set alone (push + pop of one event, a heap of 1024
+//    pending events): events/s of the bare engine;
+//  - BM_DesDemoLayouts: DES points/s over every feasible layout of the demo job
+//    jobs/llama3-70b-256xh100.yaml (Llama 3 70B on 256 H100; or env RAPID_BENCH_JOB),
+//    with its counters events/s (simulation events processed per second of DES time,
+//    including rate solves and setup) and events/point;
+//  - BM_DesBaseline: the job's baseline layout alone.
+// items_per_second is events/s (BM_EventQueue) or points/s (the others); one iteration of
+// the DES benchmarks evaluates every point of its list.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "rapid/des/des_evaluator.hpp"
+#include "rapid/des/event_queue.hpp"
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/spec/sweep_spec.hpp"
+#include "rapid/sweep/enumerator.hpp"
+
+namespace {
+
+const rapid::SweepSpec& demo_spec() {
+  static const rapid::SweepSpec spec = [] {
+    const char* env = std::getenv("RAPID_BENCH_JOB");
+    return rapid::load_sweep_spec(env && *env ? std::string(env)
+                                              : std::string(RAPID_SOURCE_DIR) +
+                                                    "/jobs/llama3-70b-256xh100.yaml");
+  }();
+  return spec;
+}
+
+void BM_EventQueue(benchmark::State& state) {
+  rapid::des::EventQueue q;
+  uint64_t x = 1;
+  for (int i = 0; i < 1024; ++i) q.push(static_cast<rapid::des::SimTime>(i * 1000), 0, i);
+  for (auto _ : state) {
+    const rapid::des::Event e = q.pop();
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    q.push(e.time + static_cast<rapid::des::SimTime>(x >> 50), 0, e.target);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EventQueue);
+
+// The feasible points of the demo job (analytical status ok), evaluated once to warm up.
+struct Points {
+  std::vector<rapid::Point> points;
+};
+const Points& feasible() {
+  static const Points p = [] {
+    Points out;
+    const rapid::SweepSpec& spec = demo_spec();
+    const rapid::Enumerator e(spec);
+    const rapid::PointEvaluator eval(spec);
+    rapid::Workload w;
+    rapid::EvalResult r;
+    for (int64_t i = 0; i < e.size(); ++i) {
+      const rapid::Point pt = e.decode(i);
+      eval.evaluate(pt, w, r);
+      if (r.status == rapid::Status::Ok) out.points.push_back(pt);
+    }
+    return out;
+  }();
+  return p;
+}
+
+void run_des(benchmark::State& state, const std::vector<rapid::Point>& points) {
+  const rapid::SweepSpec& spec = demo_spec();
+  const rapid::PointEvaluator eval(spec, rapid::Fidelity::Des);
+  rapid::Workload w;
+  rapid::EvalResult r;
+  rapid::DesReport report;
+  for (const rapid::Point& p : points) eval.evaluate(p, w, r);  // warm the scratch
+  double events = 0;
+  for (auto _ : state)  // one iteration: every point of the list
+    for (const rapid::Point& p : points) {
+      eval.evaluate(p, w, r);
+      benchmark::DoNotOptimize(r);
+    }
+  // Events per point, counted once over the list (outside the timed loop).
+  for (const rapid::Point& p : points) {
+    eval.evaluate(p, w, r);
+    eval.des_evaluator(p.hardware).simulate(w, r, &report, nullptr);
+    events += static_cast<double>(report.events);
+  }
+  const double per_point = events / static_cast<double>(points.size());
+  const double n = static_cast<double>(points.size()) * static_cast<double>(state.iterations());
+  state.SetItemsProcessed(static_cast<int64_t>(n));
+  state.counters["events/point"] = per_point;
+  state.counters["events/s"] = benchmark::Counter(per_point * n, benchmark::Counter::kIsRate);
+  state.counters["points"] = static_cast<double>(points.size());
+}
+
+void BM_DesDemoLayouts(benchmark::State& state) {
+  run_des(state, feasible().points);
+}
+BENCHMARK(BM_DesDemoLayouts)->Unit(benchmark::kMillisecond);
+
+void BM_DesBaseline(benchmark::State& state) {
+  const rapid::SweepSpec& spec = demo_spec();
+  const rapid::Enumerator e(spec);
+  if (e.baseline_index() < 0) {
+    state.SkipWithError("the job has no baseline");
+    return;
+  }
+  run_des(state, {e.decode(e.baseline_index())});
+}
+BENCHMARK(BM_DesBaseline)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

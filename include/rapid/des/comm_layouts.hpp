@@ -1,0 +1,149 @@
+// Where the flows of each communication of a simulated step go (docs/des.md "Layouts",
+// "Exact aggregation", "Symmetry").
+//
+// Placement follows Megatron-LM's rank order: global rank = GPU id = inner + tpcp *
+// (replica + dp * stage), inner in [0, tp * cp); a group of shape (size, stride) is the
+// members base + i * stride. A *stage instance* is what the simulator executes: one per
+// pipeline stage when one replica stands for all (symmetric mode: every layout then holds
+// the flows of every replica, so links carry what all replicas send), else one per (stage,
+// replica). The TP/CP ranks of an instance run in lock step and are one instance.
+//
+// A *layout* is the set of member flows (source GPU -> destination GPU, routed on the
+// topology) of one tier of one communication, summarized as (link, flows on it). After
+// finalize():
+//  - links that every layout loads alike (same layouts, same multiplicities, same
+//    capacity) are merged into one *class*: one max-min constraint stands for all of them,
+//    exactly (their loads are equal at every instant), so a symmetric layout of 256 flows
+//    costs the solver a handful of constraints;
+//  - a layout used only by the blocking (compute-stream) ops of one instance, on links no
+//    other layout uses, can never share a link with a concurrent flow: its ops take their
+//    uncontended time, and the simulator folds them into the compute blocks (foldable());
+//  - symmetric() tells whether every replica's flows see the same classes in every
+//    layout, i.e. whether one replica may stand for all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rapid/cost/collective_cost.hpp"
+#include "rapid/des/fabric.hpp"
+#include "rapid/des/flow_network.hpp"
+
+namespace rapid::des {
+
+class CommLayouts {
+ public:
+  /// Starts a point: `pp` stages x `dp` replicas x `tpcp` GPUs on `topo` (which must
+  /// outlive the layouts). `one_replica`: one instance per stage stands for all replicas.
+  /// `check_symmetry`: keep the routes so finalize() can compare the replicas.
+  void reset(Fabric* topo, int64_t tpcp, int64_t dp, int64_t pp, bool one_replica,
+             bool check_symmetry);
+
+  int32_t num_instances() const { return static_cast<int32_t>(one_replica_ ? pp_ : pp_ * dp_); }
+  int32_t instance(int64_t stage, int64_t replica) const {
+    return static_cast<int32_t>(one_replica_ ? stage : stage * dp_ + replica);
+  }
+  int64_t stage_of(int32_t inst) const { return one_replica_ ? inst : inst / dp_; }
+  int64_t replica_of(int32_t inst) const { return one_replica_ ? 0 : inst % dp_; }
+  /// Global rank of the first GPU (tp = cp = 0) of an instance's replica and stage.
+  int64_t first_gpu(int32_t inst) const {
+    return tpcp_ * (replica_of(inst) + dp_ * stage_of(inst));
+  }
+
+  /// Layouts of the flows of `pattern` sent by the GPUs of `inst` (all replicas in
+  /// symmetric mode) on their groups of shape `g`: one layout, or one per group copy when
+  /// `split`. `blocking`: issued on the compute stream (TP/CP/EP ops of the templates).
+  /// Appends the ids to `out`; returns false if no flow results (a tier with no peers).
+  /// `dp_stage`: the stage whose DP stream issues it (DP/ZeRO traffic), else -1.
+  bool collective(const GroupShape& g, FlowPattern pattern, int32_t inst, bool blocking, bool split,
+                  std::vector<int32_t>& out, int32_t dp_stage = -1);
+  /// Layout of the transfers from every GPU of `inst` to the GPU at the same position of
+  /// stage `dst_stage` (same replica). -1 when source and destination coincide.
+  int32_t p2p(int32_t inst, int64_t dst_stage);
+
+  /// Merges links into classes, decides foldability and symmetry. Call once, after every
+  /// layout of the point was requested.
+  void finalize();
+
+  int32_t num_layouts() const { return static_cast<int32_t>(layouts_.size()); }
+  /// Class uses of a layout (after finalize()).
+  std::span<const ResourceUse> uses(int32_t layout) const;
+  bool foldable(int32_t layout) const { return layouts_[static_cast<size_t>(layout)].foldable; }
+  /// Foldable while the DP stream of its instance's stage is quiet: its links are shared
+  /// only with that stage's DP traffic.
+  bool quiet_foldable(int32_t layout) const {
+    return layouts_[static_cast<size_t>(layout)].quiet_foldable;
+  }
+  /// Instances whose GPUs send or receive flows of the layout (sorted).
+  std::span<const int32_t> participants(int32_t layout) const;
+  /// Most network links on one member flow's route (for per-hop latency beyond the plan's).
+  int32_t network_links(int32_t layout) const {
+    return layouts_[static_cast<size_t>(layout)].network_links;
+  }
+  int32_t flows(int32_t layout) const { return layouts_[static_cast<size_t>(layout)].flows; }
+
+  int32_t num_classes() const { return static_cast<int32_t>(class_cap_.size()); }
+  double class_capacity(int32_t c) const { return class_cap_[static_cast<size_t>(c)]; }
+  /// Links of a class (ascending ids).
+  std::span<const int32_t> class_links(int32_t c) const;
+  bool symmetric() const { return symmetric_; }
+  /// Why the replicas differ ("" when symmetric or not checked).
+  const std::string& asymmetry() const { return asymmetry_; }
+
+ private:
+  struct Layout {
+    // Key.
+    int64_t size = 0, stride = 0, dst_stage = -1;
+    int32_t inst = 0;
+    FlowPattern pattern = FlowPattern::Peer;
+    bool split = false;
+    int32_t copy = 0;                        // which group copy when split
+    int32_t base_begin = 0, base_count = 0;  // its group copies' first members in bases_
+    // Content.
+    int32_t use_begin = 0, use_count = 0;  // in uses_ (links, then classes)
+    int32_t part_begin = 0, part_count = 0;
+    int32_t path_begin = 0, path_count = 0;  // flows in flow_paths_ (symmetry check)
+    int32_t network_links = 0, flows = 0;
+    int32_t owner = -1;     // the instance of its blocking uses (-1 none, -2 several)
+    bool async = false;     // also issued off the compute stream (DP, p2p)
+    int32_t dp_stage = -1;  // the stage whose DP stream issues it
+    bool foldable = false, quiet_foldable = false;
+  };
+  struct FlowPath {
+    int32_t replica, begin, count;  // links in path_links_
+  };
+
+  int32_t build(Layout key, const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
+                bool blocking);
+  void add_flows(const GroupShape& g, FlowPattern pattern, const std::vector<int64_t>& members,
+                 std::vector<int64_t>& src, std::vector<int64_t>& dst) const;
+  int32_t instance_of_gpu(int64_t gpu) const {
+    const int64_t stage = gpu / (tpcp_ * dp_);
+    return instance(stage, (gpu / tpcp_) % dp_);
+  }
+
+  Fabric* topo_ = nullptr;
+  int64_t tpcp_ = 1, dp_ = 1, pp_ = 1;
+  bool one_replica_ = true, check_symmetry_ = false, symmetric_ = true;
+  std::string asymmetry_;
+  std::vector<Layout> layouts_;
+  std::vector<ResourceUse> uses_;
+  std::vector<int32_t> parts_;
+  std::vector<FlowPath> flow_paths_;
+  std::vector<int32_t> path_links_;
+  // Per link: flows of the layout being built; blocking owner and DP stage of its users
+  // (-1 none, -2 several); whether other asynchronous traffic uses it.
+  std::vector<int32_t> link_count_, link_owner_, link_dp_, touched_;
+  std::vector<uint8_t> link_async_;
+  // Classes.
+  std::vector<int32_t> link_class_, class_link_begin_, class_links_;
+  std::vector<double> class_cap_;
+  // Scratch.
+  std::vector<int64_t> members_, src_, dst_, bases_;
+  std::vector<int32_t> route_;
+  std::vector<uint32_t> gpu_mark_;
+  uint32_t mark_epoch_ = 0;
+};
+
+}  // namespace rapid::des

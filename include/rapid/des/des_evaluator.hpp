@@ -1,0 +1,81 @@
+// The discrete-event fidelity (`--fidelity des`, DESIGN.md "Two fidelities"): the same
+// inputs and EvalResult as the analytical evaluator, from a simulation of one training
+// step (des/simulator.hpp; docs/des.md). Op times come from the analytical evaluator's own
+// cost objects (ComputeCost / step efficiency, CollectiveCost plans), so on uncontended
+// links the two agree op by op; they differ where the simulation captures what the closed
+// form cannot (flows sharing links, the schedule's actual critical path, buckets).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rapid/analytical/analytical_evaluator.hpp"
+#include "rapid/des/simulator.hpp"
+#include "rapid/des/timeline.hpp"
+
+namespace rapid {
+
+struct DesOptions {
+  des::ReplicaMode replicas = des::ReplicaMode::Auto;  ///< `--full`: All
+  bool coalesce = true;  ///< fold collectives that cannot be contended (exact; tests only)
+};
+
+/// A link (or a class of links loaded alike) in the congestion report.
+struct DesLink {
+  std::string name;            ///< one link of the class ("leaf 0 -> spine 5")
+  int32_t similar = 0;         ///< other links of the class
+  double utilization = 0;      ///< bytes / (capacity x step time)
+  double active_fraction = 0;  ///< fraction of the step with at least one flow
+  int32_t peak_flows = 0;
+  double capacity_Bps = 0;
+};
+
+/// What a simulation reports beyond EvalResult (`rapid predict --fidelity des`).
+struct DesReport {
+  bool ok = false;
+  int64_t replicas = 1, replicas_simulated = 1;
+  bool symmetric = true;
+  std::string asymmetry;  ///< why every replica was simulated
+  uint64_t events = 0, flows = 0, solves = 0, folded_ops = 0;
+  double wall_s = 0;  ///< simulation wall time
+  int32_t critical_stage = 0, critical_replica = 0;
+  std::vector<DesLink> hot_spots;  ///< busier than 90%
+  std::vector<DesLink> busiest;    ///< the busiest classes (up to 8)
+  int64_t hot_spot_links = 0;
+  double max_utilization = 0;
+};
+
+/// Hot spot threshold: links busier than this fraction of the step.
+inline constexpr double kHotSpotUtilization = 0.9;
+
+class DesEvaluator final : public Evaluator {
+ public:
+  /// References must outlive the evaluator.
+  DesEvaluator(const ModelSpec& model, const TrainingSpec& training, const HardwareSpec& hw,
+               const NetworkSpec& net, DesOptions options = {});
+
+  /// Simulates one step of `w`; fills the time fields of `r` and the DES columns.
+  /// Thread-safe (one simulator per thread). A network that cannot host the job (a torus
+  /// grid smaller than its nodes) gives status Infeasible.
+  void evaluate(const Workload& w, EvalResult& r) const override;
+
+  /// evaluate() plus the congestion report and, when `timeline` is given, the record of
+  /// every op and flow.
+  void simulate(const Workload& w, EvalResult& r, DesReport* report, des::Timeline* timeline) const;
+
+  const AnalyticalEvaluator& analytical() const { return analytical_; }
+
+ private:
+  const ModelSpec& model_;
+  const TrainingSpec& training_;
+  const NetworkSpec& network_;
+  AnalyticalEvaluator analytical_;
+  DesOptions options_;
+  double model_flops_per_token_;
+};
+
+/// Text of a report: replicas simulated and why, events, hot spots, busiest links.
+std::string describe_des_report(const DesReport& report);
+
+}  // namespace rapid

@@ -1,0 +1,97 @@
+// The cluster as directed links, built lazily for the GPUs a simulation touches
+// (docs/des.md "Topologies"):
+//  - one NVSwitch per node (NVLink domain of gpus_per_node GPUs): a link GPU -> switch and
+//    one switch -> GPU per GPU at the achievable NVLink bandwidth per direction;
+//  - scale-out NICs (nics_per_node per node; GPU i uses NIC i * nics / gpus_per_node,
+//    GPUDirect RDMA, the PCIe hop not modelled) with a link NIC -> leaf and leaf -> NIC at
+//    leaf_bandwidth;
+//  - fat_tree: the NICs of nodes_per_leaf nodes share one leaf; rail_optimized: NIC j of
+//    each of nodes_per_leaf nodes sits on leaf j of the group (one leaf per rail, NVIDIA
+//    DGX SuperPOD reference architectures; a flow to another rail goes over NVLink to the
+//    source node's GPU on that rail first, NCCL's PXN); leaves reach the spines through uplinks
+//    whose total capacity is the leaf's downlink capacity / oversubscription, one uplink to each of
+//    U spines, U = downlinks * leaf_bw / (oversubscription * spine_bw) (rounded, >= 1); a flow
+//    between leaves takes the spine chosen by a deterministic hash of (source, destination) GPU
+//    (ECMP, RFC 2992 hash-threshold's idea);
+//  - torus2d / torus3d: one router per node, NICs to router as to a leaf, router to each
+//    grid neighbour over one link per direction; dimension-order routing (x, then y, then
+//    z), the shorter way around each ring, ties in the + direction (Dally & Towles 2004,
+//    ch. 14).
+// Network capacities are achievable ones (the datasheet rate x network_efficiency), as the
+// collective model's; latencies are wire latencies (nvlink_latency, link_latency).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rapid/spec/network_spec.hpp"
+
+namespace rapid::des {
+
+enum class LinkKind : uint8_t {
+  GpuToSwitch,  ///< a = GPU
+  SwitchToGpu,  ///< a = GPU
+  NicToLeaf,    ///< a = NIC (node * nics_per_node + local), b = leaf (torus: node router)
+  LeafToNic,    ///< a = NIC, b = leaf
+  LeafToSpine,  ///< a = leaf, b = spine
+  SpineToLeaf,  ///< a = spine, b = leaf
+  TorusHop,     ///< a = node, b = direction (2 * dim, + 1 for the - direction)
+};
+
+struct Link {
+  double capacity_Bps = 0;  ///< achievable, per direction
+  double latency_s = 0;     ///< wire latency
+  LinkKind kind = LinkKind::GpuToSwitch;
+  int32_t a = 0, b = 0;
+  bool network() const { return kind != LinkKind::GpuToSwitch && kind != LinkKind::SwitchToGpu; }
+};
+
+class Fabric {
+ public:
+  /// Prepares an empty topology for GPUs 0 .. num_gpus - 1 of `net` (node = gpu /
+  /// gpus_per_node). `nvlink_Bps`: achievable NVLink bandwidth per GPU and direction (the
+  /// collective model's). Keeps the links already built when called again with the same
+  /// network and GPU count. Returns false (and builds nothing) when a torus grid given by
+  /// `torus_dims` has fewer positions than the job has nodes.
+  bool reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus);
+
+  /// Appends the links from GPU `src` to GPU `dst` to `out` (nothing when src == dst).
+  /// Creates the links on first use. Deterministic.
+  void route(int64_t src, int64_t dst, std::vector<int32_t>& out);
+
+  int64_t node_of(int64_t gpu) const { return gpu / gpus_per_node_; }
+  int64_t nic_of(int64_t gpu) const;
+  /// Leaf (fat tree, rail-optimized) of a GPU's NIC; the node for a torus.
+  int64_t leaf_of_nic(int64_t nic) const;
+  int32_t num_links() const { return static_cast<int32_t>(links_.size()); }
+  const Link& link(int32_t id) const { return links_[static_cast<size_t>(id)]; }
+  /// "gpu 12 -> nvswitch 1", "node 3 nic 2 -> leaf 0", "leaf 0 -> spine 5", ...
+  std::string link_name(int32_t id) const;
+  int64_t spines() const { return spines_; }
+  const std::vector<int64_t>& torus_dims() const { return dims_; }
+
+ private:
+  // The parameters the links are built from (reset() compares them to keep links).
+  struct Params {
+    Topology topology = Topology::FatTree;
+    int64_t gpus_per_node = 8, nics_per_node = 8, nodes_per_leaf = 32, num_gpus = 0;
+    double nvlink_Bps = 0, nic_Bps = 0, uplink_Bps = 0, torus_Bps = 0;
+    double nvlink_latency_s = 0, link_latency_s = 0;
+    std::vector<int64_t> dims;
+    bool operator==(const Params&) const = default;
+  };
+
+  int32_t get(std::vector<int32_t>& table, size_t slot, LinkKind kind, int64_t a, int64_t b);
+  void route_torus(int64_t src_node, int64_t dst_node, std::vector<int32_t>& out);
+
+  Params p_;
+  int64_t gpus_per_node_ = 8;
+  int64_t nodes_ = 0, leaves_ = 0, spines_ = 1;
+  std::vector<int64_t> dims_;  // torus grid sizes
+  std::vector<Link> links_;
+  // Link id per slot, -1 until built.
+  std::vector<int32_t> gpu_up_, gpu_down_, nic_up_, nic_down_, leaf_up_, spine_down_, torus_;
+};
+
+}  // namespace rapid::des

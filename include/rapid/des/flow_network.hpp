@@ -1,0 +1,110 @@
+// Flow-level network with max-min fair rates (docs/des.md "Flow-level network").
+//
+// A *resource* is a link, or a class of links that every flow loads alike (the simulator
+// merges those; one constraint stands for all of them). A *bundle* is a set of member flows
+// that move at one common rate r: the flows of one tier of one collective (a ring's hops
+// progress at the pace of the slowest, NCCL's chunks being pipelined around the ring), or
+// of one point-to-point transfer. A bundle puts `mult` member flows on each resource it
+// uses, so its load there is mult * r; resource capacity C bounds sum(mult * r).
+//
+// Rates are max-min fair per member flow (Bertsekas & Gallager, "Data Networks", 2nd ed.,
+// sec. 6.5.2: progressive filling): all rates grow together until a resource saturates;
+// the bundles crossing it are frozen at that level; repeat on the rest. With integer
+// coefficients this is the linear max-min system of SimGrid's flow model (Casanova,
+// Legrand & Quinson, "SimGrid", 2008; Velho et al., "On the validity of flow-level TCP
+// network models for grid and cloud simulations", TOMACS 2013). Rates are recomputed on
+// every bundle arrival and departure, only over the connected component of bundles that
+// share resources with it (transitively): the rest of the network is untouched.
+//
+// Units: bytes, bytes/s, SimTime (ps). A bundle *drains* when its per-flow bytes have
+// moved; the caller adds latency and schedules the drain event (drain_time()).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "rapid/des/event_queue.hpp"
+
+namespace rapid::des {
+
+/// `mult` member flows of a bundle cross resource `res`.
+struct ResourceUse {
+  int32_t res = 0;
+  int32_t mult = 1;
+};
+
+class FlowNetwork {
+ public:
+  /// Removes every resource and bundle (keeps the memory for the next simulation).
+  void clear();
+  /// Adds a resource of `capacity_Bps` (> 0); returns its id (0, 1, ...).
+  int32_t add_resource(double capacity_Bps);
+
+  /// Starts a bundle at `now` whose member flows each carry `bytes` (> 0) over `uses`
+  /// (each resource at most once, mult >= 1). Recomputes the rates of its component.
+  /// Returns the bundle id; `tag` is the caller's. Throws nothing.
+  int32_t start(SimTime now, std::span<const ResourceUse> uses, double bytes, uint64_t tag);
+  /// start() without the rate computation, for bundles that start together: add() each,
+  /// then commit() once (one solve over their components).
+  int32_t add(SimTime now, std::span<const ResourceUse> uses, double bytes, uint64_t tag);
+  void commit(SimTime now);
+  /// Removes bundle `b` (drained at `now`) and recomputes its former neighbours' rates.
+  void finish(SimTime now, int32_t b);
+
+  /// Bundles whose drain time changed in the last start()/finish(), in a deterministic
+  /// order; each has a new version() (events carrying an older version are stale).
+  std::span<const int32_t> changed() const { return changed_; }
+  SimTime drain_time(int32_t b) const { return bundles_[static_cast<size_t>(b)].drain; }
+  uint32_t version(int32_t b) const { return bundles_[static_cast<size_t>(b)].version; }
+  uint64_t tag(int32_t b) const { return bundles_[static_cast<size_t>(b)].tag; }
+  bool active(int32_t b) const { return bundles_[static_cast<size_t>(b)].active; }
+  /// Current rate of one member flow, B/s.
+  double rate(int32_t b) const { return bundles_[static_cast<size_t>(b)].rate; }
+
+  int32_t num_resources() const { return static_cast<int32_t>(res_.size()); }
+  double capacity(int32_t r) const { return res_[static_cast<size_t>(r)].cap; }
+  /// Bytes carried by (each link of) resource r by bundles finished so far.
+  double carried_bytes(int32_t r) const { return res_[static_cast<size_t>(r)].carried; }
+  /// Time with at least one flow on r up to `now`.
+  SimTime busy_time(int32_t r, SimTime now) const;
+  /// Most member flows on r at once.
+  int32_t peak_flows(int32_t r) const { return res_[static_cast<size_t>(r)].peak; }
+  /// Rate computations (component solves) since clear().
+  int64_t solves() const { return solves_; }
+
+ private:
+  struct Resource {
+    double cap = 0;
+    double residual = 0;  // solver scratch
+    double carried = 0;
+    SimTime busy_since = 0, busy = 0;
+    int32_t head = -1;  // first incidence of its list
+    int32_t active_mult = 0, peak = 0;
+    int32_t weight = 0;  // solver scratch: unfrozen member flows
+    uint32_t mark = 0;
+  };
+  struct Incidence {
+    int32_t bundle = 0, res = 0, mult = 0;
+    int32_t prev = -1, next = -1;  // in the resource's list
+  };
+  struct Bundle {
+    double bytes = 0, remaining = 0, rate = 0, next_rate = 0;
+    SimTime last = 0, drain = kNever;
+    uint64_t tag = 0;
+    int32_t first_inc = 0, num_inc = 0;
+    uint32_t version = 0, mark = 0;
+    bool active = false, frozen = false, fresh = false;
+  };
+
+  void solve(SimTime now);  // over the component reachable from seeds_
+
+  std::vector<Resource> res_;
+  std::vector<Incidence> inc_;
+  std::vector<Bundle> bundles_;
+  std::vector<int32_t> seeds_, comp_bundles_, comp_res_, changed_;
+  uint32_t epoch_ = 0;
+  int64_t solves_ = 0;
+};
+
+}  // namespace rapid::des

@@ -1,0 +1,112 @@
+// The discrete-event simulation of one training step of one workload (docs/des.md).
+//
+// Stage instances (one per pipeline stage, or per stage and DP replica) execute their
+// StageProgram on a compute stream: forward/backward passes in Megatron's schedule, each
+// pass the owners' op templates; ops are issued by a host thread at host_overhead_per_op
+// each (the GPU waits when the host falls behind). Communication:
+//  - TP/CP/EP collectives of the templates block the compute stream (or overlap the
+//    compute op they are pipelined with, Op::overlap); pipeline activations/gradients go
+//    as p2p transfers (a stage waits for its sends and for the data of its next pass,
+//    Megatron's blocking batched p2p); DP/ZeRO collectives run on a DP stream per stage.
+//  - every communication is the CollectivePlan of collective_cost.hpp: after the plan's
+//    latency, each tier's flows (CommLayouts) share links with max-min fair rates
+//    (FlowNetwork); a collective completes when its last flow has drained plus latency.
+//  - collectives that no concurrent flow can ever touch (CommLayouts::foldable) take their
+//    uncontended time inside compute blocks: a run of such ops is one event, with the
+//    same result to the picosecond as simulating each op (tested).
+// Errors: none for legal workloads (assertions guard invariants).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rapid/cost/collective_cost.hpp"
+#include "rapid/cost/compute_cost.hpp"
+#include "rapid/des/comm_layouts.hpp"
+#include "rapid/des/event_queue.hpp"
+#include "rapid/des/fabric.hpp"
+#include "rapid/des/flow_network.hpp"
+#include "rapid/des/stage_program.hpp"
+#include "rapid/spec/model_spec.hpp"
+#include "rapid/spec/network_spec.hpp"
+#include "rapid/spec/training_spec.hpp"
+#include "rapid/workload/workload.hpp"
+
+namespace rapid::des {
+
+class Timeline;
+
+/// The models a simulation reads (all must outlive the simulator's run()).
+struct SimInputs {
+  const ModelSpec* model = nullptr;
+  const TrainingSpec* training = nullptr;
+  const NetworkSpec* network = nullptr;
+  const ComputeCost* compute = nullptr;
+  const CollectiveCost* collective = nullptr;
+  double step_efficiency = 1.0;  ///< compute ops take ComputeCost::time / step_efficiency
+};
+
+enum class ReplicaMode : uint8_t {
+  Auto,  ///< one replica when every replica sees the same network, else all
+  One,   ///< one replica stands for all (their flows are all on the network)
+  All,   ///< every DP replica simulated
+};
+
+struct SimOptions {
+  ReplicaMode replicas = ReplicaMode::Auto;
+  bool coalesce = true;          ///< fold uncontendable collectives into compute blocks
+  Timeline* timeline = nullptr;  ///< record ops and flows (forces op-level blocks)
+};
+
+/// Where one stage instance's time went (seconds); the critical instance's fill EvalResult.
+struct InstanceTimes {
+  double end = 0, compute = 0, tp_comm = 0, pp_comm = 0, bubble = 0, host = 0;
+  double dp_exposed = 0, dp_busy = 0, optimizer = 0;
+};
+
+/// One class of links that the simulation loaded alike.
+struct LinkStat {
+  int32_t first_link = 0;      ///< a representative link (Fabric id)
+  int32_t links = 0;           ///< links in the class
+  double utilization = 0;      ///< bytes carried / (capacity x step time): the busy fraction
+  double active_fraction = 0;  ///< fraction of the step with at least one flow
+  int32_t peak_flows = 0;
+  double bytes = 0;  ///< per link
+  double capacity_Bps = 0;
+};
+
+struct SimResult {
+  bool ok = false;  ///< false: the network cannot host the job (torus too small)
+  double step_time_s = 0;
+  int32_t critical = 0;  ///< instance that finished last
+  std::vector<InstanceTimes> instances;
+  bool symmetric = true;  ///< replicas equivalent (Auto) / assumed (One)
+  int64_t replicas_simulated = 1;
+  std::string asymmetry;  ///< why all replicas were simulated (Auto)
+  uint64_t events = 0, flows = 0, solves = 0, folded_ops = 0;
+  std::vector<LinkStat> links;  ///< by descending utilization
+};
+
+/// Runs one step. Reusable: keep one per thread and call run() per point (the vectors
+/// keep their memory).
+class Simulator {
+ public:
+  Simulator();
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  /// Simulates workload `w` under `in`; fills `out`. `topo` is reused across calls.
+  void run(const Workload& w, const SimInputs& in, const SimOptions& opt, SimResult& out);
+
+  const Fabric& topology() const { return topo_; }
+
+  struct Impl;  // the simulation state (src/des/sim_*.cpp)
+
+ private:
+  Fabric topo_;
+  Impl* impl_;
+};
+
+}  // namespace rapid::des

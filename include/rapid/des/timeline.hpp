@@ -1,0 +1,50 @@
+// A record of what a simulation did, written as a Chrome trace (the JSON "Trace Event
+// Format" that chrome://tracing and Perfetto load): one process per simulated GPU (a stage
+// instance: its TP/CP ranks run in lock step), one track per stream (compute, TP/CP
+// communication, pipeline p2p, DP communication), ops and flows as complete ("X") events
+// in microseconds, with bytes, flows and micro-batch as arguments.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "rapid/des/event_queue.hpp"
+
+namespace rapid::des {
+
+class Timeline {
+ public:
+  enum Track : uint8_t { kCompute = 0, kTpComm = 1, kPpComm = 2, kDpComm = 3 };
+
+  struct Slice {
+    int32_t inst = 0;
+    Track track = kCompute;
+    const char* name = "";  ///< static string (op names of the workload)
+    SimTime start = 0, end = 0;
+    double bytes = 0;   ///< per flow (communication)
+    int32_t flows = 0;  ///< member flows (communication)
+    int32_t mb = -1;    ///< micro-batch (-1: none)
+    bool backward = false;
+  };
+
+  void clear() {
+    slices_.clear();
+    names_.clear();
+  }
+  /// Names the processes: names[i] for stage instance i.
+  void set_instance_names(std::vector<std::string> names) { names_ = std::move(names); }
+  void add(const Slice& s) { slices_.push_back(s); }
+  const std::vector<Slice>& slices() const { return slices_; }
+
+  /// Writes the Chrome trace JSON (object form with "traceEvents"). Throws nothing; the
+  /// caller checks the stream.
+  void write_chrome_trace(std::ostream& out) const;
+
+ private:
+  std::vector<Slice> slices_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace rapid::des

@@ -1,0 +1,145 @@
+#include "rapid/des/des_evaluator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "rapid/workload/model_flops.hpp"
+
+namespace rapid {
+
+DesEvaluator::DesEvaluator(const ModelSpec& model, const TrainingSpec& training,
+                           const HardwareSpec& hw, const NetworkSpec& net, DesOptions options)
+    : model_(model),
+      training_(training),
+      network_(net),
+      analytical_(model, training, hw, net),
+      options_(options),
+      model_flops_per_token_(model_flops_per_token(model, training.seq_length)) {}
+
+void DesEvaluator::evaluate(const Workload& w, EvalResult& r) const {
+  simulate(w, r, nullptr, nullptr);
+}
+
+void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
+                            des::Timeline* timeline) const {
+  thread_local des::Simulator sim;
+  thread_local des::SimResult res;
+  const auto t0 = std::chrono::steady_clock::now();
+  des::SimInputs in;
+  in.model = &model_;
+  in.training = &training_;
+  in.network = &network_;
+  in.compute = &analytical_.compute_cost();
+  in.collective = &analytical_.collective_cost();
+  in.step_efficiency = analytical_.step_efficiency();
+  des::SimOptions opt;
+  opt.replicas = options_.replicas;
+  opt.coalesce = options_.coalesce;
+  opt.timeline = timeline;
+  sim.run(w, in, opt, res);
+  r.fidelity = 1;
+  if (!res.ok) {
+    r.status = Status::Infeasible;
+    if (report) *report = DesReport{};
+    return;
+  }
+  const des::InstanceTimes& c = res.instances[static_cast<size_t>(res.critical)];
+  const double step = res.step_time_s;
+  const double gpus = static_cast<double>(w.par.num_gpus());
+  const double tokens = static_cast<double>(w.tokens_per_step());
+  r.step_time_s = step;
+  r.tokens_per_s = tokens / step;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+  const double peak = analytical_.compute_cost().peak_FLOPs() * gpus * step;
+  r.mfu = model_flops_per_token_ * tokens / peak;
+  const double recompute_flops = workload_step_flops(w, true) - workload_step_flops(w, false);
+  r.hfu = (model_flops_per_token_ * tokens + recompute_flops) / peak;
+  r.compute_time_s = c.compute;
+  r.tp_comm_time_s = c.tp_comm;
+  r.pp_comm_time_s = c.pp_comm;
+  r.dp_exposed_time_s = c.dp_exposed;
+  r.bubble_time_s = c.bubble;
+  r.host_bound_time_s = c.host;
+  r.optimizer_time_s = c.optimizer;
+  r.dp_comm_time_s = 0;
+  for (const des::InstanceTimes& x : res.instances)
+    r.dp_comm_time_s = std::max(r.dp_comm_time_s, x.dp_busy);
+  r.exposed_comm_time_s = r.tp_comm_time_s + r.pp_comm_time_s + r.dp_exposed_time_s;
+  r.comm_compute_ratio =
+      (r.tp_comm_time_s + r.pp_comm_time_s + r.dp_comm_time_s) / r.compute_time_s;
+  r.simulated_replicas = static_cast<int32_t>(res.replicas_simulated);
+  r.hot_spot_links = 0;
+  r.max_link_utilization = 0;
+  for (const des::LinkStat& l : res.links) {
+    r.max_link_utilization = std::max(r.max_link_utilization, l.utilization);
+    if (l.utilization > kHotSpotUtilization) r.hot_spot_links += l.links;
+  }
+  if (!report) return;
+  DesReport& rep = *report;
+  rep = DesReport{};
+  rep.ok = true;
+  rep.replicas = w.par.dp;
+  rep.replicas_simulated = res.replicas_simulated;
+  rep.symmetric = res.symmetric;
+  rep.asymmetry = res.asymmetry;
+  rep.events = res.events;
+  rep.flows = res.flows;
+  rep.solves = res.solves;
+  rep.folded_ops = res.folded_ops;
+  rep.critical_stage =
+      static_cast<int32_t>(res.replicas_simulated == 1 ? res.critical : res.critical / w.par.dp);
+  rep.critical_replica =
+      static_cast<int32_t>(res.replicas_simulated == 1 ? 0 : res.critical % w.par.dp);
+  rep.hot_spot_links = r.hot_spot_links;
+  rep.max_utilization = r.max_link_utilization;
+  for (const des::LinkStat& l : res.links) {
+    DesLink d{sim.topology().link_name(l.first_link),
+              l.links - 1,
+              l.utilization,
+              l.active_fraction,
+              l.peak_flows,
+              l.capacity_Bps};
+    if (l.utilization > kHotSpotUtilization) rep.hot_spots.push_back(d);
+    if (rep.busiest.size() < 8) rep.busiest.push_back(d);
+  }
+  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string describe_des_report(const DesReport& r) {
+  if (!r.ok) return "simulation  the network cannot host this job\n";
+  std::string out;
+  if (r.replicas_simulated == 1 && r.replicas > 1)
+    out += fmt::format(
+        "simulation  one DP replica simulated, standing for all {} (every replica sees the same "
+        "network; --full simulates them all)\n",
+        r.replicas);
+  else if (r.replicas > 1)
+    out += fmt::format("simulation  all {} DP replicas simulated{}\n", r.replicas,
+                       r.asymmetry.empty() ? "" : fmt::format(" ({})", r.asymmetry));
+  else
+    out += "simulation  one DP replica (dp = 1)\n";
+  out += fmt::format(
+      "            {} events, {} collectives and transfers as flows, {} collectives folded "
+      "(uncontendable), {} rate solves, {:.1f} ms; critical: stage {}{}\n",
+      r.events, r.flows, r.folded_ops, r.solves, r.wall_s * 1e3, r.critical_stage,
+      r.replicas_simulated > 1 ? fmt::format(" replica {}", r.critical_replica) : "");
+  auto line = [](const DesLink& l) {
+    return fmt::format(
+        "  {:<34} {:>6.1f}% busy, active {:>5.1f}% of the step, peak {} flows, {:.0f} GB/s{}\n",
+        l.name, 100 * l.utilization, 100 * l.active_fraction, l.peak_flows, l.capacity_Bps / 1e9,
+        l.similar > 0 ? fmt::format(" (+{} links alike)", l.similar) : "");
+  };
+  out += fmt::format("hot spots   {} links busier than {:.0f}% of the step{}\n", r.hot_spot_links,
+                     100 * kHotSpotUtilization, r.hot_spots.empty() ? "" : ":");
+  constexpr size_t kShown = 12;
+  for (size_t i = 0; i < r.hot_spots.size() && i < kShown; ++i) out += line(r.hot_spots[i]);
+  if (r.hot_spots.size() > kShown)
+    out += fmt::format("  ... and {} more classes of links\n", r.hot_spots.size() - kShown);
+  out += "busiest links\n";
+  for (const DesLink& l : r.busiest) out += line(l);
+  return out;
+}
+
+}  // namespace rapid

@@ -1,0 +1,171 @@
+#include "rapid/des/flow_network.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace rapid::des {
+
+void FlowNetwork::clear() {
+  res_.clear();
+  inc_.clear();
+  bundles_.clear();
+  seeds_.clear();
+  changed_.clear();
+  solves_ = 0;
+}
+
+int32_t FlowNetwork::add_resource(double capacity_Bps) {
+  Resource r;
+  r.cap = capacity_Bps;
+  res_.push_back(r);
+  return static_cast<int32_t>(res_.size()) - 1;
+}
+
+SimTime FlowNetwork::busy_time(int32_t r, SimTime now) const {
+  const Resource& x = res_[static_cast<size_t>(r)];
+  return x.busy + (x.active_mult > 0 ? now - x.busy_since : 0);
+}
+
+int32_t FlowNetwork::start(SimTime now, std::span<const ResourceUse> uses, double bytes,
+                           uint64_t tag) {
+  seeds_.clear();
+  const int32_t b = add(now, uses, bytes, tag);
+  commit(now);
+  return b;
+}
+
+void FlowNetwork::commit(SimTime now) {
+  solve(now);
+  seeds_.clear();
+}
+
+int32_t FlowNetwork::add(SimTime now, std::span<const ResourceUse> uses, double bytes,
+                         uint64_t tag) {
+  const auto b = static_cast<int32_t>(bundles_.size());
+  Bundle nb;
+  nb.bytes = nb.remaining = bytes;
+  nb.last = now;
+  nb.tag = tag;
+  nb.first_inc = static_cast<int32_t>(inc_.size());
+  nb.num_inc = static_cast<int32_t>(uses.size());
+  nb.active = nb.fresh = true;
+  bundles_.push_back(nb);
+  for (const ResourceUse& u : uses) {
+    Resource& r = res_[static_cast<size_t>(u.res)];
+    const auto i = static_cast<int32_t>(inc_.size());
+    inc_.push_back(Incidence{b, u.res, u.mult, -1, r.head});
+    if (r.head >= 0) inc_[static_cast<size_t>(r.head)].prev = i;
+    r.head = i;
+    if (r.active_mult == 0) r.busy_since = now;
+    r.active_mult += u.mult;
+    r.peak = std::max(r.peak, r.active_mult);
+  }
+  seeds_.push_back(b);
+  return b;
+}
+
+void FlowNetwork::finish(SimTime now, int32_t b) {
+  Bundle& x = bundles_[static_cast<size_t>(b)];
+  x.active = false;
+  x.remaining = 0;
+  seeds_.clear();
+  for (int32_t k = 0; k < x.num_inc; ++k) {
+    const Incidence& in = inc_[static_cast<size_t>(x.first_inc + k)];
+    Resource& r = res_[static_cast<size_t>(in.res)];
+    if (in.prev >= 0)
+      inc_[static_cast<size_t>(in.prev)].next = in.next;
+    else
+      r.head = in.next;
+    if (in.next >= 0) inc_[static_cast<size_t>(in.next)].prev = in.prev;
+    r.active_mult -= in.mult;
+    r.carried += x.bytes * in.mult;
+    if (r.active_mult == 0) r.busy += now - r.busy_since;
+    for (int32_t j = r.head; j >= 0; j = inc_[static_cast<size_t>(j)].next)
+      seeds_.push_back(inc_[static_cast<size_t>(j)].bundle);
+  }
+  solve(now);
+}
+
+// Progressive filling over the component of the seeds (Bertsekas & Gallager sec. 6.5.2).
+void FlowNetwork::solve(SimTime now) {
+  changed_.clear();
+  if (seeds_.empty()) return;
+  ++solves_;
+  ++epoch_;
+  comp_bundles_.clear();
+  comp_res_.clear();
+  for (int32_t s : seeds_) {
+    Bundle& b = bundles_[static_cast<size_t>(s)];
+    if (b.mark == epoch_ || !b.active) continue;
+    b.mark = epoch_;
+    comp_bundles_.push_back(s);
+  }
+  // Breadth-first over bundle -> resource -> bundle (comp_bundles_ grows while scanned).
+  for (size_t q = 0; q < comp_bundles_.size(); ++q) {
+    const Bundle& b = bundles_[static_cast<size_t>(comp_bundles_[q])];
+    for (int32_t k = 0; k < b.num_inc; ++k) {
+      const int32_t rid = inc_[static_cast<size_t>(b.first_inc + k)].res;
+      Resource& r = res_[static_cast<size_t>(rid)];
+      if (r.mark == epoch_) continue;
+      r.mark = epoch_;
+      r.residual = r.cap;
+      r.weight = r.active_mult;
+      comp_res_.push_back(rid);
+      for (int32_t j = r.head; j >= 0; j = inc_[static_cast<size_t>(j)].next) {
+        const int32_t o = inc_[static_cast<size_t>(j)].bundle;
+        Bundle& ob = bundles_[static_cast<size_t>(o)];
+        if (ob.mark == epoch_) continue;
+        ob.mark = epoch_;
+        comp_bundles_.push_back(o);
+      }
+    }
+  }
+  for (int32_t id : comp_bundles_) {
+    Bundle& b = bundles_[static_cast<size_t>(id)];
+    b.remaining = std::max(0.0, b.remaining - b.rate * to_seconds(now - b.last));
+    b.last = now;
+    b.frozen = false;
+  }
+  // Raise every unfrozen rate to the lowest saturation level; freeze the bundles of the
+  // saturated resource; repeat.
+  size_t unfrozen = comp_bundles_.size();
+  while (unfrozen > 0) {
+    double level = std::numeric_limits<double>::infinity();
+    int32_t at = -1;
+    for (int32_t rid : comp_res_) {
+      const Resource& r = res_[static_cast<size_t>(rid)];
+      if (r.weight <= 0) continue;
+      const double l = std::max(r.residual, 0.0) / r.weight;
+      if (l < level) {
+        level = l;
+        at = rid;
+      }
+    }
+    if (at < 0) break;  // cannot happen: every bundle uses a resource
+    for (int32_t j = res_[static_cast<size_t>(at)].head; j >= 0;
+         j = inc_[static_cast<size_t>(j)].next) {
+      Bundle& b = bundles_[static_cast<size_t>(inc_[static_cast<size_t>(j)].bundle)];
+      if (b.frozen) continue;
+      b.frozen = true;
+      b.next_rate = level;
+      --unfrozen;
+      for (int32_t k = 0; k < b.num_inc; ++k) {
+        const Incidence& in = inc_[static_cast<size_t>(b.first_inc + k)];
+        Resource& r = res_[static_cast<size_t>(in.res)];
+        r.residual -= level * in.mult;
+        r.weight -= in.mult;
+      }
+    }
+  }
+  for (int32_t id : comp_bundles_) {
+    Bundle& b = bundles_[static_cast<size_t>(id)];
+    if (!b.fresh && b.next_rate == b.rate) continue;
+    b.fresh = false;
+    b.rate = b.next_rate;
+    b.drain = b.rate > 0 ? now + to_ps_ceil(b.remaining / b.rate) : kNever;
+    ++b.version;
+    changed_.push_back(id);
+  }
+}
+
+}  // namespace rapid::des

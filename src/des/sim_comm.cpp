@@ -1,0 +1,201 @@
+// Collectives as flows: starting an op's bundles, drains, completions, blocking units
+// (with the rendezvous of their participants), pipeline p2p and the DP streams.
+#include <algorithm>
+
+#include "rapid/common/error.hpp"
+#include "sim_impl.hpp"
+
+namespace rapid::des {
+
+void Simulator::Impl::push_changed() {
+  for (int32_t b : net.changed()) queue.push(net.drain_time(b), kDrain, b, net.version(b));
+}
+
+int32_t Simulator::Impl::start_op(CommRole kind, int32_t desc, int32_t a, int32_t b, int32_t c) {
+  const auto id = static_cast<int32_t>(ops.size());
+  ActiveOp op;
+  op.kind = kind;
+  op.desc = desc;
+  op.start = op.last = now;
+  op.a = a;
+  op.b = b;
+  op.c = c;
+  ops.push_back(op);
+  const CommDesc& d = descs[static_cast<size_t>(desc)];
+  int32_t pending = 0;
+  for (int t = 0; t < d.ntiers; ++t)
+    for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
+      const int32_t l =
+          desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
+      const auto uses = layouts.uses(l);
+      if (uses.empty() || d.bytes[static_cast<size_t>(t)] <= 0) continue;
+      net.add(now, uses, d.bytes[static_cast<size_t>(t)], static_cast<uint64_t>(id));
+      ++pending;
+    }
+  if (pending > 0) {
+    net.commit(now);
+    push_changed();
+  }
+  ops[static_cast<size_t>(id)].pending = pending;
+  if (pending == 0) queue.push(now + d.latency, kOpDone, id);
+  return id;
+}
+
+void Simulator::Impl::on_drain(int32_t bundle, uint32_t /*version*/) {
+  const auto id = static_cast<int32_t>(net.tag(bundle));
+  net.finish(now, bundle);
+  push_changed();
+  ActiveOp& op = ops[static_cast<size_t>(id)];
+  op.last = now;
+  if (--op.pending == 0) queue.push(now + descs[static_cast<size_t>(op.desc)].latency, kOpDone, id);
+}
+
+void Simulator::Impl::on_op_done(int32_t id) {
+  const ActiveOp op = ops[static_cast<size_t>(id)];
+  const CommDesc& d = descs[static_cast<size_t>(op.desc)];
+  auto record = [&](int32_t who, Timeline::Track track, int32_t mb, bool bwd) {
+    if (!opt.timeline) return;
+    const int32_t l = d.ntiers > 0 ? desc_layouts[static_cast<size_t>(d.layout_begin[0])] : -1;
+    opt.timeline->add(
+        {who, track, d.name, op.start, now, d.bytes[0], l >= 0 ? layouts.flows(l) : 0, mb, bwd});
+  };
+  switch (op.kind) {
+    case CommRole::Unit:
+      for (int32_t k = 0; k < op.b; ++k) {
+        const int32_t i = waiter_pool[static_cast<size_t>(op.a + k)];
+        Inst& s = inst[static_cast<size_t>(i)];
+        const PassRef& pr =
+            programs[static_cast<size_t>(s.stage)].passes[static_cast<size_t>(s.pass)];
+        record(i, Timeline::kTpComm, pr.mb, pr.dir == PassDir::Backward);
+        s.unit_done = std::max(s.unit_done, now);
+        if (--s.unit_pending == 0 && s.wait == Wait::Comm) wake(i);
+      }
+      break;
+    case CommRole::P2P: {
+      Inst& r = inst[static_cast<size_t>(op.b)];
+      r.arrived[static_cast<size_t>(op.c)] = now;
+      r.xfer_start[static_cast<size_t>(op.c)] = op.start;
+      const bool bwd = op.c >= vpp * m;
+      record(op.a, Timeline::kPpComm, static_cast<int32_t>(op.c % m), bwd);
+      Inst& s = inst[static_cast<size_t>(op.a)];
+      s.sends_done = std::max(s.sends_done, now);
+      const bool sender_wakes = --s.sends == 0 && s.wait == Wait::Sends;
+      if (r.wait == Wait::Recv && r.wait_arg == op.c) wake(op.b);
+      if (sender_wakes && s.wait == Wait::Sends) wake(op.a);
+      break;
+    }
+    case CommRole::Dp: {
+      DpStream& ds = streams[static_cast<size_t>(op.a)];
+      ds.done[static_cast<size_t>(op.b)] = now;
+      DpLane& lane = ds.lanes[static_cast<size_t>(ds.lane[static_cast<size_t>(op.b)])];
+      lane.busy = false;
+      ++lane.next;
+      ds.busy_ps += now - op.start;
+      for (size_t i = 0; i < inst.size(); ++i)
+        if (inst[i].stage == op.a) record(static_cast<int32_t>(i), Timeline::kDpComm, -1, false);
+      // Wake the instances waiting for this op.
+      thread_local std::vector<int32_t> woken;
+      woken.clear();
+      auto it = std::remove_if(ds.waiters.begin(), ds.waiters.end(), [&](int32_t i) {
+        const Inst& s = inst[static_cast<size_t>(i)];
+        if (s.wait != Wait::Dp || s.wait_arg != op.b) return false;
+        woken.push_back(i);
+        return true;
+      });
+      ds.waiters.erase(it, ds.waiters.end());
+      for (int32_t i : woken) wake(i);
+      try_start_dp(op.a);
+      break;
+    }
+  }
+}
+
+// The current unit of instance i: start each collective, or join its rendezvous when it
+// involves several instances (a group spanning simulated replicas).
+void Simulator::Impl::post_unit(int32_t i) {
+  Inst& s = inst[static_cast<size_t>(i)];
+  const StageProgram& sp = programs[static_cast<size_t>(s.stage)];
+  const Segment& g = sp.segments[static_cast<size_t>(s.seg)];
+  const Compiled& c = s.compiled[static_cast<size_t>(s.version)][static_cast<size_t>(g.tmpl)];
+  const Item& it = items[static_cast<size_t>(c.item_begin + s.item)];
+  s.unit_pending = it.count;
+  s.unit_done = s.t;
+  for (int32_t k = 0; k < it.count; ++k) {
+    const int32_t d = unit_comms[static_cast<size_t>(it.begin + k)];
+    const CommDesc& desc = descs[static_cast<size_t>(d)];
+    if (desc.participants <= 1) {
+      const auto begin = static_cast<int32_t>(waiter_pool.size());
+      waiter_pool.push_back(i);
+      start_op(CommRole::Unit, d, begin, 1, 0);
+      continue;
+    }
+    const int32_t first = desc_layouts[static_cast<size_t>(desc.layout_begin[0])];
+    std::vector<int64_t>& counts = post_count[static_cast<size_t>(i)];
+    if (counts.size() <= static_cast<size_t>(first))
+      counts.resize(static_cast<size_t>(first) + 1, 0);
+    const auto key = std::make_pair(first, counts[static_cast<size_t>(first)]++);
+    auto& [posted, pool_begin] = rendezvous[key];
+    if (posted == 0) {
+      pool_begin = static_cast<int32_t>(waiter_pool.size());
+      waiter_pool.resize(waiter_pool.size() + static_cast<size_t>(desc.participants), -1);
+    }
+    waiter_pool[static_cast<size_t>(pool_begin + posted)] = i;
+    if (++posted == desc.participants) {
+      start_op(CommRole::Unit, d, pool_begin, desc.participants, 0);
+      rendezvous.erase(key);
+    }
+  }
+}
+
+void Simulator::Impl::send(int32_t i, const PassRef& pr) {
+  Inst& s = inst[static_cast<size_t>(i)];
+  int32_t dst = -1, desc = -1;
+  PassRef msg = pr;
+  if (pr.dir == PassDir::Forward) {
+    if (s.stage + 1 < pp) {
+      dst = s.stage + 1;
+      desc = s.p2p_desc[0];
+    } else if (pr.chunk + 1 < vpp) {
+      dst = 0;
+      desc = s.p2p_wrap;
+      msg.chunk = pr.chunk + 1;
+    }
+  } else {
+    if (s.stage > 0) {
+      dst = s.stage - 1;
+      desc = s.p2p_desc[1];
+    } else if (pr.chunk > 0) {
+      dst = static_cast<int32_t>(pp) - 1;
+      desc = s.p2p_wrap;
+      msg.chunk = pr.chunk - 1;
+    }
+  }
+  if (dst < 0) return;
+  const int32_t receiver = layouts.instance(dst, s.replica);
+  if (desc < 0) {  // same GPUs (cannot happen with pp > 1): the data is there at once
+    inst[static_cast<size_t>(receiver)].arrived[static_cast<size_t>(message(msg))] = now;
+    return;
+  }
+  ++s.sends;
+  s.had_sends = true;
+  s.sends_start = now;
+  start_op(CommRole::P2P, desc, i, receiver, message(msg));
+}
+
+void Simulator::Impl::post_dp(int32_t stage, int32_t k) {
+  DpStream& ds = streams[static_cast<size_t>(stage)];
+  if (++ds.posts[static_cast<size_t>(k)] == ds.needed) try_start_dp(stage);
+}
+
+void Simulator::Impl::try_start_dp(int32_t stage) {
+  DpStream& ds = streams[static_cast<size_t>(stage)];
+  for (DpLane& lane : ds.lanes) {
+    if (lane.busy || lane.next >= static_cast<int32_t>(lane.ops.size())) continue;
+    const int32_t k = lane.ops[static_cast<size_t>(lane.next)];
+    if (ds.posts[static_cast<size_t>(k)] < ds.needed) continue;
+    lane.busy = true;
+    start_op(CommRole::Dp, ds.desc[static_cast<size_t>(k)], stage, k, 0);
+  }
+}
+
+}  // namespace rapid::des

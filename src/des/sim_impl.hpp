@@ -1,0 +1,210 @@
+// The simulator's state, shared by src/des/sim_setup.cpp (building the compiled program),
+// sim_run.cpp (stage instances) and sim_comm.cpp (collectives, p2p, DP streams).
+// Internal to src/des.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "rapid/des/simulator.hpp"
+#include "rapid/des/timeline.hpp"
+
+namespace rapid::des {
+
+enum EventKind : uint32_t { kResume = 0, kDrain = 1, kOpDone = 2, kDpPost = 3 };
+
+/// A communication with its plan and flow layouts.
+struct CommDesc {
+  const Op* op = nullptr;  ///< the template op (nullptr for p2p and DP ops)
+  const char* name = "";
+  CollectivePlan plan;
+  SimTime latency = 0;  ///< plan latency + per-hop latency beyond the plan's routes
+  SimTime alone = 0;    ///< duration when nothing else is on its links
+  int ntiers = 0;
+  std::array<double, 2> bytes{};
+  std::array<int32_t, 2> layout_begin{}, layout_count{};  // into Impl::desc_layouts
+  bool foldable = false;                                  ///< always uncontended
+  bool quiet_foldable = false;  ///< uncontended while its stage's DP stream is quiet
+  int32_t participants = 1;     ///< instances that must post it before it starts
+};
+
+/// One host-issued unit of a compute block: a compute op, a folded collective, or a
+/// compute op with the folded collectives pipelined with it.
+struct Entry {
+  SimTime duration = 0, compute = 0;
+  int32_t slots = 1;  ///< ops the host issues for it
+  const Op* op = nullptr;
+  int32_t comm = -1;  ///< folded collective (CommDesc), for the timeline and link stats
+  int32_t comm2 = -1;
+};
+
+/// A block of entries (GPU time `duration`, of which `compute`; `slots` host issues; host
+/// slack: the host never delays the block when host clock - start <= slack), or one
+/// unfolded communication unit (its collectives, maybe overlapping one compute op).
+struct Item {
+  bool block = true;
+  int32_t begin = 0, count = 0;  ///< block: entries; unit: unit_comms
+  SimTime duration = 0, compute = 0, slack = 0;
+  int32_t slots = 0;
+  const Op* compute_op = nullptr;  ///< unit: the compute op it overlaps (if any)
+  int64_t runs = 0;                ///< times executed (folded collectives' link stats)
+};
+
+/// A template compiled for one instance: its items.
+struct Compiled {
+  int32_t item_begin = 0, item_count = 0;
+};
+
+// A stage instance's progress: the phase of the step, within a pass where it is, and what
+// it waits for (the handler that ends the wait resumes it).
+
+enum class Phase : uint8_t { Start, BeforePass, InPass, Tail, Optimizer, EndGather, Done };
+enum class Sub : uint8_t { AtBoundary, AtGate, InOwner, CommPosting, CommWaiting, PassEnd };
+enum class Wait : uint8_t { None, Sends, Recv, Dp, Comm, Time };
+
+struct Inst {
+  int32_t stage = 0, replica = 0;
+  Phase phase = Phase::Start;
+  Sub sub = Sub::AtBoundary;
+  Wait wait = Wait::None;
+  int32_t pass = 0, pos = 0, item = 0, hook = 0, seg = 0;
+  int32_t wait_arg = 0;
+  SimTime t = 0, host = 0, post = 0;
+  int32_t unit_pending = 0;  ///< collectives of the current unit not yet done
+  SimTime unit_done = 0;
+  int32_t sends = 0;  ///< outstanding p2p sends
+  SimTime sends_done = 0, sends_start = 0;
+  bool had_sends = false;  ///< the previous pass sent (its p2p call synchronizes the host)
+  /// [0]: folding only what is always uncontended; [1]: also what is uncontended while
+  /// the stage's DP stream is quiet (chosen at each owner boundary).
+  std::array<std::array<Compiled, kNumTemplateKinds>, 2> compiled{};
+  int32_t version = 0;
+  int32_t p2p_desc[2] = {-1, -1};            ///< transfers to the next / previous stage
+  int32_t p2p_wrap = -1;                     ///< stage pp-1 -> 0 (forward) or 0 -> pp-1 (backward)
+  std::vector<SimTime> arrived, xfer_start;  ///< per message (dir, chunk, mb)
+  // Accounting (ps).
+  SimTime compute = 0, tp = 0, pp = 0, bubble = 0, host_wait = 0, dp_exposed = 0, opt = 0;
+  SimTime end = 0;
+};
+
+/// One NCCL stream of a stage's DP traffic: its ops in order, one at a time.
+struct DpLane {
+  std::vector<int32_t> ops;  ///< indices into the stage's DP ops
+  int32_t next = 0;
+  bool busy = false;
+};
+
+/// A stage's DP/ZeRO traffic on two streams, as Megatron-core and PyTorch FSDP issue it:
+/// gradient reductions on one, parameter all-gathers on the other (so prefetched gathers
+/// do not queue behind reductions; concurrent ones share the links).
+struct DpStream {
+  std::array<DpLane, 2> lanes;  ///< [0] reductions, [1] gathers
+  int32_t needed = 1;           ///< posts per op (replicas of the stage simulated)
+  std::vector<int32_t> desc, posts, lane;
+  std::vector<SimTime> done;
+  SimTime busy_ps = 0;
+  std::vector<int32_t> waiters;  ///< instances waiting for an op (Inst::wait_arg)
+  int32_t future_posts = 0;      ///< posts scheduled at a later time (kDpPost events)
+  /// Nothing running, nothing posted (now or later): no DP op can start before this
+  /// instance posts one.
+  bool quiet() const {
+    if (future_posts > 0) return false;
+    for (const DpLane& l : lanes)
+      if (l.busy || (l.next < static_cast<int32_t>(l.ops.size()) &&
+                     posts[static_cast<size_t>(l.ops[static_cast<size_t>(l.next)])] > 0))
+        return false;
+    return true;
+  }
+};
+
+/// What a running collective is for: a unit of the compute stream, a pipeline transfer, a
+/// DP-stream collective.
+enum class CommRole : uint8_t { Unit, P2P, Dp };
+
+struct ActiveOp {
+  CommRole kind = CommRole::Unit;
+  int32_t desc = 0, pending = 0;
+  SimTime start = 0, last = 0;
+  int32_t a = 0, b = 0, c = 0;  ///< Unit: waiters (pool begin, count); P2P: sender,
+                                ///< receiver, message; Dp: stage, op
+};
+
+struct Simulator::Impl {
+  // Inputs of the current run.
+  const Workload* w = nullptr;
+  SimInputs in;
+  SimOptions opt;
+  Fabric* topo = nullptr;
+  SimTime host_op = 0;
+  bool one_replica = true;
+  int64_t tpcp = 1, dp = 1, pp = 1, vpp = 1, m = 1;
+
+  CommLayouts layouts;
+  FlowNetwork net;
+  FlowNetwork alone_net;  ///< scratch: each collective's uncontended duration
+  EventQueue queue;
+  SimTime now = 0;
+  uint64_t events = 0, folded = 0;
+
+  std::vector<StageProgram> programs;  // per stage
+  std::vector<Inst> inst;
+  std::vector<CommDesc> descs;
+  std::vector<int32_t> desc_layouts;
+  std::vector<Entry> entries;
+  std::vector<Item> items;
+  std::vector<int32_t> unit_comms;
+  std::vector<DpStream> streams;  // per stage
+  std::vector<ActiveOp> ops;
+  std::vector<int32_t> waiter_pool;
+  std::map<std::pair<int32_t, int64_t>, std::pair<int32_t, int32_t>> rendezvous;
+  std::vector<std::vector<int64_t>> post_count;  // per instance, per first layout
+  SimTime step_end = 0;
+  int32_t desc_cursor = 0;
+
+  // sim_setup.cpp
+  bool setup(const Workload& w, const SimInputs& in, const SimOptions& opt, Fabric& topo,
+             bool one_replica);
+  int32_t make_desc(const char* name, const Op* op, CollectiveKind kind, double bytes,
+                    const GroupShape& g, int32_t inst_id, bool blocking, bool split,
+                    int32_t dp_stage = -1);
+  int32_t make_p2p_desc(int32_t inst_id, int64_t dst_stage);
+  void finish_desc(CommDesc& d);
+  void compile(int32_t inst_id, TemplateKind k, const std::vector<Op>* a, const std::vector<Op>* b,
+               int version);
+  void collect_comms(int32_t inst_id, const std::vector<Op>& ops);
+
+  // sim_run.cpp
+  void run_events();
+  void resume(int32_t i);
+  bool run_pass(Inst& s);  // false: the instance stopped (event scheduled or waiting)
+  void run_block(Inst& s, Item& it, int64_t repeat);
+  bool gate(Inst& s, int32_t dp_op, SimTime* exposed);
+  void wake(int32_t i) {
+    inst[static_cast<size_t>(i)].wait = Wait::None;
+    resume(i);
+  }
+  void schedule_resume(Inst& s, SimTime at);
+  /// Posts DP ops first .. first + count - 1 of s's stage at s.t (an event if later).
+  void post_dp_at(Inst& s, int32_t first, int32_t count);
+
+  // sim_comm.cpp
+  int32_t start_op(CommRole kind, int32_t desc, int32_t a, int32_t b, int32_t c);
+  void push_changed();
+  void on_drain(int32_t bundle, uint32_t version);
+  void on_op_done(int32_t op);
+  void post_unit(int32_t i);
+  void send(int32_t i, const PassRef& pr);
+  void post_dp(int32_t stage, int32_t op);
+  void try_start_dp(int32_t stage);
+  int32_t message(const PassRef& pr) const {
+    return (static_cast<int32_t>(pr.dir) * static_cast<int32_t>(vpp) + pr.chunk) *
+               static_cast<int32_t>(m) +
+           pr.mb;
+  }
+};
+
+}  // namespace rapid::des

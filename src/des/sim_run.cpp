@@ -1,0 +1,344 @@
+// Stage instances: the event loop and the execution of a stage's passes on its compute
+// stream (docs/des.md "Execution").
+#include <algorithm>
+
+#include "rapid/common/error.hpp"
+#include "sim_impl.hpp"
+
+namespace rapid::des {
+
+namespace {
+
+// Length of the overlap of [a0, a1] with [b0, b1].
+SimTime overlap(SimTime a0, SimTime a1, SimTime b0, SimTime b1) {
+  return std::max<SimTime>(0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+}  // namespace
+
+void Simulator::Impl::post_dp_at(Inst& s, int32_t first, int32_t count) {
+  if (s.t > now) {
+    queue.push(s.t, kDpPost, s.stage,
+               (static_cast<uint64_t>(first) << 32) | static_cast<uint32_t>(count));
+    streams[static_cast<size_t>(s.stage)].future_posts += count;
+    return;
+  }
+  for (int32_t k = 0; k < count; ++k) post_dp(s.stage, first + k);
+}
+
+void Simulator::Impl::schedule_resume(Inst& s, SimTime at) {
+  s.wait = Wait::Time;
+  queue.push(at, kResume, static_cast<int32_t>(&s - inst.data()));
+}
+
+void Simulator::Impl::run_events() {
+  for (size_t i = 0; i < inst.size(); ++i) resume(static_cast<int32_t>(i));
+  while (!queue.empty()) {
+    const Event e = queue.pop();
+    RAPID_ASSERT(e.time >= now, "events in time order");
+    now = e.time;
+    switch (e.kind) {
+      case kResume:
+        ++events;
+        inst[static_cast<size_t>(e.target)].wait = Wait::None;
+        resume(e.target);
+        break;
+      case kDrain:
+        if (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data)) break;
+        ++events;
+        on_drain(e.target, static_cast<uint32_t>(e.data));
+        break;
+      case kOpDone:
+        ++events;
+        on_op_done(e.target);
+        break;
+      case kDpPost:
+        ++events;
+        streams[static_cast<size_t>(e.target)].future_posts -=
+            static_cast<int32_t>(e.data & 0xFFFFFFFFu);
+        for (uint64_t k = 0; k < (e.data & 0xFFFFFFFFu); ++k)
+          post_dp(e.target, static_cast<int32_t>((e.data >> 32) + k));
+        break;
+      default:
+        RAPID_ASSERT(false, "known event kind");
+    }
+  }
+}
+
+// A DP op known to be done is passed (its wait counted); one that may still finish before
+// the instance gets there is looked at again then; otherwise the instance waits.
+bool Simulator::Impl::gate(Inst& s, int32_t k, SimTime* exposed) {
+  DpStream& ds = streams[static_cast<size_t>(s.stage)];
+  const SimTime done = ds.done[static_cast<size_t>(k)];
+  if (done != kNever) {
+    *exposed = std::max<SimTime>(0, done - s.t);
+    s.t = std::max(s.t, done);
+    return true;
+  }
+  if (s.t > now) {
+    schedule_resume(s, s.t);
+    return false;
+  }
+  s.wait = Wait::Dp;
+  s.wait_arg = k;
+  ds.waiters.push_back(static_cast<int32_t>(&s - inst.data()));
+  return false;
+}
+
+void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
+  it.runs += k;
+  if (!opt.timeline) {
+    const SimTime slack =
+        it.slack + std::min<SimTime>(0, (k - 1) * (it.duration - it.slots * host_op));
+    if (s.host - s.t <= slack) {
+      s.t += k * it.duration;
+      s.host += k * it.slots * host_op;
+      s.compute += k * it.compute;
+      s.tp += k * (it.duration - it.compute);
+      return;
+    }
+  }
+  const int32_t id = static_cast<int32_t>(&s - inst.data());
+  for (int64_t r = 0; r < k; ++r)
+    for (int32_t x = it.begin; x < it.begin + it.count; ++x) {
+      const Entry& e = entries[static_cast<size_t>(x)];
+      const SimTime issue = s.host + e.slots * host_op;
+      s.host = issue;
+      if (issue > s.t) {
+        s.host_wait += issue - s.t;
+        s.t = issue;
+      }
+      if (opt.timeline) {
+        const PassRef& pr =
+            programs[static_cast<size_t>(s.stage)].passes[static_cast<size_t>(s.pass)];
+        const bool bwd = pr.dir == PassDir::Backward;
+        if (e.compute > 0)
+          opt.timeline->add(
+              {id, Timeline::kCompute, e.op->name, s.t, s.t + e.compute, 0, 0, pr.mb, bwd});
+        for (int32_t d : {e.comm, e.comm2})
+          if (d >= 0) {
+            const CommDesc& c = descs[static_cast<size_t>(d)];
+            opt.timeline->add({id, Timeline::kTpComm, c.name, s.t, s.t + c.alone, c.bytes[0],
+                               layouts.flows(desc_layouts[static_cast<size_t>(c.layout_begin[0])]),
+                               pr.mb, bwd});
+          }
+      }
+      s.t += e.duration;
+      s.compute += e.compute;
+      s.tp += e.duration - e.compute;
+    }
+}
+
+bool Simulator::Impl::run_pass(Inst& s) {
+  const StageProgram& sp = programs[static_cast<size_t>(s.stage)];
+  const PassRef& pr = sp.passes[static_cast<size_t>(s.pass)];
+  const int32_t n = sp.num_owners(pr.chunk);
+  const int32_t hook_end = sp.hook_begin[static_cast<size_t>(s.pass) + 1];
+  const int32_t id = static_cast<int32_t>(&s - inst.data());
+  while (true) {
+    switch (s.sub) {
+      case Sub::AtBoundary:
+        // Posts at this boundary; consecutive ops go in one event (first op, count).
+        while (s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos &&
+               !sp.hooks[static_cast<size_t>(s.hook)].gate) {
+          const int32_t first = sp.hooks[static_cast<size_t>(s.hook)].dp_op;
+          int32_t count = 0;
+          while (s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos &&
+                 !sp.hooks[static_cast<size_t>(s.hook)].gate &&
+                 sp.hooks[static_cast<size_t>(s.hook)].dp_op == first + count) {
+            ++count;
+            ++s.hook;
+          }
+          post_dp_at(s, first, count);
+        }
+        s.sub = Sub::AtGate;
+        break;
+      case Sub::AtGate:
+        for (; s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos;
+             ++s.hook) {
+          SimTime exposed = 0;
+          if (!gate(s, sp.hooks[static_cast<size_t>(s.hook)].dp_op, &exposed)) return false;
+          s.dp_exposed += exposed;
+        }
+        s.sub = s.pos == n ? Sub::PassEnd : Sub::InOwner;
+        s.item = 0;
+        // Fold what shares links only with this stage's DP traffic while that is idle and
+        // stays so: nothing running or posted, and no DP post left in the pass (an op
+        // cannot start without this instance's post).
+        s.version = streams[static_cast<size_t>(s.stage)].quiet() &&
+                            sp.last_post[static_cast<size_t>(s.pass)] <= s.pos
+                        ? 1
+                        : 0;
+        break;
+      case Sub::PassEnd:
+        if (s.t > now) {
+          schedule_resume(s, s.t);
+          return false;
+        }
+        send(id, pr);
+        return true;
+      case Sub::InOwner: {
+        while (sp.segments[static_cast<size_t>(s.seg)].first_pos +
+                   sp.segments[static_cast<size_t>(s.seg)].count <=
+               s.pos)
+          ++s.seg;
+        const Segment& g = sp.segments[static_cast<size_t>(s.seg)];
+        const Compiled& c = s.compiled[static_cast<size_t>(s.version)][static_cast<size_t>(g.tmpl)];
+        if (s.item == 0 && c.item_count == 1 && items[static_cast<size_t>(c.item_begin)].block &&
+            !opt.timeline) {
+          // A run of owners whose template is one block, up to the next hook: one step.
+          const int32_t next_hook =
+              s.hook < hook_end ? sp.hooks[static_cast<size_t>(s.hook)].boundary : n + 1;
+          const int32_t k = std::min(g.first_pos + g.count - s.pos, next_hook - s.pos);
+          run_block(s, items[static_cast<size_t>(c.item_begin)], k);
+          s.pos += k;
+          s.sub = Sub::AtBoundary;
+          break;
+        }
+        bool posting = false;
+        while (s.item < c.item_count) {
+          Item& it = items[static_cast<size_t>(c.item_begin + s.item)];
+          if (it.block) {
+            run_block(s, it, 1);
+            ++s.item;
+            continue;
+          }
+          const SimTime issue = s.host + it.slots * host_op;
+          s.host = issue;
+          s.post = std::max(s.t, issue);
+          s.sub = Sub::CommPosting;
+          if (s.post > now) {
+            schedule_resume(s, s.post);
+            return false;
+          }
+          posting = true;
+          break;
+        }
+        if (posting) break;
+        ++s.pos;
+        s.sub = Sub::AtBoundary;
+        break;
+      }
+      case Sub::CommPosting:
+        s.host_wait += s.post - s.t;
+        s.t = s.post;
+        s.sub = Sub::CommWaiting;
+        s.wait = Wait::Comm;
+        post_unit(id);
+        if (s.unit_pending > 0) return false;
+        s.wait = Wait::None;
+        break;
+      case Sub::CommWaiting: {
+        if (s.unit_pending > 0) {
+          s.wait = Wait::Comm;
+          return false;
+        }
+        const Segment& g = sp.segments[static_cast<size_t>(s.seg)];
+        const Compiled& c = s.compiled[static_cast<size_t>(s.version)][static_cast<size_t>(g.tmpl)];
+        const Item& it = items[static_cast<size_t>(c.item_begin + s.item)];
+        const SimTime compute_end = s.post + it.compute;
+        const SimTime end = std::max(compute_end, s.unit_done);
+        if (opt.timeline && it.compute_op)
+          opt.timeline->add({id, Timeline::kCompute, it.compute_op->name, s.post, compute_end, 0, 0,
+                             pr.mb, pr.dir == PassDir::Backward});
+        s.compute += it.compute;
+        s.tp += end - compute_end;
+        s.t = end;
+        ++s.item;
+        s.sub = Sub::InOwner;
+        break;
+      }
+    }
+  }
+}
+
+void Simulator::Impl::resume(int32_t i) {
+  Inst& s = inst[static_cast<size_t>(i)];
+  const StageProgram& sp = programs[static_cast<size_t>(s.stage)];
+  while (true) {
+    switch (s.phase) {
+      case Phase::Start:
+        for (int32_t k = 0; k < sp.start_posts; ++k) post_dp(s.stage, k);
+        s.phase = Phase::BeforePass;
+        break;
+      case Phase::BeforePass: {
+        if (s.pass == static_cast<int32_t>(sp.passes.size())) {
+          s.phase = Phase::Tail;
+          break;
+        }
+        if (s.sends > 0) {
+          s.wait = Wait::Sends;
+          return;
+        }
+        const PassRef& pr = sp.passes[static_cast<size_t>(s.pass)];
+        const bool input = pr.dir == PassDir::Forward ? (s.stage > 0 || pr.chunk > 0)
+                                                      : (s.stage < pp - 1 || pr.chunk < vpp - 1);
+        SimTime ready = std::max(s.t, s.sends_done);
+        SimTime in_pp = s.had_sends ? overlap(s.t, ready, s.sends_start, s.sends_done) : 0;
+        if (input) {
+          const auto msg = static_cast<size_t>(message(pr));
+          if (s.arrived[msg] == kNever) {
+            s.wait = Wait::Recv;
+            s.wait_arg = static_cast<int32_t>(msg);
+            return;
+          }
+          ready = std::max(ready, s.arrived[msg]);
+          in_pp = std::max(in_pp, overlap(s.t, ready, s.xfer_start[msg], s.arrived[msg]));
+        }
+        s.pp += in_pp;
+        s.bubble += ready - s.t - in_pp;
+        // Megatron's p2p calls end in torch.cuda.synchronize(): the host resumes with them.
+        if (input || s.had_sends) s.host = std::max(s.host, ready);
+        s.t = ready;
+        s.had_sends = false;
+        s.sends_done = 0;
+        s.phase = Phase::InPass;
+        s.sub = Sub::AtBoundary;
+        s.pos = 0;
+        s.item = 0;
+        s.hook = sp.hook_begin[static_cast<size_t>(s.pass)];
+        s.seg = sp.segment_range(pr.chunk, pr.dir).first;
+        break;
+      }
+      case Phase::InPass:
+        if (!run_pass(s)) return;
+        ++s.pass;
+        s.phase = Phase::BeforePass;
+        break;
+      case Phase::Tail:
+        if (sp.tail_gate >= 0) {
+          SimTime exposed = 0;
+          if (!gate(s, sp.tail_gate, &exposed)) return;
+          s.dp_exposed += exposed;
+        }
+        s.phase = Phase::Optimizer;
+        break;
+      case Phase::Optimizer: {
+        const SimTime d = to_ps(in.compute->memory_time(sp.optimizer_bytes));
+        if (opt.timeline)
+          opt.timeline->add({i, Timeline::kCompute, "optimizer_step", s.t, s.t + d});
+        s.opt += d;
+        s.t += d;
+        if (static_cast<size_t>(sp.end_posts_begin) < sp.dp_ops.size())
+          post_dp_at(s, sp.end_posts_begin,
+                     static_cast<int32_t>(sp.dp_ops.size()) - sp.end_posts_begin);
+        s.phase = Phase::EndGather;
+        break;
+      }
+      case Phase::EndGather:
+        if (static_cast<size_t>(sp.end_posts_begin) < sp.dp_ops.size()) {
+          SimTime exposed = 0;
+          if (!gate(s, static_cast<int32_t>(sp.dp_ops.size()) - 1, &exposed)) return;
+          s.dp_exposed += exposed;
+        }
+        s.end = s.t;
+        step_end = std::max(step_end, s.t);
+        s.phase = Phase::Done;
+        return;
+      case Phase::Done:
+        return;
+    }
+  }
+}
+
+}  // namespace rapid::des

@@ -1,0 +1,353 @@
+// Building a simulation: stage programs, collectives with their plans and layouts, and
+// the op templates compiled into blocks (folded collectives) and communication units.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "rapid/common/error.hpp"
+#include "sim_impl.hpp"
+
+namespace rapid::des {
+
+namespace {
+
+bool is_comm(const Op& op) {
+  return op.kind == OpKind::Collective || op.kind == OpKind::P2P;
+}
+
+}  // namespace
+
+int32_t Simulator::Impl::make_desc(const char* name, const Op* op, CollectiveKind kind,
+                                   double bytes, const GroupShape& g, int32_t inst_id,
+                                   bool blocking, bool split, int32_t dp_stage) {
+  CommDesc d;
+  d.op = op;
+  d.name = name;
+  d.plan = in.collective->plan(kind, bytes, g);
+  thread_local std::vector<int32_t> tmp;
+  for (int t = 0; t < d.plan.num_tiers; ++t) {
+    const CollectiveTier& tier = d.plan.tiers[static_cast<size_t>(t)];
+    tmp.clear();
+    if (!layouts.collective(g, tier.pattern, inst_id, blocking, split, tmp, dp_stage)) continue;
+    d.bytes[static_cast<size_t>(d.ntiers)] = tier.flow_bytes;
+    d.layout_begin[static_cast<size_t>(d.ntiers)] = static_cast<int32_t>(desc_layouts.size());
+    d.layout_count[static_cast<size_t>(d.ntiers)] = static_cast<int32_t>(tmp.size());
+    desc_layouts.insert(desc_layouts.end(), tmp.begin(), tmp.end());
+    ++d.ntiers;
+  }
+  descs.push_back(d);
+  return static_cast<int32_t>(descs.size()) - 1;
+}
+
+int32_t Simulator::Impl::make_p2p_desc(int32_t inst_id, int64_t dst_stage) {
+  const int32_t layout = layouts.p2p(inst_id, dst_stage);
+  if (layout < 0) return -1;
+  // The workload's PP group places neighbouring stages; a wrap-around transfer (stage
+  // pp-1 <-> 0, interleaved schedule) gets the shape of where its GPUs actually are.
+  GroupShape g = w->group(CommGroup::PP);
+  const int64_t src = layouts.first_gpu(inst_id);
+  const int64_t dst = src + (dst_stage - layouts.stage_of(inst_id)) * tpcp * dp;
+  const bool same_node = topo->node_of(src) == topo->node_of(dst);
+  if (same_node != (g.per_node > 1)) g = GroupShape{2, same_node ? 2 : 1, same_node ? 1 : 2, 1};
+  CommDesc d;
+  d.name = w->p2p.name;
+  d.plan = in.collective->plan(CollectiveKind::SendRecv, w->p2p.bytes, g);
+  d.ntiers = 1;
+  d.bytes[0] = w->p2p.bytes;
+  d.layout_begin[0] = static_cast<int32_t>(desc_layouts.size());
+  d.layout_count[0] = 1;
+  desc_layouts.push_back(layout);
+  descs.push_back(d);
+  return static_cast<int32_t>(descs.size()) - 1;
+}
+
+void Simulator::Impl::finish_desc(CommDesc& d) {
+  // Latency: the plan's (NCCL start-up and per-step latencies, which include one
+  // NIC-leaf-NIC or leaf-spine-leaf route per step) plus the wire latency of the links a
+  // route has beyond that, on each network step of the critical path.
+  int32_t net_links = 0;
+  thread_local std::vector<int32_t> parts, bundles;
+  parts.clear();
+  bundles.clear();
+  d.foldable = d.quiet_foldable = opt.coalesce && d.op != nullptr;
+  // Uncontended duration: the collective's bundles alone on an empty network, solved by
+  // the same code and in the same order as start_op() does (its tiers may share links, as
+  // PXN's NVLink hops with the NVLink tier), so a folded collective ends at the very
+  // picosecond a simulated one would.
+  for (int t = 0; t < d.ntiers; ++t)
+    for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
+      const int32_t l =
+          desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
+      net_links = std::max(net_links, layouts.network_links(l));
+      if (!layouts.uses(l).empty() && d.bytes[static_cast<size_t>(t)] > 0)
+        bundles.push_back(alone_net.add(0, layouts.uses(l), d.bytes[static_cast<size_t>(t)], 0));
+      for (int32_t p : layouts.participants(l)) parts.push_back(p);
+      d.foldable = d.foldable && layouts.foldable(l);
+      d.quiet_foldable = d.quiet_foldable && layouts.quiet_foldable(l);
+    }
+  SimTime drain = 0;
+  if (!bundles.empty()) {
+    alone_net.commit(0);
+    for (int32_t b : bundles) drain = std::max(drain, alone_net.drain_time(b));
+    for (int32_t b : bundles) alone_net.finish(0, b);
+  }
+  std::sort(parts.begin(), parts.end());
+  d.participants = static_cast<int32_t>(std::unique(parts.begin(), parts.end()) - parts.begin());
+  const int assumed = d.plan.crosses_spine ? 4 : 2;
+  const double extra =
+      d.plan.net_steps * std::max(0, net_links - assumed) * in.network->link_latency_s;
+  d.latency = to_ps(d.plan.latency_s + extra);
+  d.alone = drain + d.latency;
+  d.foldable = d.foldable && d.participants <= 1;
+  d.quiet_foldable = d.quiet_foldable && d.participants <= 1;
+}
+
+void Simulator::Impl::collect_comms(int32_t inst_id, const std::vector<Op>& list) {
+  for (const Op& op : list)
+    if (is_comm(op))
+      make_desc(op.name, &op, op.collective, op.bytes, w->group(op.group), inst_id, true, false);
+}
+
+// Compiles ops a (+ b) of one template for one instance. `next_desc` (via desc_cursor)
+// walks the descs made by collect_comms in the same order.
+void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector<Op>* a,
+                              const std::vector<Op>* b, int version) {
+  thread_local std::vector<const Op*> list;
+  thread_local std::vector<int32_t> desc_of, partner;
+  list.clear();
+  for (const std::vector<Op>* v : {a, b})
+    if (v)
+      for (const Op& op : *v) list.push_back(&op);
+  const auto n = static_cast<int32_t>(list.size());
+  desc_of.assign(static_cast<size_t>(n), -1);
+  partner.assign(static_cast<size_t>(n), -1);
+  bool differs = false;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!is_comm(*list[static_cast<size_t>(i)])) continue;
+    desc_of[static_cast<size_t>(i)] = desc_cursor++;
+    const CommDesc& d = descs[static_cast<size_t>(desc_of[static_cast<size_t>(i)])];
+    differs = differs || d.foldable != d.quiet_foldable;
+    const int32_t j = i + list[static_cast<size_t>(i)]->overlap;
+    if (list[static_cast<size_t>(i)]->overlap != 0 && j >= 0 && j < n &&
+        !is_comm(*list[static_cast<size_t>(j)]))
+      partner[static_cast<size_t>(i)] = j;
+  }
+  auto fold_ok = [&](const CommDesc& d) { return version ? d.quiet_foldable : d.foldable; };
+  Compiled& c = inst[static_cast<size_t>(inst_id)]
+                    .compiled[static_cast<size_t>(version)][static_cast<size_t>(k)];
+  c.item_begin = static_cast<int32_t>(items.size());
+  if (version == 1 && !differs) {  // the same as version 0
+    c = inst[static_cast<size_t>(inst_id)].compiled[0][static_cast<size_t>(k)];
+    return;
+  }
+  auto open_block = [&]() -> Item& {
+    if (items.size() == static_cast<size_t>(c.item_begin) || !items.back().block) {
+      Item it;
+      it.begin = static_cast<int32_t>(entries.size());
+      items.push_back(it);
+    }
+    return items.back();
+  };
+  auto add_entry = [&](const Entry& e) {
+    Item& it = open_block();
+    entries.push_back(e);
+    ++it.count;
+  };
+  for (int32_t i = 0; i < n; ++i) {
+    const Op& op = *list[static_cast<size_t>(i)];
+    if (is_comm(op)) {
+      if (partner[static_cast<size_t>(i)] >= 0) continue;  // with its compute op
+      const int32_t d = desc_of[static_cast<size_t>(i)];
+      if (fold_ok(descs[static_cast<size_t>(d)])) {
+        add_entry(Entry{descs[static_cast<size_t>(d)].alone, 0, 1, &op, d, -1});
+      } else {
+        Item it;
+        it.block = false;
+        it.begin = static_cast<int32_t>(unit_comms.size());
+        it.count = 1;
+        it.slots = 1;
+        unit_comms.push_back(d);
+        items.push_back(it);
+      }
+      continue;
+    }
+    const SimTime dur = to_ps(in.compute->time(op) / in.step_efficiency);
+    thread_local std::vector<int32_t> with;
+    with.clear();
+    bool fold = true;
+    for (int32_t j = 0; j < n; ++j)
+      if (partner[static_cast<size_t>(j)] == i) {
+        with.push_back(desc_of[static_cast<size_t>(j)]);
+        fold = fold && fold_ok(descs[static_cast<size_t>(desc_of[static_cast<size_t>(j)])]);
+      }
+    if (fold) {
+      SimTime d = dur;
+      for (int32_t x : with) d = std::max(d, descs[static_cast<size_t>(x)].alone);
+      add_entry(Entry{d, dur, 1 + static_cast<int32_t>(with.size()), &op,
+                      with.empty() ? -1 : with[0], with.size() > 1 ? with[1] : -1});
+    } else {
+      Item it;
+      it.block = false;
+      it.begin = static_cast<int32_t>(unit_comms.size());
+      it.count = static_cast<int32_t>(with.size());
+      it.slots = 1 + it.count;
+      it.compute_op = &op;
+      it.compute = dur;
+      unit_comms.insert(unit_comms.end(), with.begin(), with.end());
+      items.push_back(it);
+    }
+  }
+  c.item_count = static_cast<int32_t>(items.size()) - c.item_begin;
+  // Block summaries: duration D, compute, host slots Q and host slack S = min_i (P_i -
+  // Q_i h) with P_i the GPU time before entry i and Q_i the slots issued up to entry i:
+  // the host never delays the block when (host clock - block start) <= S.
+  for (int32_t x = c.item_begin; x < c.item_begin + c.item_count; ++x) {
+    Item& it = items[static_cast<size_t>(x)];
+    if (!it.block) continue;
+    SimTime P = 0, S = kNever;
+    int32_t Q = 0;
+    for (int32_t e = it.begin; e < it.begin + it.count; ++e) {
+      const Entry& en = entries[static_cast<size_t>(e)];
+      Q += en.slots;
+      S = std::min(S, P - Q * host_op);
+      P += en.duration;
+      it.compute += en.compute;
+    }
+    it.duration = P;
+    it.slots = Q;
+    it.slack = S;
+  }
+}
+
+bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const SimOptions& o,
+                            Fabric& t, bool one) {
+  w = &wl;
+  in = inputs;
+  opt = o;
+  topo = &t;
+  one_replica = one;
+  const ParallelConfig& par = wl.par;
+  tpcp = int64_t{par.tp} * par.cp;
+  dp = par.dp;
+  pp = par.pp;
+  vpp = par.vpp;
+  m = wl.num_microbatches;
+  host_op = to_ps(in.training->host_overhead_per_op_s);
+  if (!t.reset(*in.network, in.collective->nvlink_Bps(), tpcp * dp * pp)) return false;
+  layouts.reset(&t, tpcp, dp, pp, one, o.replicas == ReplicaMode::Auto && one && dp > 1);
+  net.clear();
+  queue.clear();
+  now = 0;
+  events = folded = 0;
+  step_end = 0;
+  descs.clear();
+  desc_layouts.clear();
+  entries.clear();
+  items.clear();
+  unit_comms.clear();
+  ops.clear();
+  waiter_pool.clear();
+  rendezvous.clear();
+  programs.resize(static_cast<size_t>(pp));
+  for (int64_t s = 0; s < pp; ++s)
+    build_stage_program(wl, *in.model, *in.training, s, programs[static_cast<size_t>(s)]);
+
+  const int32_t n = layouts.num_instances();
+  inst.resize(static_cast<size_t>(n));
+  post_count.assign(static_cast<size_t>(n), {});
+  for (int32_t i = 0; i < n; ++i) {
+    Inst& s = inst[static_cast<size_t>(i)];
+    std::vector<SimTime> arrived = std::move(s.arrived), xfer = std::move(s.xfer_start);
+    s = Inst{};
+    s.stage = static_cast<int32_t>(layouts.stage_of(i));
+    s.replica = static_cast<int32_t>(layouts.replica_of(i));
+    s.arrived = std::move(arrived);
+    s.xfer_start = std::move(xfer);
+    s.arrived.assign(static_cast<size_t>(2 * vpp * m), kNever);
+    s.xfer_start.assign(static_cast<size_t>(2 * vpp * m), 0);
+  }
+  // 1. Collectives and their layouts.
+  const auto templates = [&](int32_t kind, const std::vector<Op>*& a, const std::vector<Op>*& b) {
+    const OpTemplate* tt[] = {&wl.layer, &wl.moe_layer, &wl.embedding, &wl.lm_head};
+    const OpTemplate& x = *tt[kind / 2];
+    if (kind % 2 == 0) {
+      a = &x.forward;
+      b = nullptr;
+    } else {
+      a = &x.recompute;
+      b = &x.backward;
+    }
+  };
+  for (int32_t i = 0; i < n; ++i)
+    for (int32_t k = 0; k < kNumTemplateKinds; ++k) {
+      const std::vector<Op>*a, *b;
+      templates(k, a, b);
+      collect_comms(i, *a);
+      if (b) collect_comms(i, *b);
+    }
+  for (int32_t i = 0; i < n; ++i) {
+    Inst& s = inst[static_cast<size_t>(i)];
+    if (s.stage + 1 < pp) s.p2p_desc[0] = make_p2p_desc(i, s.stage + 1);
+    if (s.stage > 0) s.p2p_desc[1] = make_p2p_desc(i, s.stage - 1);
+    if (vpp > 1 && s.stage == pp - 1) s.p2p_wrap = make_p2p_desc(i, 0);
+    if (vpp > 1 && s.stage == 0) s.p2p_wrap = make_p2p_desc(i, pp - 1);
+  }
+  streams.resize(static_cast<size_t>(pp));
+  for (int64_t s = 0; s < pp; ++s) {
+    DpStream& ds = streams[static_cast<size_t>(s)];
+    const StageProgram& sp = programs[static_cast<size_t>(s)];
+    ds = DpStream{};
+    ds.needed = one ? 1 : static_cast<int32_t>(dp);
+    thread_local std::vector<std::pair<size_t, int32_t>> cache;  // (spec index, desc)
+    cache.clear();
+    for (size_t k = 0; k < sp.dp_ops.size(); ++k) {
+      const DpOpSpec& x = sp.dp_ops[k];
+      int32_t d = -1;
+      for (auto [j, id] : cache) {
+        const DpOpSpec& y = sp.dp_ops[j];
+        if (y.kind == x.kind && y.group == x.group && y.bytes == x.bytes) d = id;
+      }
+      if (d < 0) {
+        d = make_desc(x.grad ? collective_name(x.kind) : "param_all_gather", nullptr, x.kind,
+                      x.bytes, wl.group(x.group), layouts.instance(s, 0), false, !one,
+                      static_cast<int32_t>(s));
+        cache.push_back({k, d});
+      }
+      ds.desc.push_back(d);
+      ds.lane.push_back(x.grad ? 0 : 1);
+      ds.lanes[x.grad ? 0 : 1].ops.push_back(static_cast<int32_t>(k));
+    }
+    ds.posts.assign(sp.dp_ops.size(), 0);
+    ds.done.assign(sp.dp_ops.size(), kNever);
+  }
+  // 2. Link classes, resources, durations, foldability.
+  layouts.finalize();
+  alone_net.clear();
+  for (int32_t c = 0; c < layouts.num_classes(); ++c) {
+    net.add_resource(layouts.class_capacity(c));
+    alone_net.add_resource(layouts.class_capacity(c));
+  }
+  for (CommDesc& d : descs) finish_desc(d);
+  // 3. Templates -> blocks and units.
+  for (int version = 0; version < 2; ++version) {
+    desc_cursor = 0;
+    for (int32_t i = 0; i < n; ++i)
+      for (int32_t k = 0; k < kNumTemplateKinds; ++k) {
+        const std::vector<Op>*a, *b;
+        templates(k, a, b);
+        compile(i, static_cast<TemplateKind>(k), a, b, version);
+      }
+  }
+  if (opt.timeline) {
+    std::vector<std::string> names;
+    for (int32_t i = 0; i < n; ++i)
+      names.push_back(fmt::format("GPU {} (stage {}, replica {}{})", layouts.first_gpu(i),
+                                  layouts.stage_of(i), layouts.replica_of(i),
+                                  one ? fmt::format(" standing for all {}", dp) : ""));
+    opt.timeline->set_instance_names(std::move(names));
+  }
+  return true;
+}
+
+}  // namespace rapid::des

@@ -1,0 +1,108 @@
+#include "rapid/des/simulator.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "rapid/common/error.hpp"
+#include "sim_impl.hpp"
+
+namespace rapid::des {
+
+Simulator::Simulator() : impl_(new Impl) {}
+Simulator::~Simulator() {
+  delete impl_;
+}
+
+void Simulator::run(const Workload& w, const SimInputs& in, const SimOptions& opt, SimResult& out) {
+  Impl& s = *impl_;
+  out = SimResult{};
+  if (opt.timeline) opt.timeline->clear();
+  const bool one = opt.replicas != ReplicaMode::All || w.par.dp == 1;
+  if (!s.setup(w, in, opt, topo_, one)) return;
+  out.symmetric = s.layouts.symmetric();
+  if (opt.replicas == ReplicaMode::Auto && one && !s.layouts.symmetric()) {
+    out.asymmetry = s.layouts.asymmetry();
+    if (opt.timeline) opt.timeline->clear();
+    s.setup(w, in, opt, topo_, false);
+  }
+  s.run_events();
+  out.ok = true;
+  out.replicas_simulated = s.one_replica ? 1 : w.par.dp;
+  out.events = s.events;
+  out.solves = static_cast<uint64_t>(s.net.solves());
+  out.flows = s.ops.size();
+  const SimTime end = s.step_end;
+  out.step_time_s = to_seconds(end);
+  for (size_t i = 0; i < s.inst.size(); ++i) {
+    const Inst& x = s.inst[i];
+    RAPID_ASSERT(x.phase == Phase::Done, "every stage instance finishes the step");
+    InstanceTimes t;
+    t.end = to_seconds(x.end);
+    t.compute = to_seconds(x.compute);
+    t.tp_comm = to_seconds(x.tp);
+    t.pp_comm = to_seconds(x.pp);
+    t.bubble = to_seconds(x.bubble);
+    t.host = to_seconds(x.host_wait);
+    t.dp_exposed = to_seconds(x.dp_exposed);
+    t.dp_busy = to_seconds(s.streams[static_cast<size_t>(x.stage)].busy_ps);
+    t.optimizer = to_seconds(x.opt);
+    if (x.end > s.inst[static_cast<size_t>(out.critical)].end)
+      out.critical = static_cast<int32_t>(i);
+    out.instances.push_back(t);
+  }
+
+  // Link classes: what the network carried plus the folded collectives' uncontended flows.
+  const int32_t nc = s.layouts.num_classes();
+  std::vector<double> bytes(static_cast<size_t>(nc), 0.0);
+  std::vector<SimTime> busy(static_cast<size_t>(nc), 0);
+  std::vector<int32_t> peak(static_cast<size_t>(nc), 0);
+  for (int32_t c = 0; c < nc; ++c) {
+    bytes[static_cast<size_t>(c)] = s.net.carried_bytes(c);
+    busy[static_cast<size_t>(c)] = s.net.busy_time(c, end);
+    peak[static_cast<size_t>(c)] = s.net.peak_flows(c);
+  }
+  for (const Item& it : s.items) {
+    if (!it.block || it.runs == 0) continue;
+    for (int32_t e = it.begin; e < it.begin + it.count; ++e)
+      for (int32_t d :
+           {s.entries[static_cast<size_t>(e)].comm, s.entries[static_cast<size_t>(e)].comm2}) {
+        if (d < 0) continue;
+        out.folded_ops += static_cast<uint64_t>(it.runs);
+        const CommDesc& cd = s.descs[static_cast<size_t>(d)];
+        for (int t = 0; t < cd.ntiers; ++t)
+          for (int32_t k = 0; k < cd.layout_count[static_cast<size_t>(t)]; ++k) {
+            const int32_t l =
+                s.desc_layouts[static_cast<size_t>(cd.layout_begin[static_cast<size_t>(t)] + k)];
+            double rate = std::numeric_limits<double>::infinity();
+            for (const ResourceUse& u : s.layouts.uses(l))
+              rate = std::min(rate, s.layouts.class_capacity(u.res) / u.mult);
+            const SimTime drain = to_ps_ceil(cd.bytes[static_cast<size_t>(t)] / rate);
+            for (const ResourceUse& u : s.layouts.uses(l)) {
+              bytes[static_cast<size_t>(u.res)] +=
+                  static_cast<double>(it.runs) * cd.bytes[static_cast<size_t>(t)] * u.mult;
+              busy[static_cast<size_t>(u.res)] += it.runs * drain;
+              peak[static_cast<size_t>(u.res)] = std::max(peak[static_cast<size_t>(u.res)], u.mult);
+            }
+          }
+      }
+  }
+  for (int32_t c = 0; c < nc; ++c) {
+    LinkStat ls;
+    const auto links = s.layouts.class_links(c);
+    ls.first_link = links.empty() ? -1 : links.front();
+    ls.links = static_cast<int32_t>(links.size());
+    ls.capacity_Bps = s.layouts.class_capacity(c);
+    ls.bytes = bytes[static_cast<size_t>(c)];
+    ls.peak_flows = peak[static_cast<size_t>(c)];
+    ls.utilization = end > 0 ? ls.bytes / (ls.capacity_Bps * out.step_time_s) : 0.0;
+    ls.active_fraction = end > 0 ? std::min(1.0, static_cast<double>(busy[static_cast<size_t>(c)]) /
+                                                     static_cast<double>(end))
+                                 : 0.0;
+    if (ls.bytes > 0) out.links.push_back(ls);
+  }
+  std::stable_sort(out.links.begin(), out.links.end(), [](const LinkStat& a, const LinkStat& b) {
+    return a.utilization > b.utilization;
+  });
+}
+
+}  // namespace rapid::des
