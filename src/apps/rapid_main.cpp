@@ -144,17 +144,20 @@ int main(int argc, char** argv) {
   PredictOptions po;
   CLI::App* predict = app.add_subcommand("predict", "evaluate one layout of a job file");
   predict->add_option("job", po.job, "job YAML file")->required();
-  predict->add_option("--tp", po.tp, "tensor parallel degree");
-  predict->add_option("--pp", po.pp, "pipeline stages");
-  predict->add_option("--cp", po.cp, "context parallel degree");
-  predict->add_option("--ep", po.ep, "expert parallel degree (MoE models)");
-  predict->add_option("--etp", po.etp, "expert tensor parallel degree (MoE models)");
-  predict->add_option("--vpp", po.vpp, "virtual stages per GPU");
-  predict->add_option("--mbs", po.mbs, "micro-batch size");
-  predict->add_option("--zero", po.zero, "ZeRO stage 0-3");
+  predict->add_option("--tp", po.tp, "tensor parallel degree")->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--pp", po.pp, "pipeline stages")->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--cp", po.cp, "context parallel degree")->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--ep", po.ep, "expert parallel degree (MoE models)")
+      ->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--etp", po.etp, "expert tensor parallel degree (MoE models)")
+      ->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--vpp", po.vpp, "virtual stages per GPU")->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--mbs", po.mbs, "micro-batch size")->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--zero", po.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   predict->add_option("--sp", po.sp, "sequence parallel (true/false)");
   predict->add_option("--recompute", po.recompute, "none, selective or full");
-  predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)");
+  predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)")
+      ->check(CLI::Range(1, 1 << 24));
   predict->add_option("--hardware-index", po.hardware, "hardware variant of the job (default 0)");
   predict->add_flag("--ops", po.ops, "print every op of a layer with its time");
   predict->add_option("--fidelity", po.fidelity,

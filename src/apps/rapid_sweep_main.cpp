@@ -19,6 +19,7 @@
 // writing its first chunk (the integration tests check the failure path with it).
 #include <fmt/format.h>
 #include <omp.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -27,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,7 +68,8 @@ struct Prepared {
 
 // Bad output paths are bad input: the directory must exist and be writable, and the path
 // must not be a directory.
-void check_output_path(const std::string& output) {
+void check_output_path(const std::string& output, const std::string& job) {
+  if (output.empty()) throw rapid::InputError("<command line>", "-o", output, "a file path");
   const fs::path out(output);
   fs::path dir = out.parent_path();
   if (dir.empty()) dir = ".";
@@ -77,6 +80,14 @@ void check_output_path(const std::string& output) {
         fmt::format("a file in an existing directory ({} does not exist)", dir.string()));
   if (fs::is_directory(out, ec))
     throw rapid::InputError("<command line>", "-o", output, "a file name, not a directory");
+  // The result replaces the path: only a regular file may be replaced (never a device,
+  // FIFO or symlink, never the job file itself).
+  const fs::file_status st = fs::symlink_status(out, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw rapid::InputError("<command line>", "-o", output,
+                            "a new or regular file (not a device, FIFO, socket or symlink)");
+  if (fs::exists(st) && fs::equivalent(out, fs::path(job), ec))
+    throw rapid::InputError("<command line>", "-o", output, "a path other than the job file");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw rapid::InputError("<command line>", "-o", output,
                             fmt::format("a file in a writable directory ({})", dir.string()));
@@ -108,7 +119,33 @@ void prepare(const Options& o, Prepared& p) {
   rapid::DesOptions des;
   if (o.full || p.spec.simulation.des_full) des.replicas = rapid::des::ReplicaMode::All;
   p.evaluator = std::make_unique<rapid::PointEvaluator>(p.spec, p.fidelity, des);
-  check_output_path(o.output);
+  check_output_path(o.output, o.job);
+}
+
+// Fingerprint of what a rank loaded (job, model, hardware and network text, point count):
+// ranks must agree, else they would sweep different spaces into one file.
+int64_t fingerprint(const Prepared& p) {
+  std::string all = p.spec.job.yaml + p.spec.model_source.yaml + p.spec.network_source.yaml;
+  for (const auto& s : p.spec.hardware_sources) all += s.yaml;
+  all += std::to_string(p.enumerator->size());
+  return static_cast<int64_t>(std::hash<std::string>{}(all)&0x7fffffffffffffffull);
+}
+
+// On SIGTERM/SIGINT/SIGHUP (Slurm time limit, scancel, Ctrl-C) the temporary file goes
+// too: unlink() and _exit() are async-signal-safe.
+char g_temp_path[4096];
+extern "C" void remove_temp_and_exit(int sig) {
+  if (g_temp_path[0] != '\0') ::unlink(g_temp_path);
+  ::_exit(128 + sig);
+}
+
+void remove_temp_on_signals(const std::string& path) {
+  if (path.size() >= sizeof g_temp_path) return;
+  std::snprintf(g_temp_path, sizeof g_temp_path, "%s", path.c_str());
+  struct sigaction sa {};
+  sa.sa_handler = remove_temp_and_exit;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
 std::string fidelity_text(const Prepared& p) {
@@ -140,6 +177,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   const auto t0 = std::chrono::steady_clock::now();
   rapid::ResultStore store(mpi, o.output, p.spec, p.enumerator->size(),
                            p.enumerator->baseline_index());
+  remove_temp_on_signals(store.temp_path());
   std::optional<int> fail_rank;
   if (const char* env = std::getenv("RAPID_SWEEP_TEST_FAIL_RANK")) fail_rank = std::atoi(env);
   auto sink = [&](int64_t first, std::span<const rapid::ResultRow> rows) {
@@ -236,6 +274,15 @@ int main(int argc, char** argv) {
     if (worst != 0) {
       if (mpi->rank() == first_failing) std::fprintf(stderr, "rapid-sweep: %s\n", message.c_str());
       return static_cast<int>(worst);
+    }
+    const int64_t mine = fingerprint(prepared);
+    if (mpi->allreduce_min(mine) != mpi->allreduce_max(mine)) {
+      if (mpi->is_root())
+        std::fprintf(stderr,
+                     "rapid-sweep: %s: the ranks loaded different job/model/hardware/network "
+                     "files (check that every node sees the same files and RAPID_CONFIG_DIR)\n",
+                     o.job.c_str());
+      return rapid::kExitBadInput;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rapid-sweep: rank %d: %s\n", mpi->rank(), e.what());

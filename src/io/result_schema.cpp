@@ -45,8 +45,9 @@ const std::array kColumns = {
     Column{"flags",
            ColumnType::UInt32,
            "",
-           "warnings bitmask: 1 small micro-batch, 2 latency-bound comm, 4 high utilization, "
-           "8 pipeline bubble > 20%",
+           "warnings bitmask: 1 fewer than 8 samples per replica per step, 2 TP messages below "
+           "1 MiB, 4 MFU near the achievable peak, 8 pipeline bubble > 20% of the step, "
+           "16 peak memory above 95% of capacity",
            {},
            RAPID_R(flags)},
     Column{"step_time_s",

@@ -21,6 +21,7 @@ enum Flag : uint32_t {
   kFlagLatencyBoundComm = 1u << 1,  ///< TP/DP collectives below 1 MiB: start-up dominated
   kFlagHighUtilization = 1u << 2,   ///< MFU >= 0.9 * achievable: analytical error grows
   kFlagPipelineBubble = 1u << 3,    ///< bubble > 20% of the step: more micro-batches help
+  kFlagNearCapacity = 1u << 4,      ///< peak memory above 95% of HBM: no headroom left
 };
 
 /// Which evaluator produced a row (the HDF5 enum member names, indexed by value).
