@@ -44,7 +44,7 @@ def top_table(ok, n, several_hw, several_gpus):
     if several_gpus:
         cols["GPUs"] = best["num_gpus"]
     cols.update({"DP": best.dp, "TP": best.tp, "PP": best.pp})
-    for k in ("cp", "ep", "vpp"):  # only when some feasible layout uses them
+    for k in ("cp", "ep", "etp", "vpp"):  # only when some feasible layout uses them
         if (ok[k] != 1).any():
             cols[k.upper()] = best[k]
     cols.update({
@@ -57,6 +57,13 @@ def top_table(ok, n, several_hw, several_gpus):
         "MFU (%)": (100 * best.mfu).map("{:.1f}".format),
         "peak memory (GiB)": (best.peak_memory_bytes / rr.GIB).map("{:.1f}".format),
     })
+    if "fidelity" in best and (ok.fidelity == "des").any():
+        # Which rows the discrete-event simulator refined (--fidelity auto/des), and its
+        # congestion report: links busier than 90% and the busiest link's utilization.
+        cols["by"] = best.fidelity.astype(str)
+        cols["hot links"] = best.hot_spot_links
+        cols["max link %"] = (100 * best.max_link_utilization).map(
+            lambda v: "-" if not np.isfinite(v) else f"{v:.0f}")
     table = pd.DataFrame(cols)
     table.index = range(1, len(table) + 1)
     return table.to_string()
