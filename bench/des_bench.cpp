@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "rapid/des/des_evaluator.hpp"
 #include "rapid/des/event_queue.hpp"
 #include "rapid/eval/point_evaluator.hpp"
@@ -21,16 +22,6 @@
 #include "rapid/sweep/enumerator.hpp"
 
 namespace {
-
-const rapid::SweepSpec& demo_spec() {
-  static const rapid::SweepSpec spec = [] {
-    const char* env = std::getenv("RAPID_BENCH_JOB");
-    return rapid::load_sweep_spec(env && *env ? std::string(env)
-                                              : std::string(RAPID_SOURCE_DIR) +
-                                                    "/jobs/llama3-70b-256xh100.yaml");
-  }();
-  return spec;
-}
 
 void BM_EventQueue(benchmark::State& state) {
   rapid::des::EventQueue q;
@@ -52,7 +43,7 @@ struct Points {
 const Points& feasible() {
   static const Points p = [] {
     Points out;
-    const rapid::SweepSpec& spec = demo_spec();
+    const rapid::SweepSpec& spec = rapid::bench::demo_spec();
     const rapid::Enumerator e(spec);
     const rapid::PointEvaluator eval(spec);
     rapid::Workload w;
@@ -68,7 +59,7 @@ const Points& feasible() {
 }
 
 void run_des(benchmark::State& state, const std::vector<rapid::Point>& points) {
-  const rapid::SweepSpec& spec = demo_spec();
+  const rapid::SweepSpec& spec = rapid::bench::demo_spec();
   const rapid::PointEvaluator eval(spec, rapid::Fidelity::Des);
   rapid::Workload w;
   rapid::EvalResult r;
@@ -100,7 +91,7 @@ void BM_DesDemoLayouts(benchmark::State& state) {
 BENCHMARK(BM_DesDemoLayouts)->Unit(benchmark::kMillisecond);
 
 void BM_DesBaseline(benchmark::State& state) {
-  const rapid::SweepSpec& spec = demo_spec();
+  const rapid::SweepSpec& spec = rapid::bench::demo_spec();
   const rapid::Enumerator e(spec);
   if (e.baseline_index() < 0) {
     state.SkipWithError("the job has no baseline");

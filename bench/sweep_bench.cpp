@@ -8,24 +8,15 @@
 #include <cstdlib>
 #include <string>
 
+#include "bench_support.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
 
 namespace {
 
-const rapid::SweepSpec& demo_spec() {
-  static const rapid::SweepSpec spec = [] {
-    const char* env = std::getenv("RAPID_BENCH_JOB");
-    return rapid::load_sweep_spec(env && *env ? std::string(env)
-                                              : std::string(RAPID_SOURCE_DIR) +
-                                                    "/jobs/llama3-70b-256xh100.yaml");
-  }();
-  return spec;
-}
-
 void BM_Decode(benchmark::State& state) {
-  const rapid::Enumerator e(demo_spec());
+  const rapid::Enumerator e(rapid::bench::demo_spec());
   const int64_t n = e.size();
   int64_t i = 0;
   for (auto _ : state) {
@@ -39,7 +30,7 @@ void BM_Decode(benchmark::State& state) {
 BENCHMARK(BM_Decode);
 
 void BM_DecodeEvaluate(benchmark::State& state) {
-  const rapid::SweepSpec& spec = demo_spec();
+  const rapid::SweepSpec& spec = rapid::bench::demo_spec();
   const rapid::Enumerator e(spec);
   const rapid::PointEvaluator eval(spec);
   rapid::Workload scratch;

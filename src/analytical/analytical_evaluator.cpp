@@ -53,6 +53,19 @@ struct StageTime {
 
 }  // namespace
 
+void AnalyticalEvaluator::fill_rates(const Workload& w, double step_s, EvalResult& r) const {
+  const double gpus = static_cast<double>(w.par.num_gpus());
+  const double tokens = static_cast<double>(w.tokens_per_step());
+  r.step_time_s = step_s;
+  r.tokens_per_s = tokens / step_s;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+  const double peak = compute_.peak_FLOPs() * gpus * step_s;
+  r.mfu = model_flops_per_token_ * tokens / peak;
+  // HFU adds the recomputed forward work to the model FLOPs (Chowdhery et al. 2022, App. B).
+  const double recompute_flops = workload_step_flops(w, true) - workload_step_flops(w, false);
+  r.hfu = (model_flops_per_token_ * tokens + recompute_flops) / peak;
+}
+
 void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   const ParallelConfig& par = w.par;
   const double m = static_cast<double>(w.num_microbatches);
@@ -129,17 +142,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   }
   const double pipeline = m * t_max + (t_sum - t_max) / par.vpp;
   const double step = pipeline + dp_exposed_max + optimizer_max;
-  const double gpus = static_cast<double>(par.num_gpus());
-  const double tokens = static_cast<double>(w.tokens_per_step());
 
-  r.step_time_s = step;
-  r.tokens_per_s = tokens / step;
-  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
-  const double peak = compute_.peak_FLOPs() * gpus * step;
-  r.mfu = model_flops_per_token_ * tokens / peak;
-  // HFU adds the recomputed forward work to the model FLOPs (Chowdhery et al. 2022, App. B).
-  const double recompute_flops = workload_step_flops(w, true) - workload_step_flops(w, false);
-  r.hfu = (model_flops_per_token_ * tokens + recompute_flops) / peak;
+  fill_rates(w, step, r);
   r.compute_time_s = m * c.compute;
   r.host_bound_time_s = m * c.host;
   r.tp_comm_time_s = m * c.comm;

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "rapid/workload/model_flops.hpp"
-
 namespace rapid {
 
 DesEvaluator::DesEvaluator(const ModelSpec& model, const TrainingSpec& training,
@@ -15,8 +13,7 @@ DesEvaluator::DesEvaluator(const ModelSpec& model, const TrainingSpec& training,
       training_(training),
       network_(net),
       analytical_(model, training, hw, net),
-      options_(options),
-      model_flops_per_token_(model_flops_per_token(model, training.seq_length)) {}
+      options_(options) {}
 
 void DesEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   simulate(w, r, nullptr, nullptr);
@@ -46,16 +43,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
     return;
   }
   const des::InstanceTimes& c = res.instances[static_cast<size_t>(res.critical)];
-  const double step = res.step_time_s;
-  const double gpus = static_cast<double>(w.par.num_gpus());
-  const double tokens = static_cast<double>(w.tokens_per_step());
-  r.step_time_s = step;
-  r.tokens_per_s = tokens / step;
-  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
-  const double peak = analytical_.compute_cost().peak_FLOPs() * gpus * step;
-  r.mfu = model_flops_per_token_ * tokens / peak;
-  const double recompute_flops = workload_step_flops(w, true) - workload_step_flops(w, false);
-  r.hfu = (model_flops_per_token_ * tokens + recompute_flops) / peak;
+  analytical_.fill_rates(w, res.step_time_s, r);
   r.compute_time_s = c.compute;
   r.tp_comm_time_s = c.tp_comm;
   r.pp_comm_time_s = c.pp_comm;

@@ -30,6 +30,10 @@ class AnalyticalEvaluator final : public Evaluator {
 
   void evaluate(const Workload& w, EvalResult& r) const override;
 
+  /// Step time `step_s` of workload `w` and the rates that follow from it: tokens/s,
+  /// tokens/s/GPU, MFU and HFU (Chowdhery et al. 2022, App. B). Shared with the DES.
+  void fill_rates(const Workload& w, double step_s, EvalResult& r) const;
+
   /// Compute and communication seconds of one pass over `ops`, serialized on one GPU.
   struct PassTime {
     double compute = 0;  ///< GPU compute seconds

@@ -72,7 +72,6 @@ class DesEvaluator final : public Evaluator {
   const NetworkSpec& network_;
   AnalyticalEvaluator analytical_;
   DesOptions options_;
-  double model_flops_per_token_;
 };
 
 /// Text of a report: replicas simulated and why, events, hot spots, busiest links.
