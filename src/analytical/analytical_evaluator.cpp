@@ -152,9 +152,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   r.dp_exposed_time_s = dp_exposed_max + m * c.dp_per_mb;
   r.bubble_time_s = pipeline - m * t_max;
   r.optimizer_time_s = optimizer_max;
-  r.exposed_comm_time_s = r.tp_comm_time_s + r.pp_comm_time_s + r.dp_exposed_time_s;
-  r.comm_compute_ratio =
-      (r.tp_comm_time_s + r.pp_comm_time_s + r.dp_comm_time_s) / r.compute_time_s;
+  derive_comm_totals(r);
 }
 
 }  // namespace rapid

@@ -54,9 +54,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   r.dp_comm_time_s = 0;
   for (const des::InstanceTimes& x : res.instances)
     r.dp_comm_time_s = std::max(r.dp_comm_time_s, x.dp_busy);
-  r.exposed_comm_time_s = r.tp_comm_time_s + r.pp_comm_time_s + r.dp_exposed_time_s;
-  r.comm_compute_ratio =
-      (r.tp_comm_time_s + r.pp_comm_time_s + r.dp_comm_time_s) / r.compute_time_s;
+  derive_comm_totals(r);
   r.simulated_replicas = static_cast<int32_t>(res.replicas_simulated);
   r.hot_spot_links = 0;
   r.max_link_utilization = 0;

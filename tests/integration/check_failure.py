@@ -9,8 +9,9 @@ Set RAPID_SWEEP_TEST_FAIL_RANK in the environment to inject an internal failure.
 """
 import glob
 import os
-import subprocess
 import sys
+
+from sweep_process import run_sweep
 
 
 def main(argv):
@@ -24,16 +25,7 @@ def main(argv):
             extra, rest = rest, []
         else:
             raise SystemExit(f"unknown argument {a}")
-    out_dir = os.path.dirname(out)
-    if os.path.isdir(out_dir):
-        for stale in [out] + glob.glob(out + ".tmp*"):
-            if os.path.exists(stale):
-                os.remove(stale)
-    cmd = [mpirun, "-n", ranks, "--oversubscribe", exe, job, "-o", out, *extra]
-    print("running:", " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    sys.stdout.write(proc.stdout)
-    sys.stderr.write(proc.stderr)
+    proc = run_sweep(mpirun, ranks, exe, job, out, extra)
     errors = []
     if proc.returncode != int(code):
         errors.append(f"exit code {proc.returncode}, expected {code}")

@@ -7,21 +7,15 @@ printed. A stale OUT is removed first, so later tests read this run's file.
 """
 import glob
 import os
-import subprocess
 import sys
+
+from sweep_process import run_sweep
 
 
 def main(argv):
     mpirun, ranks, exe, job, out, *extra = argv
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    for stale in [out] + glob.glob(out + ".tmp*"):
-        if os.path.exists(stale):
-            os.remove(stale)
-    cmd = [mpirun, "-n", ranks, "--oversubscribe", exe, job, "-o", out, *extra]
-    print("running:", " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    sys.stdout.write(proc.stdout)
-    sys.stderr.write(proc.stderr)
+    proc = run_sweep(mpirun, ranks, exe, job, out, extra)
     errors = []
     if proc.returncode != 0:
         errors.append(f"exit code {proc.returncode}, expected 0")

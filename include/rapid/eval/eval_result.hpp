@@ -67,4 +67,12 @@ struct EvalResult {
   double memory_capacity_bytes = 0;
 };
 
+/// The totals both evaluators derive from the breakdown: exposed communication (TP/CP +
+/// PP + exposed DP) and all communication over compute.
+inline void derive_comm_totals(EvalResult& r) {
+  r.exposed_comm_time_s = r.tp_comm_time_s + r.pp_comm_time_s + r.dp_exposed_time_s;
+  r.comm_compute_ratio =
+      (r.tp_comm_time_s + r.pp_comm_time_s + r.dp_comm_time_s) / r.compute_time_s;
+}
+
 }  // namespace rapid
