@@ -11,10 +11,11 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const TrainingS
                                          const HardwareSpec& hw, const NetworkSpec& net)
     : model_(model),
       training_(training),
-      compute_(hw, training.dtype),
-      collective_(hw, net),
+      hw_(stack_hardware(hw, training)),
+      compute_(hw_, training.dtype, attention_kernel(hw, training)),
+      collective_(hw_, net),
       model_flops_per_token_(model_flops_per_token(model, training.seq_length)),
-      step_efficiency_(hw.step_efficiency * training.framework_efficiency) {}
+      step_efficiency_(hw_.step_efficiency * training.compute_efficiency) {}
 
 AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<Op>& ops,
                                                              const Workload& w) const {

@@ -8,7 +8,8 @@ std::string format_input_error(const std::string& file, const std::string& key,
                                const std::string& value, const std::string& expected, int line,
                                int column) {
   std::string where = file;
-  if (line >= 0) where += fmt::format(":{}:{}", line + 1, column + 1);
+  if (line >= 0) where += fmt::format(":{}", line + 1);
+  if (line >= 0 && column >= 0) where += fmt::format(":{}", column + 1);
   return fmt::format("{}: key '{}': value '{}': expected {}", where, key, value, expected);
 }
 }  // namespace

@@ -1,5 +1,5 @@
-// FlashAttention-2 tile model. Every formula is derived in docs/attention.md; the comments
-// name the section. Sources: Dao et al. 2022 "FlashAttention" (tiling, online softmax);
+// Fused attention tile model (FlashAttention-2, FlashAttention-3, cuDNN). Every formula is
+// derived in docs/attention.md; the comments name the section. Sources: Dao et al. 2022 "FlashAttention" (tiling, online softmax);
 // Dao 2023 "FlashAttention-2" (Algorithms 1 and 2, sec. 3.2 parallelism over the sequence,
 // sec. 3.3 work partitioning between warps); flash-attention v2 sources
 // (csrc/flash_attn/src/kernel_traits.h, flash_*_launch_template.h: SMEM of each kernel,
@@ -47,6 +47,17 @@ constexpr int kMaxBlocksPerSm = 16;
 // K/V tiles; the per-tile rescale term is normalized to 1 there (docs "Compute").
 constexpr double kReferenceBlockKv = 128.0;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// FP32 instructions per attention score element besides its exponential (FA2/FA3
+// softmax.h: scale and max subtraction in one FFMA, the running max, the row sum, and the
+// conversion of P to 16 bits, one instruction per two elements): 3.5, rounded to 4. The
+// exponential runs on the special-function units (Shah et al. 2024, sec 3: 3.9 TFLOP/s
+// of exp on H100 SXM5 against 989 TFLOP/s of matmul).
+constexpr double kSoftmaxFp32Ops = 4.0;
+// Tile pairs a block's pipeline needs before its loads, MMA and softmax overlap: the first
+// K/V tile is loaded and its scores exponentiated with nothing to hide behind (Shah et al.
+// 2024, sec 3.1-3.2: producer warps and the intra-warpgroup pipeline overlap from the second
+// iteration on). Counted once per wave of resident blocks.
+constexpr double kFillPairs = 1.0;
 
 double clamp_heads(double heads, double total) {
   return std::clamp(heads, 1.0, total);
@@ -69,11 +80,57 @@ std::span<const TileChoice> AttentionModel::candidates() {
   return kCandidates;
 }
 
-AttentionModel::AttentionModel(const HardwareSpec& hw, DType dtype) {
+TileChoice kernel_tile(AttentionImpl impl, int64_t d, bool causal, bool bwd, bool fp8, double cc) {
+  const bool hopper = cc >= 9.0 && cc < 10.0;
+  if (impl == AttentionImpl::FA3 || (impl == AttentionImpl::CuDNN && hopper)) {
+    // hopper/tile_size.h (tile_size_fwd_sm90) and flash_bwd_launch_template.h (sm90).
+    if (bwd) {
+      if (d <= 64) return {128, 128};
+      if (d <= 128) return {causal ? 64 : 80, 128};
+      return {64, 80};
+    }
+    if (fp8) {
+      if (d <= 64) return {192, 160};
+      if (d <= 128) return {128, 224};
+      return {128, 128};
+    }
+    if (d <= 64) return {192, causal ? 128 : 192};
+    if (d <= 128) return {128, causal ? 128 : 176};
+    return {128, 80};
+  }
+  // FA2 (and cuDNN off Hopper): flash_fwd_launch_template.h / flash_bwd_launch_template.h.
+  if (bwd) {
+    if (d <= 64) return {128, 128};
+    if (d <= 128) return {64, 128};
+    return {64, 64};
+  }
+  if (d <= 64) return {128, 128};
+  if (d <= 128) return {128, 64};
+  return {hopper ? 64 : 128, 64};  // "2 CTAs per SM" on H100; 8 warps on A100
+}
+
+AttentionModel::AttentionModel(const HardwareSpec& hw, DType dtype, AttentionImpl impl,
+                               int64_t reserved_sms)
+    : impl_(impl == AttentionImpl::Unfused ? AttentionImpl::FA2 : impl) {
   const double own = hw.tensor_peak_FLOPs[static_cast<int>(dtype)];
   const double peak = own > 0 ? own : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)];
-  sms_ = static_cast<double>(hw.num_sms);
-  sm_rate_ = peak / sms_ * hw.attention_efficiency;
+  cc_ = hw.compute_capability;
+  fp8_ = dtype == DType::FP8;
+  // FA3's warp specialization, and cuDNN's Hopper kernels, overlap softmax with the other
+  // warpgroup's MMA (Shah et al. 2024, sec 3.1 "ping-pong scheduling"); FA2 runs them in
+  // sequence within a warp (Shah et al. 2024, sec 2.3).
+  overlap_softmax_ = impl_ == AttentionImpl::FA3 || (impl_ == AttentionImpl::CuDNN && cc_ >= 9.0);
+  const double per_sm_peak = peak / static_cast<double>(hw.num_sms);
+  sms_ = static_cast<double>(std::max<int64_t>(1, hw.num_sms - reserved_sms));
+  const HardwareSpec::KernelEfficiency e = hw.attention_kernel_efficiency(impl_);
+  sm_rate_fwd_ = per_sm_peak * (e.forward > 0 ? e.forward : 0.5);
+  sm_rate_bwd_ = per_sm_peak * (e.backward > 0 ? e.backward : 0.5);
+  // One score element: one exponential on the special-function units, kSoftmaxFp32Ops on
+  // the FP32 lanes (the vector peak counts an FMA as 2 FLOPs).
+  const double sfu_per_sm = hw.sfu_per_sm_per_clock * hw.sm_clock_Hz;
+  const double fp32_per_sm = hw.vector_peak_FLOPs / 2.0 / static_cast<double>(hw.num_sms);
+  softmax_elem_s_ = (sfu_per_sm > 0 ? 1.0 / sfu_per_sm : 0.0) +
+                    (fp32_per_sm > 0 ? kSoftmaxFp32Ops / fp32_per_sm : 0.0);
   // FP32 multiplies per second: the vector peak counts an FMA as 2 FLOPs.
   rescale_ = hw.vector_peak_FLOPs > 0 ? peak / (hw.vector_peak_FLOPs / 2.0) : 0.0;
   smem_ = hw.smem_per_sm_bytes;
@@ -104,7 +161,10 @@ AttentionTiming AttentionModel::evaluate(bool bwd, const AttentionShape& s, int 
   t.register_bytes = acc / kAccumulatorShare;
   const double by_smem = std::floor(smem_ / t.smem_bytes);
   const double by_regs = std::floor(kRegisterFileBytes / t.register_bytes);
-  t.blocks_per_sm = static_cast<int>(std::min({by_smem, by_regs, double{kMaxBlocksPerSm}}));
+  // FA3 and cuDNN's Hopper kernels are persistent: one block (two consumer warpgroups and
+  // a producer) per SM.
+  const double cap = overlap_softmax_ ? 1.0 : double{kMaxBlocksPerSm};
+  t.blocks_per_sm = static_cast<int>(std::min({by_smem, by_regs, cap}));
   t.fits = t.blocks_per_sm >= 1;
   const double occupancy = std::max(1, t.blocks_per_sm);  // a non-fitting tile: as if spilled
 
@@ -131,11 +191,19 @@ AttentionTiming AttentionModel::evaluate(bool bwd, const AttentionShape& s, int 
   // Compute (docs "Compute"): 4 Br Bc d FLOPs per pair forward (S = Q K^T, O += P V),
   // 10 Br Bc d backward (S recomputed, dP, dV, dK, dQ). Forward also rescales its Br x d
   // output accumulator once per K/V tile: Br d FP32 multiplies per 4 Br Bc d tensor FLOPs.
+  // Each pair exponentiates Br x Bc scores (backward: P recomputed from the logsumexp) with
+  // their FP32 ops, after or beside its MMAs (docs "Softmax").
   const double flops_pair = (bwd ? 10.0 : 4.0) * br * bc * d;
-  double rate = sm_rate_;
+  double rate = bwd ? sm_rate_bwd_ : sm_rate_fwd_;
   if (!bwd) rate *= (1.0 + rescale_ / (4.0 * kReferenceBlockKv)) / (1.0 + rescale_ / (4.0 * bc));
+  t.mma_pair_s = flops_pair / rate;
+  t.softmax_pair_s = br * bc * softmax_elem_s_;
+  const double pair_s = overlap_softmax_
+                            ? std::max(t.mma_pair_s + t.softmax_pair_s, 2.0 * t.mma_pair_s) / 2.0
+                            : t.mma_pair_s + t.softmax_pair_s;
   t.flops = pairs * flops_pair;
-  t.compute_s = busiest * flops_pair / rate;
+  t.compute_s = busiest * pair_s;
+  t.fill_s = kFillPairs * std::ceil(blocks / slots) * pair_s;
 
   // Memory (docs "Memory"): first reads come from HBM; re-reads (`again`) hit L2 when the
   // working set of the heads in flight fits (partial fit: hit rate = L2 / working set).
@@ -189,7 +257,7 @@ AttentionTiming AttentionModel::evaluate(bool bwd, const AttentionShape& s, int 
     t.aux_s = t.aux_bytes / hbm_Bps_;
   }
   t.launch_s = kernels * launch_s_;
-  t.time_s = std::max(t.compute_s, t.memory_s) + t.aux_s + t.launch_s;
+  t.time_s = std::max(t.compute_s, t.memory_s) + t.fill_s + t.aux_s + t.launch_s;
   t.effective_bandwidth_Bps = t.read_bytes / t.time_s;
   return t;
 }
@@ -217,12 +285,15 @@ AttentionTiming AttentionModel::best(bool bwd, const AttentionShape& s) const {
 }
 
 AttentionTiming AttentionModel::forward(const AttentionShape& shape, TileChoice tile) const {
-  return tile.automatic() ? best(false, shape)
-                          : evaluate(false, shape, tile.block_q, tile.block_kv);
+  if (tile.searched()) return best(false, shape);
+  if (tile.automatic()) tile = kernel_tile(impl_, shape.head_dim, shape.causal, false, fp8_, cc_);
+  return evaluate(false, shape, tile.block_q, tile.block_kv);
 }
 
 AttentionTiming AttentionModel::backward(const AttentionShape& shape, TileChoice tile) const {
-  return tile.automatic() ? best(true, shape) : evaluate(true, shape, tile.block_q, tile.block_kv);
+  if (tile.searched()) return best(true, shape);
+  if (tile.automatic()) tile = kernel_tile(impl_, shape.head_dim, shape.causal, true, fp8_, cc_);
+  return evaluate(true, shape, tile.block_q, tile.block_kv);
 }
 
 double AttentionModel::time(const Op& op) const {

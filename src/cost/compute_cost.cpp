@@ -7,14 +7,27 @@
 
 namespace rapid {
 
-ComputeCost::ComputeCost(const HardwareSpec& hw, DType dtype)
+namespace {
+DType gemm_dtype(DType training) {
+  return training == DType::FP8 ? DType::BF16 : training;
+}
+}  // namespace
+
+ComputeCost::ComputeCost(const HardwareSpec& hw, DType dtype, AttentionImpl attention,
+                         Contention contention)
     : peak_(hw.tensor_peak_FLOPs[static_cast<int>(dtype)] > 0
                 ? hw.tensor_peak_FLOPs[static_cast<int>(dtype)]
                 : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)]),
-      hbm_rate_(hw.hbm_bandwidth_Bps * hw.elementwise_efficiency),
+      hbm_rate_(std::max(0.1 * hw.hbm_bandwidth_Bps * hw.elementwise_efficiency,
+                         hw.hbm_bandwidth_Bps * hw.elementwise_efficiency - contention.hbm_Bps)),
       launch_s_(hw.kernel_launch_s),
-      gemm_(hw, dtype),
-      attention_(hw, dtype),
+      contention_(contention),
+      gemm_(hw, gemm_dtype(dtype), contention.reserved_sms, contention.hbm_Bps),
+      gemm_fp8_(hw, hw.tensor_peak_FLOPs[static_cast<int>(DType::FP8)] > 0 ? DType::FP8
+                                                                             : gemm_dtype(dtype),
+                contention.reserved_sms, contention.hbm_Bps),
+      attention_(hw, gemm_dtype(dtype), attention, contention.reserved_sms),
+      attention_fp8_(hw, DType::FP8, attention, contention.reserved_sms),
       id_(detail::OpTimeCache::next_model_id()) {}
 
 double ComputeCost::memory_time(double bytes) const {
@@ -24,16 +37,17 @@ double ComputeCost::memory_time(double bytes) const {
 double ComputeCost::time(const Op& op) const {
   switch (op.kind) {
     case OpKind::Gemm:
-      return detail::OpTimeCache::get({id_, op.m, op.n, op.k, op.batch, 0}, [&] {
-        return gemm_.time(op.m, op.n, op.k, op.batch).time_s;
+      return detail::OpTimeCache::get({id_, op.m, op.n, op.k, op.batch, op.fp8 ? 1u : 0u}, [&] {
+        return (op.fp8 ? gemm_fp8_ : gemm_).time(op.m, op.n, op.k, op.batch).time_s;
       });
     case OpKind::Attention: {
-      // Key: direction (the model reads it from the op name), mask, GQA group.
+      // Key: direction (the model reads it from the op name), mask, precision, GQA group.
       const bool backward = std::string_view(op.name).ends_with("_bwd");
-      const uint32_t extra = 1u | (backward ? 2u : 0u) | (op.causal ? 4u : 0u) |
-                             (static_cast<uint32_t>(op.gqa_group) << 3);
-      return detail::OpTimeCache::get({id_, op.m, op.n, op.k, op.batch, extra},
-                                      [&] { return attention_.time(op); });
+      const uint32_t extra = 2u | (backward ? 4u : 0u) | (op.causal ? 8u : 0u) |
+                             (op.fp8 ? 16u : 0u) | (static_cast<uint32_t>(op.gqa_group) << 5);
+      return detail::OpTimeCache::get({id_, op.m, op.n, op.k, op.batch, extra}, [&] {
+        return (op.fp8 ? attention_fp8_ : attention_).time(op);
+      });
     }
     case OpKind::MemoryBound:
       return memory_time(op.bytes);

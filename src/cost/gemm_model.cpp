@@ -22,15 +22,20 @@ int64_t ceil_div(int64_t a, int64_t b) {
 
 }  // namespace
 
-GemmModel::GemmModel(const HardwareSpec& hw, DType dtype)
-    : sms_(static_cast<double>(hw.num_sms)),
+GemmModel::GemmModel(const HardwareSpec& hw, DType dtype, int64_t reserved_sms,
+                     double hbm_taken_Bps)
+    : sms_(static_cast<double>(std::max<int64_t>(1, hw.num_sms - reserved_sms))),
       sm_rate_((hw.tensor_peak_FLOPs[static_cast<int>(dtype)] > 0
                     ? hw.tensor_peak_FLOPs[static_cast<int>(dtype)]
                     : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)]) /
-               static_cast<double>(hw.num_sms) * hw.gemm_efficiency),
-      l2_feed_Bps_(hw.l2_bandwidth_Bps * hw.l2_multicast),
+               static_cast<double>(hw.num_sms) *
+               (dtype == DType::FP8 && hw.gemm_fp8_efficiency > 0 ? hw.gemm_fp8_efficiency
+                                                                  : hw.gemm_efficiency)),
+      // The L2 feeds the SMs the kernel runs on; their share of it does not change.
+      l2_feed_Bps_(hw.l2_bandwidth_Bps * hw.l2_multicast * sms_ / static_cast<double>(hw.num_sms)),
       l2_bytes_(hw.l2_size_bytes),
-      hbm_Bps_(hw.hbm_bandwidth_Bps * hw.memory_efficiency),
+      hbm_Bps_(std::max(0.1 * hw.hbm_bandwidth_Bps * hw.memory_efficiency,
+                        hw.hbm_bandwidth_Bps * hw.memory_efficiency - hbm_taken_Bps)),
       elem_(dtype_bytes(dtype)),
       prologue_s_(hw.gemm_tile_overhead_s),
       launch_s_(hw.kernel_launch_s) {}

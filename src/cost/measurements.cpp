@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <sstream>
 
 #include "rapid/common/error.hpp"
 #include "rapid/cost/calibration.hpp"
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
+#include "rapid/io/csv_table.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
 namespace rapid {
@@ -29,19 +29,17 @@ std::string Measurement::label() const {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-std::vector<std::string> split(const std::string& line, char sep) {
+std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
-  std::string field;
-  std::istringstream ss(line);
-  while (std::getline(ss, field, sep)) out.push_back(trim(field));
-  if (!line.empty() && line.back() == sep) out.emplace_back();
-  return out;
+  size_t b = 0;
+  while (true) {
+    const size_t e = s.find(sep, b);
+    std::string part = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    const size_t f = part.find_first_not_of(" \t"), l = part.find_last_not_of(" \t");
+    out.push_back(f == std::string::npos ? "" : part.substr(f, l - f + 1));
+    if (e == std::string::npos) return out;
+    b = e + 1;
+  }
 }
 
 // Positive integers up to 2^40 (GEMM dimensions, bytes, GPU counts): larger ones would
@@ -56,82 +54,70 @@ bool parse_positive(const std::string& s, double& v) {
   return ec == std::errc() && end == s.data() + s.size() && std::isfinite(v) && v > 0;
 }
 
-// Where a row is: file, line, and the header for column names.
-struct Cursor {
-  const std::string& file;
-  const std::vector<std::string>& header;
-  int line;
-  [[noreturn]] void fail(size_t col, const std::string& value, const std::string& expected) const {
-    const std::string key = col < header.size() ? header[col] : fmt::format("column {}", col + 1);
-    throw InputError(file, key, value, expected, line - 1, static_cast<int>(col));
-  }
-};
-
 const std::vector<std::string> kColumns = {"op",     "shape",      "dtype",  "time_s",
                                            "tflops", "busbw_gbps", "source", "note"};
+const char* const kValueColumns[] = {"time_s", "tflops", "busbw_gbps"};
 
-size_t column_of(const std::vector<std::string>& header, const std::string& name) {
-  for (size_t i = 0; i < header.size(); ++i)
-    if (header[i] == name) return i;
-  return header.size();
-}
-
-Measurement parse_row(const Cursor& at, const std::vector<std::string>& f) {
-  const auto& h = at.header;
+Measurement parse_row(const CsvTable& t, size_t i) {
   Measurement r;
-  r.line = at.line;
-  const size_t c_op = column_of(h, "op"), c_shape = column_of(h, "shape");
-  const size_t c_dtype = column_of(h, "dtype");
+  r.line = t.line(i);
+  const std::string& op_text = t.text(i, "op");
   const std::string ops[] = {"gemm", "all_reduce", "all_gather", "reduce_scatter"};
   int op = -1;
-  for (int i = 0; i < kNumMeasuredOps; ++i)
-    if (f[c_op] == ops[i]) op = i;
-  if (op < 0) at.fail(c_op, f[c_op], "gemm, all_reduce, all_gather or reduce_scatter");
+  for (int k = 0; k < kNumMeasuredOps; ++k)
+    if (op_text == ops[k]) op = k;
+  if (op < 0) t.fail(i, "op", op_text, "gemm, all_reduce, all_gather or reduce_scatter");
   r.op = static_cast<MeasuredOp>(op);
   const bool gemm = r.op == MeasuredOp::Gemm;
 
+  const std::string& dtype = t.text(i, "dtype");
   int dt = -1;
-  for (int i = 0; i < kNumDTypes; ++i)
-    if (f[c_dtype] == dtype_name(static_cast<DType>(i))) dt = i;
-  if (dt < 0) at.fail(c_dtype, f[c_dtype], "fp32, tf32, fp16, bf16 or fp8");
+  for (int k = 0; k < kNumDTypes; ++k)
+    if (dtype == dtype_name(static_cast<DType>(k))) dt = k;
+  if (dt < 0) t.fail(i, "dtype", dtype, "fp32, tf32, fp16, bf16 or fp8");
   r.dtype = static_cast<DType>(dt);
 
-  const std::vector<std::string> dims = split(f[c_shape], 'x');
+  const std::string& shape = t.text(i, "shape");
+  const std::vector<std::string> dims = split(shape, 'x');
   std::vector<int64_t> v(dims.size());
   bool ok = true;
-  for (size_t i = 0; i < dims.size(); ++i) ok = ok && parse_int(dims[i], v[i]);
+  for (size_t k = 0; k < dims.size(); ++k) ok = ok && parse_int(dims[k], v[k]);
   if (gemm) {
-    if (!ok || v.size() != 3) at.fail(c_shape, f[c_shape], "MxNxK with integers from 1 to 2^40");
+    if (!ok || v.size() != 3) t.fail(i, "shape", shape, "MxNxK with integers from 1 to 2^40");
     r.m = v[0], r.n = v[1], r.k = v[2];
   } else {
     if (!ok || v.size() < 2 || v.size() > 3 || v[1] * (v.size() == 3 ? v[2] : 1) < 2)
-      at.fail(c_shape, f[c_shape], "BYTESxGPUS or BYTESxGPUSxNODES, at least 2 GPUs in all");
+      t.fail(i, "shape", shape, "BYTESxGPUS or BYTESxGPUSxNODES, at least 2 GPUs in all");
     r.bytes = static_cast<double>(v[0]);
     r.gpus_per_node = v[1];
     r.nodes = v.size() == 3 ? v[2] : 1;
   }
 
   // Exactly one value column filled.
-  const std::pair<const char*, MeasuredQuantity> values[] = {
-      {"time_s", MeasuredQuantity::TimeS},
-      {"tflops", MeasuredQuantity::Tflops},
-      {"busbw_gbps", MeasuredQuantity::BusbwGBps}};
-  size_t filled = h.size();
-  for (const auto& [name, q] : values) {
-    const size_t c = column_of(h, name);
-    if (c == h.size() || f[c].empty()) continue;
-    if (filled != h.size()) at.fail(c, f[c], "one value per row (time_s, tflops or busbw_gbps)");
-    filled = c;
-    r.quantity = q;
-    if (q == MeasuredQuantity::Tflops && !gemm) at.fail(c, f[c], "tflops on gemm rows only");
-    if (q == MeasuredQuantity::BusbwGBps && gemm)
-      at.fail(c, f[c], "busbw_gbps on collective rows only");
-    if (!parse_positive(f[c], r.value)) at.fail(c, f[c], "a positive number");
+  const MeasuredQuantity quantities[] = {MeasuredQuantity::TimeS, MeasuredQuantity::Tflops,
+                                         MeasuredQuantity::BusbwGBps};
+  const char* filled = nullptr;
+  for (int k = 0; k < 3; ++k) {
+    const char* name = kValueColumns[k];
+    if (!t.has_column(name) || t.text(i, name).empty()) continue;
+    const std::string& value = t.text(i, name);
+    if (filled) t.fail(i, name, value, "one value per row (time_s, tflops or busbw_gbps)");
+    filled = name;
+    r.quantity = quantities[k];
+    if (r.quantity == MeasuredQuantity::Tflops && !gemm)
+      t.fail(i, name, value, "tflops on gemm rows only");
+    if (r.quantity == MeasuredQuantity::BusbwGBps && gemm)
+      t.fail(i, name, value, "busbw_gbps on collective rows only");
+    if (!parse_positive(value, r.value)) t.fail(i, name, value, "a positive number");
   }
-  if (filled == h.size()) {
-    size_t first = h.size();
-    for (const auto& [name, q] : values) first = std::min(first, column_of(h, name));
-    at.fail(first, "", gemm ? "a time_s or tflops value" : "a time_s or busbw_gbps value");
+  if (!filled) {
+    const char* first = "time_s";
+    for (const char* name : kValueColumns)
+      if (t.has_column(name)) {
+        first = name;
+        break;
+      }
+    t.fail(i, first, "", gemm ? "a time_s or tflops value" : "a time_s or busbw_gbps value");
   }
   return r;
 }
@@ -139,44 +125,29 @@ Measurement parse_row(const Cursor& at, const std::vector<std::string>& f) {
 }  // namespace
 
 std::vector<Measurement> read_measurements(const std::string& path) {
-  std::string text = read_text_file(path);
-  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 byte order mark
-  std::istringstream in(text);
-  std::vector<std::string> header;
-  std::vector<Measurement> rows;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    if (header.empty()) {
-      header = split(line, ',');
-      for (size_t c = 0; c < header.size(); ++c) {
-        bool known = false;
-        for (const auto& k : kColumns) known = known || header[c] == k;
-        if (!known || column_of(header, header[c]) != c)
-          throw InputError(path, fmt::format("column {}", c + 1), header[c],
-                           "a distinct column of op, shape, dtype, time_s, tflops, busbw_gbps, "
-                           "source, note",
-                           n - 1, static_cast<int>(c));
-      }
-      bool value_column = false;
-      for (const char* k : {"time_s", "tflops", "busbw_gbps"})
-        value_column = value_column || column_of(header, k) != header.size();
-      for (const char* k : {"op", "shape", "dtype", "time_s, tflops or busbw_gbps"})
-        if ((k[0] == 't' && !value_column) ||
-            (k[0] != 't' && column_of(header, k) == header.size()))
-          throw InputError(path, k, "<missing column>",
-                           "columns op, shape, dtype and time_s, tflops or busbw_gbps", n - 1, 0);
-      continue;
-    }
-    const std::vector<std::string> f = split(line, ',');
-    const Cursor at{path, header, n};
-    if (f.size() != header.size())
-      at.fail(std::min(f.size(), header.size()), line,
-              fmt::format("{} comma-separated fields", header.size()));
-    rows.push_back(parse_row(at, f));
+  const CsvTable t(path);
+  const std::vector<std::string>& header = t.header();
+  for (size_t c = 0; c < header.size(); ++c) {
+    bool known = false;
+    for (const auto& k : kColumns) known = known || header[c] == k;
+    if (!known)
+      throw InputError(path, fmt::format("column {}", c + 1), header[c],
+                       "a column of op, shape, dtype, time_s, tflops, busbw_gbps, source, note",
+                       t.line_of_header() - 1, static_cast<int>(c));
   }
+  bool value_column = false;
+  for (const char* k : kValueColumns) value_column = value_column || t.has_column(k);
+  for (const char* k : {"op", "shape", "dtype"})
+    if (!t.has_column(k))
+      throw InputError(path, k, "<missing column>",
+                       "columns op, shape, dtype and time_s, tflops or busbw_gbps",
+                       t.line_of_header() - 1, 0);
+  if (!value_column)
+    throw InputError(path, "time_s, tflops or busbw_gbps", "<missing column>",
+                     "columns op, shape, dtype and time_s, tflops or busbw_gbps",
+                     t.line_of_header() - 1, 0);
+  std::vector<Measurement> rows;
+  for (size_t i = 0; i < t.rows(); ++i) rows.push_back(parse_row(t, i));
   if (rows.empty()) throw InputError(path, "<rows>", "", "a header and at least one measurement");
   return rows;
 }

@@ -25,7 +25,7 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
                       + (model.dropout ? 2.0 * sb * h : 0.0);  // two dropout masks
   // Split across TP ranks: Q, K, V; input of the output projection.
   double sharded = 2.0 * sb * d * (a + 2.0 * g) + 2.0 * sb * a * d;
-  if (training.flash_attention) {
+  if (training.fused_attention()) {
     sharded += 4.0 * sb * a;  // fp32 logsumexp per query and head
   } else if (par.recompute != Recompute::Selective) {
     sharded += 5.0 * a * s * s * b;  // softmax out, dropout mask, dropout out

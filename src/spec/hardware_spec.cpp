@@ -18,6 +18,19 @@ int dtype_bytes(DType t) {
   return 2;
 }
 
+std::vector<AttentionImpl> HardwareSpec::attention_kernels() const {
+  std::vector<AttentionImpl> out;
+  for (int i = 1; i < kNumAttentionImpls; ++i)
+    if (attention_efficiency[static_cast<size_t>(i)].forward > 0)
+      out.push_back(static_cast<AttentionImpl>(i));
+  return out;
+}
+
+HardwareSpec::KernelEfficiency HardwareSpec::attention_kernel_efficiency(AttentionImpl impl) const {
+  const KernelEfficiency own = attention_efficiency[static_cast<size_t>(impl)];
+  return own.forward > 0 ? own : attention_efficiency[static_cast<size_t>(AttentionImpl::FA2)];
+}
+
 const char* dtype_name(DType t) {
   static const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
   return names[static_cast<int>(t)];
@@ -48,16 +61,36 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   h.pcie_bandwidth_Bps = m.quantity("pcie_bandwidth", Dimension::Bandwidth);
   h.kernel_launch_s = m.quantity("kernel_launch", Dimension::Time);
   h.tdp_W = m.quantity_or("tdp", Dimension::Power, 0.0);
+  h.compute_capability = m.number_or("compute_capability", h.compute_capability, 1.0, 99.0);
+  h.sfu_per_sm_per_clock = m.number_or("sfu_per_sm_per_clock", h.sfu_per_sm_per_clock, 1, 1024);
+  if (m.has("attention_kernels")) {
+    const YamlMap k = m.map("attention_kernels");
+    for (int i = 1; i < kNumAttentionImpls; ++i) {
+      if (!k.has(kAttentionImplNames[i])) continue;
+      const YamlMap e = k.map(kAttentionImplNames[i]);
+      HardwareSpec::KernelEfficiency& x = h.attention_efficiency[static_cast<size_t>(i)];
+      x.forward = e.number_or("forward", 0.0, 0.01, 1.0);
+      x.backward = e.number_or("backward", 0.0, 0.01, 1.0);
+      e.finish();
+      if (x.forward <= 0 || x.backward <= 0)
+        k.fail(kAttentionImplNames[i], "<incomplete>", "forward and backward efficiencies");
+    }
+    k.finish();
+  }
   if (m.has("efficiency")) {
     YamlMap e = m.map("efficiency");
     h.gemm_efficiency = e.number_or("gemm", h.gemm_efficiency, 0.01, 1.0);
     h.gemm_tile_overhead_s =
         e.quantity_or("gemm_tile_overhead", Dimension::Time, h.gemm_tile_overhead_s);
-    h.attention_efficiency = e.number_or("attention", h.attention_efficiency, 0.01, 1.0);
+    h.gemm_fp8_efficiency = e.number_or("gemm_fp8", h.gemm_fp8_efficiency, 0.01, 1.0);
     h.memory_efficiency = e.number_or("memory", h.memory_efficiency, 0.01, 1.0);
-    h.elementwise_efficiency = e.number_or("elementwise", h.elementwise_efficiency, 0.01, 1.0);
     h.nvlink_efficiency = e.number_or("nvlink", h.nvlink_efficiency, 0.01, 1.0);
-    h.step_efficiency = e.number_or("step", h.step_efficiency, 0.01, 1.0);
+    for (const char* moved : {"step", "elementwise", "attention"})
+      if (e.has(moved))
+        e.fail(moved, "<set here>",
+               std::string(moved) == "attention"
+                   ? "the attention kernels under attention_kernels: (fa2, fa3, cudnn)"
+                   : "it in the stack's end_to_end: section (configs/frameworks), per GPU type");
     e.finish();
   }
   for (const char* k : {"description", "source", "sources"}) m.has(k);

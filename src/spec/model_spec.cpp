@@ -75,6 +75,8 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
   s.tied_embeddings = m.boolean_or("tied_embeddings", false);
   s.linear_bias = m.boolean_or("linear_bias", false);
   s.dropout = m.boolean_or("dropout", false);
+  s.position_embedding = static_cast<PositionEmbedding>(m.choice_or(
+      "position_embedding", {"rope", "learned"}, s.activation == Activation::SwiGlu ? 0 : 1));
   if (s.hidden_size % s.num_attention_heads != 0 && !m.has("head_dim"))
     m.fail("num_attention_heads", std::to_string(s.num_attention_heads),
            fmt::format("a divisor of hidden_size {} (or set head_dim)", s.hidden_size));

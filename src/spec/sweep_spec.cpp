@@ -33,7 +33,8 @@ std::vector<std::string> config_search_dirs(const std::string& job_path) {
 
 std::string find_named_config(const std::string& kind, const std::string& name,
                               const std::string& job_path) {
-  const std::string file = fs::path(name).has_extension() ? name : name + ".yaml";
+  // Names may hold dots ("nemo-24.09", "llama3.1-70b"): only a .yaml ending is a file name.
+  const std::string file = name.ends_with(".yaml") ? name : name + ".yaml";
   for (const auto& dir : config_search_dirs(job_path)) {
     fs::path c = fs::path(dir) / kind / file;
     std::error_code ec;
@@ -164,7 +165,7 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   spec.network = parse_network(net_node, net_src.path);
   spec.network_source = net_src;
 
-  spec.training = parse_training(job.map("training"), spec.model.seq_length);
+  spec.training = parse_training(job.map("training"), spec.model.seq_length, job_path);
 
   spec.search = parse_search(job.has("search")
                                  ? job.map("search")

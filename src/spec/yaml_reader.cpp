@@ -62,6 +62,12 @@ bool YamlMap::has(const std::string& key) const {
   return static_cast<bool>(node_[key]);
 }
 
+std::vector<std::string> YamlMap::keys() const {
+  std::vector<std::string> out;
+  for (const auto& kv : node_) out.push_back(kv.first.Scalar());
+  return out;
+}
+
 YAML::Node YamlMap::child(const std::string& key) const {
   read_->insert(key);
   YAML::Node n = node_[key];

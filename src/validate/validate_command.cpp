@@ -5,30 +5,32 @@
 
 #include <algorithm>
 
-#include "end_to_end_fit.hpp"
-#include "framework_tables.hpp"
-#include "validation_tables.hpp"
+#include "cross_validation.hpp"
+#include "ultrascale.hpp"
 
 namespace rapid {
 
 void add_validate_options(CLI::App& cmd, ValidateOptions& o) {
   cmd.add_option("--reference-dir", o.reference_dir,
-                 "directory of the published tables (default: ../shared/reference)");
+                 "directory of the published tables and their descriptions (default: the "
+                 "project's data/reference)");
   cmd.add_flag("--hf-ultrascale", o.hf_ultrascale,
-               "the Hugging Face nanotron sweep: tokens/s/GPU, peak memory, OOM accuracy");
+               "the Hugging Face nanotron sweep: tokens/s/GPU, reserved memory, OOM accuracy");
   cmd.add_flag("--fit-end-to-end", o.fit,
-               "refit the per-GPU-type end-to-end efficiency factors and print them");
+               "refit the end-to-end factors per GPU type (and nanotron's) and print them");
+  cmd.add_flag("--cross-validate", o.cross_validate,
+               "predict each training table with factors fitted on the other tables of its GPU "
+               "type; print in-sample and out-of-sample MAPE");
   cmd.add_option("--max-rows", o.max_rows, "rows printed per table, worst first beyond it")
       ->check(CLI::Range(1, 100000));
 }
 
 namespace {
 
-// Prints a table (worst rows first when it has more than `max_rows`); returns its rows'
-// summed absolute percentage error.
-double print_table(const ValidationTable& t, int max_rows) {
-  fmt::print("== {} ({})\n", t.file, t.metric);
-  fmt::print("  {:<52} {:>12} {:>12} {:>8}\n", "row", "predicted", "measured", "error");
+// Prints a table (worst rows first when it has more than `max_rows`).
+void print_table(const ValidationTable& t, int max_rows, const std::string& note = "") {
+  fmt::print("== {} ({}){}\n", t.file, t.metric, note.empty() ? "" : ", " + note);
+  fmt::print("  {:<64} {:>12} {:>12} {:>8}\n", "row", "predicted", "measured", "error");
   std::vector<ValidationRow> rows = t.rows;
   const bool worst_only = static_cast<int>(rows.size()) > max_rows;
   if (worst_only) {
@@ -37,50 +39,65 @@ double print_table(const ValidationTable& t, int max_rows) {
     rows.resize(static_cast<size_t>(max_rows));
   }
   for (const ValidationRow& r : rows)
-    fmt::print("  {:<52} {:>12.3f} {:>12.3f} {:>7.1f}%\n", r.label, r.predicted, r.measured,
+    fmt::print("  {:<64} {:>12.3f} {:>12.3f} {:>7.1f}%\n", r.label, r.predicted, r.measured,
                r.abs_pct_error());
   if (worst_only) fmt::print("  ... {} worst of {} rows shown\n", max_rows, t.rows.size());
+  for (const std::string& s : t.infeasible) fmt::print("  infeasible in the model: {}\n", s);
   std::vector<double> errors;
-  double sum = 0;
-  for (const ValidationRow& r : t.rows) {
-    errors.push_back(r.abs_pct_error());
-    sum += r.abs_pct_error();
-  }
+  for (const ValidationRow& r : t.rows) errors.push_back(r.abs_pct_error());
   std::sort(errors.begin(), errors.end());
   const double median = errors.empty() ? 0.0 : errors[errors.size() / 2];
   fmt::print("  MAPE: {:.1f}% over {} rows (median {:.1f}%)\n\n", t.mape(), t.rows.size(), median);
-  return sum;
 }
 
-int run_hf(const ReferenceContext& ctx, const ValidateOptions& o) {
-  UltrascaleResult u = validate_hf_ultrascale(ctx);
-  double sum = print_table(u.throughput, o.max_rows);
-  print_table(u.throughput_pp1, o.max_rows);
-  print_table(u.throughput_pp_suspect, o.max_rows);
-  print_table(u.memory, o.max_rows);
+int run_hf(const std::vector<TableSpec>& specs, const ReferenceContext& ctx, int max_rows) {
+  const UltrascaleResult u = validate_ultrascale(prepare_ultrascale(specs, ctx));
+  for (const ValidationTable* t :
+       {&u.throughput, &u.throughput_pp1, &u.throughput_pp_suspect, &u.memory})
+    print_table(*t, max_rows);
   fmt::print(
       "OOM classification: {:.1f}% of {} rows right ({} predicted to fit that ran out of "
       "memory, {} predicted out of memory that ran)\n",
       u.oom_accuracy(), u.oom_rows, u.oom_false_fit, u.oom_false_oom);
-  fmt::print("overall MAPE: {:.1f}%\n",
-             u.throughput.rows.empty() ? 0.0 : sum / static_cast<double>(u.throughput.rows.size()));
+  fmt::print("overall MAPE: {:.1f}%\n", u.throughput.mape());
   return 0;
 }
 
-int run_fit(const ReferenceContext& ctx) {
-  for (const EndToEndFit& f : fit_end_to_end(ctx)) {
-    fmt::print("{} on {}: MAPE {:.1f}% -> {:.1f}% over {} rows\n", f.hardware,
+int run_fit(const std::vector<TableSpec>& specs, const ReferenceContext& ctx) {
+  for (const EndToEndFit& f : fit_end_to_end(prepare_fit_tables(specs, ctx))) {
+    fmt::print("{} on {}: MAPE {:.1f}% -> {:.1f}% over {} rows (in-sample)\n", f.gpu,
                fmt::join(f.tables, " + "), f.mape_before, f.mape_after, f.rows);
-    for (const auto& p : f.params)
-      fmt::print("  efficiency.{}: {:.3f} -> {:.3f}\n", p.key, p.before, p.after);
+    fmt::print("  step: {:.3f} -> {:.3f}, elementwise: {:.3f} -> {:.3f}\n", f.before.step,
+               f.after.step, f.before.elementwise, f.after.elementwise);
   }
-  NetworkSpec net;
-  double before = 0, after = 0;
-  NanotronModel nm = fit_hf_ultrascale(ctx, net, before, after);
+  const NanotronFit n = fit_ultrascale(prepare_ultrascale(specs, ctx));
   fmt::print("nanotron on hf-ultrascale-cluster (Success rows, pp = 1): MAPE {:.1f}% -> {:.1f}%\n",
-             before, after);
-  fmt::print("  framework_efficiency: {:.3f}, network_efficiency: {:.3f}, fragmentation: {:.3f}\n",
-             nm.framework_efficiency, net.network_efficiency, nm.fragmentation);
+             n.mape_before, n.mape_after);
+  fmt::print("  compute_efficiency: {:.3f}, network_efficiency: {:.3f}, fragmentation: {:.3f}\n",
+             n.compute_efficiency, n.network_efficiency, n.fragmentation);
+  return 0;
+}
+
+int run_cross_validation(const std::vector<TableSpec>& specs, const ReferenceContext& ctx,
+                         int max_rows) {
+  const CrossValidation cv = cross_validate(prepare_fit_tables(specs, ctx));
+  for (const HeldOut& h : cv.tables) {
+    if (h.trained_on.empty()) {
+      print_table(h.in_sample, max_rows, "in-sample only: no other table of " + h.gpu);
+      continue;
+    }
+    print_table(h.out_of_sample, max_rows,
+                fmt::format("out-of-sample: factors step {:.3f}, elementwise {:.3f} fitted on {}",
+                            h.fitted.step, h.fitted.elementwise, fmt::join(h.trained_on, " + ")));
+  }
+  fmt::print("{:<40} {:>8} {:>6} {:>12} {:>14}\n", "table", "gpu", "rows", "in-sample", "out-of-sample");
+  for (const HeldOut& h : cv.tables)
+    fmt::print("{:<40} {:>8} {:>6} {:>11.1f}% {:>13}\n", h.table, h.gpu.substr(0, 4),
+               h.in_sample.rows.size(), h.in_sample.mape(),
+               h.trained_on.empty() ? std::string("-") : fmt::format("{:.1f}%", h.out_of_sample.mape()));
+  fmt::print("in-sample MAPE: {:.1f}% (factors fitted on every table of the GPU type)\n",
+             cv.in_sample_mape);
+  fmt::print("cross-validated MAPE: {:.1f}%\n", cv.out_of_sample_mape);
   return 0;
 }
 
@@ -89,15 +106,22 @@ int run_fit(const ReferenceContext& ctx) {
 int run_validate(const ValidateOptions& o) {
   ReferenceContext ctx;
   ctx.reference_dir = o.reference_dir.empty() ? default_reference_dir() : o.reference_dir;
-  if (o.fit) return run_fit(ctx);
-  if (o.hf_ultrascale) return run_hf(ctx, o);
-  double total = 0;
-  size_t n = 0;
-  for (const ValidationTable& t : validate_all(ctx)) {
-    total += print_table(t, o.max_rows);
-    n += t.rows.size();
+  const std::vector<TableSpec> specs = load_table_specs(ctx.reference_dir);
+  if (o.fit) return run_fit(specs, ctx);
+  if (o.cross_validate) return run_cross_validation(specs, ctx, o.max_rows);
+  if (o.hf_ultrascale) return run_hf(specs, ctx, o.max_rows);
+  std::vector<ValidationTable> all;
+  for (const TableSpec& s : specs) {
+    if (s.suite != "default") continue;
+    for (ValidationTable& t : run_table(s, ctx)) {
+      print_table(t, o.max_rows,
+                  s.end_to_end ? "in-sample: the end-to-end factors were fitted on it" : "");
+      all.push_back(std::move(t));
+    }
   }
-  fmt::print("overall MAPE: {:.1f}%\n", n ? total / static_cast<double>(n) : 0.0);
+  fmt::print("overall MAPE: {:.1f}% (in-sample for the end-to-end tables; --cross-validate "
+             "for out-of-sample)\n",
+             pooled_mape(all, nullptr));
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "layer_templates.hpp"
 
+#include <algorithm>
+
 #include "template_builder.hpp"
 
 namespace rapid::detail {
@@ -42,29 +44,85 @@ void norm(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd) 
   tb.memory(fwd, 2 * x, bwd, 3 * x);
 }
 
-// Fused bias-dropout-add: reads x and residual, writes out (+1-byte mask).
+// Bias + dropout + residual add. Fused (Megatron's bias_dropout_add kernel): reads x and
+// the residual, writes out (+1-byte mask). Unfused: a kernel for the bias (read, write),
+// one for dropout (read, write, mask) and the residual add (two reads, one write).
 void residual(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd) {
-  double n = D.T_norm * D.h;
-  double mask = D.dropout ? 1.0 : 0.0;
-  tb.memory(fwd, n * (3 * D.e + mask), bwd, n * (2 * D.e + mask));
+  const double n = D.T_norm * D.h;
+  const double mask = D.dropout ? 1.0 : 0.0;
+  if (D.fusions.bias_dropout_add || (!D.bias && !D.dropout)) {
+    tb.memory(fwd, n * (3 * D.e + mask), bwd, n * (2 * D.e + mask));
+    return;
+  }
+  const int kernels = 1 + (D.bias ? 1 : 0) + (D.dropout ? 1 : 0);
+  const double extra = (D.bias ? 2 * D.e : 0.0) + (D.dropout ? 2 * D.e + mask : 0.0);
+  tb.memory(fwd, n * (3 * D.e + extra), bwd, n * (2 * D.e + extra), kernels);
 }
 
 // GELU reads/writes T*f; SwiGLU reads gate and up, writes their product (backward reads
-// gate, up, dy; writes dgate, dup).
+// gate, up, dy; writes dgate, dup). Unfused (PyTorch eager): the bias add is a kernel of
+// its own, and SwiGLU runs SiLU(gate) and the product as two kernels (SiLU's output written
+// and read again).
 void activation(TemplateBuilder& tb, const Dims& D, double tokens, int64_t ffn) {
   const double act = tokens * static_cast<double>(ffn) * D.e;
-  if (D.swiglu)
-    tb.memory("mlp_swiglu", 3 * act, "mlp_swiglu_bwd", 5 * act);
+  const bool fused = D.fusions.bias_activation;
+  if (D.swiglu) {
+    if (fused)
+      tb.memory("mlp_swiglu", 3 * act, "mlp_swiglu_bwd", 5 * act);
+    else
+      tb.memory("mlp_swiglu", 5 * act, "mlp_swiglu_bwd", 8 * act, 2);
+  } else {
+    if (fused || !D.bias)
+      tb.memory("mlp_gelu", 2 * act, "mlp_gelu_bwd", 3 * act);
+    else
+      tb.memory("mlp_gelu", 4 * act, "mlp_gelu_bwd", 5 * act, 2);
+  }
+}
+
+// A linear layer as Transformer Engine runs it in FP8 (TE "Using FP8 with Transformer
+// Engine"; te.Linear): the input cast to FP8 with its transpose for wgrad (one fused
+// cast-transpose: read 16-bit, write 8-bit twice), unless the norm before it writes FP8
+// itself (LayerNormLinear); the weight cast and transposed once per step when cached;
+// backward, the output gradient cast and transposed the same way. Then the GEMM.
+void linear(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd_data,
+            const char* bwd_weight, int64_t m, int64_t n, int64_t k, bool after_norm,
+            int64_t batch = 1) {
+  const bool fp8 = D.fp8.fprop;
+  const double bt = static_cast<double>(batch);
+  if (fp8) {
+    const double input = bt * static_cast<double>(m) * static_cast<double>(k);
+    if (!(after_norm && D.fusions.norm_cast))
+      tb.memory("fp8_cast_transpose_input", input * (D.e + 2.0), nullptr, 0);
+    tb.memory("fp8_cast_transpose_weight",
+              bt * static_cast<double>(k) * static_cast<double>(n) * (D.e + 2.0) *
+                  D.weight_casts_per_mb,
+              nullptr, 0);
+  }
+  tb.gemm(fwd, bwd_data, bwd_weight, m, n, k, batch, D.fp8);
+  if (fp8 && (D.fp8.dgrad || D.fp8.wgrad))
+    tb.memory(nullptr, 0, "fp8_cast_transpose_grad",
+              bt * static_cast<double>(m) * static_cast<double>(n) * (D.e + 2.0));
+}
+
+// Rotary embedding of Q and K (Su et al. 2021): fused (TE/Megatron apply_rope_fusion) one
+// kernel reading and writing Q and K; unfused (PyTorch eager x * cos + rotate_half(x) *
+// sin) four elementwise kernels over them.
+void rope(TemplateBuilder& tb, const Dims& D) {
+  if (!D.rope) return;
+  const double qk = static_cast<double>(D.T) * (D.heads + D.kv_heads) * D.d * D.e;
+  if (D.fusions.rope)
+    tb.memory("rope", 2 * qk, "rope_bwd", 2 * qk);
   else
-    tb.memory("mlp_gelu", 2 * act, "mlp_gelu_bwd", 3 * act);
+    tb.memory("rope", 8 * qk, "rope_bwd", 8 * qk, 4);
 }
 
 // Norm, QKV, attention core (with the CP K/V ring), output projection, residual.
 void attention_block(TemplateBuilder& tb, const Dims& D) {
   norm(tb, D, "input_norm", "input_norm_bwd");
   column_parallel_input(tb, D, "sp_all_gather_attn");
-  tb.gemm("qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T, (D.heads + 2 * D.kv_heads) * D.d,
-          D.h);
+  linear(tb, D, "qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T,
+         (D.heads + 2 * D.kv_heads) * D.d, D.h, true);
+  rope(tb, D);
   tb.begin_core();
   if (D.cp > 1) {
     // Ring attention: cp - 1 steps pass this rank's K and V chunk around the CP group while
@@ -81,21 +139,28 @@ void attention_block(TemplateBuilder& tb, const Dims& D) {
     // 1/cp of the causal work: s_q x s/2 dense tile pairs, modeled as a non-causal s_q x s/2
     // problem. Without CP: the causal s x s triangle.
     if (D.cp > 1)
-      tb.flash_attention(D.b * D.heads, D.s, D.s_kv / 2, D.d, D.heads / D.kv_heads, false, io);
+      tb.flash_attention(D.b * D.heads, D.s, D.s_kv / 2, D.d, D.heads / D.kv_heads, false, io,
+                         D.fp8_attention);
     else
-      tb.flash_attention(D.b * D.heads, D.s, D.s_kv, D.d, D.heads / D.kv_heads, true, io);
+      tb.flash_attention(D.b * D.heads, D.s, D.s_kv, D.d, D.heads / D.kv_heads, true, io,
+                         D.fp8_attention);
   } else {
     // Unfused: scores = Q K^T, masked softmax, dropout, context = P V (full s x s work).
     const int64_t bh = D.b * D.heads;
     const double x = static_cast<double>(bh) * D.s * D.s_kv;
     tb.gemm("attn_scores", "attn_scores_dgrad_q", "attn_scores_dgrad_k", D.s, D.s_kv, D.d, bh);
-    tb.memory("attn_softmax", 2 * x * D.e, "attn_softmax_bwd", 3 * x * D.e);
+    // Fused scale-mask-softmax (Megatron FusedScaleMaskSoftmax) or scale, mask and softmax
+    // as three kernels.
+    if (D.fusions.masked_softmax)
+      tb.memory("attn_softmax", 2 * x * D.e, "attn_softmax_bwd", 3 * x * D.e);
+    else
+      tb.memory("attn_softmax", 6 * x * D.e, "attn_softmax_bwd", 5 * x * D.e, 3);
     if (D.dropout)
       tb.memory("attn_dropout", x * (2 * D.e + 1), "attn_dropout_bwd", x * (2 * D.e + 1));
     tb.gemm("attn_context", "attn_context_dgrad_p", "attn_context_dgrad_v", D.s, D.d, D.s_kv, bh);
   }
   tb.end_core();
-  tb.gemm("out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * D.d);
+  linear(tb, D, "out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * D.d, false);
   row_parallel_output(tb, D, "sp_reduce_scatter_attn");
   residual(tb, D, "attn_residual", "attn_residual_bwd");
 }
@@ -103,9 +168,10 @@ void attention_block(TemplateBuilder& tb, const Dims& D) {
 // A TP-split MLP over all T tokens of the micro-batch (dense layers, shared experts).
 void dense_mlp(TemplateBuilder& tb, const Dims& D, int64_t ffn_per_gpu) {
   column_parallel_input(tb, D, "sp_all_gather_mlp");
-  tb.gemm("mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.swiglu ? 2 : 1) * ffn_per_gpu, D.h);
+  linear(tb, D, "mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.swiglu ? 2 : 1) * ffn_per_gpu,
+         D.h, true);
   activation(tb, D, static_cast<double>(D.T), ffn_per_gpu);
-  tb.gemm("mlp_down", "mlp_down_dgrad", "mlp_down_wgrad", D.T, D.h, ffn_per_gpu);
+  linear(tb, D, "mlp_down", "mlp_down_dgrad", "mlp_down_wgrad", D.T, D.h, ffn_per_gpu, false);
   row_parallel_output(tb, D, "sp_reduce_scatter_mlp");
 }
 
@@ -132,8 +198,17 @@ Dims Dims::make(const ModelSpec& model, const TrainingSpec& training, const Para
   D.vocab = (model.vocab_size + par.tp - 1) / par.tp;
   D.dropout = model.dropout;
   D.swiglu = model.activation == Activation::SwiGlu;
-  D.flash = training.flash_attention;
+  D.flash = training.fused_attention();
+  D.bias = model.linear_bias;
+  D.rope = model.position_embedding == PositionEmbedding::Rope;
   D.tp_overlap = training.tp_comm_overlap ? 1 : 0;
+  D.fusions = training.framework.fusions;
+  const Fp8Recipe& r = training.framework.fp8;
+  D.fp8 = {};
+  if (training.fp8()) D.fp8 = {true, r.dgrad, r.wgrad};
+  D.fp8_attention = training.fp8() && r.attention;
+  const int64_t m = std::max<int64_t>(1, par.num_microbatches(training.global_batch_size));
+  D.weight_casts_per_mb = r.cache_weights ? 1.0 / static_cast<double>(m) : 1.0;
   const MoeSpec& moe = model.moe;
   if (moe.enabled()) {
     D.experts = moe.num_experts;
@@ -178,11 +253,11 @@ void build_moe_layer(const Dims& D, Recompute rc, OpTemplate& t) {
   // Grouped GEMM over the local experts, tokens spread evenly (balanced routing).
   const int64_t per_expert =
       static_cast<int64_t>(D.expert_tokens / static_cast<double>(D.local_experts) + 0.5);
-  tb.gemm("moe_expert_up", "moe_expert_up_dgrad", "moe_expert_up_wgrad", per_expert,
-          (D.swiglu ? 2 : 1) * D.expert_ffn, D.h, D.local_experts);
+  linear(tb, D, "moe_expert_up", "moe_expert_up_dgrad", "moe_expert_up_wgrad", per_expert,
+         (D.swiglu ? 2 : 1) * D.expert_ffn, D.h, false, D.local_experts);
   activation(tb, D, D.expert_tokens, D.expert_ffn);
-  tb.gemm("moe_expert_down", "moe_expert_down_dgrad", "moe_expert_down_wgrad", per_expert, D.h,
-          D.expert_ffn, D.local_experts);
+  linear(tb, D, "moe_expert_down", "moe_expert_down_dgrad", "moe_expert_down_wgrad", per_expert,
+         D.h, D.expert_ffn, false, D.local_experts);
   if (D.etp > 1)
     tb.collective("moe_etp_reduce_scatter", kReduceScatter, "moe_etp_all_gather_bwd", kAllGather,
                   CommGroup::ETP, gathered);

@@ -14,6 +14,7 @@
 #include "rapid/spec/parallel_config.hpp"
 #include "rapid/spec/training_spec.hpp"
 #include "rapid/workload/workload.hpp"
+#include "template_builder.hpp"
 
 namespace rapid::detail {
 
@@ -27,8 +28,14 @@ struct Dims {
   double T_norm;  ///< tokens seen by norms/dropout/router: T / tp with SP, else T
   int64_t h, d, heads, kv_heads, ffn, vocab;  ///< heads/kv_heads/ffn/vocab already / tp
   int tp, cp, ep, etp;
-  bool sp, dropout, swiglu, flash;
+  bool sp, dropout, swiglu, flash, bias, rope;
   int tp_overlap;  ///< 1 when TP collectives are pipelined with their GEMMs
+  Fusions fusions;  ///< the stack's fused elementwise kernels
+  /// FP8 (Transformer Engine) products of the linear layers; all false in bf16/fp16.
+  GemmFp8 fp8;
+  bool fp8_attention;
+  /// Weight casts to FP8 per micro-batch: 1 / m when the stack caches them for the step.
+  double weight_casts_per_mb;
   // MoE: routed experts on this GPU, their FFN slice, tokens they process.
   int64_t experts, local_experts, top_k, expert_ffn, shared_ffn;
   double capacity_factor;

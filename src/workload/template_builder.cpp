@@ -29,31 +29,42 @@ Op make_gemm(const char* name, int64_t m, int64_t n, int64_t k, int64_t batch, d
 }  // namespace
 
 void TemplateBuilder::gemm(const char* fwd, const char* bwd_data, const char* bwd_weight, int64_t m,
-                           int64_t n, int64_t k, int64_t batch) {
+                           int64_t n, int64_t k, int64_t batch, GemmFp8 fp8) {
   t_.forward.push_back(make_gemm(fwd, m, n, k, batch, elem_bytes_));
+  t_.forward.back().fp8 = fp8.fprop;
   // Pushed in reverse: finish() reverses the list, so dgrad runs before wgrad.
   t_.backward.push_back(make_gemm(bwd_weight, k, n, m, batch, elem_bytes_));
+  t_.backward.back().fp8 = fp8.wgrad;
   t_.backward.push_back(make_gemm(bwd_data, m, k, n, batch, elem_bytes_));
+  t_.backward.back().fp8 = fp8.dgrad;
 }
 
-void TemplateBuilder::memory(const char* fwd, double fwd_bytes, const char* bwd, double bwd_bytes) {
+void TemplateBuilder::memory(const char* fwd, double fwd_bytes, const char* bwd, double bwd_bytes,
+                             int kernels) {
   Op op;
-  op.name = fwd;
   op.kind = OpKind::MemoryBound;
-  op.bytes = fwd_bytes;
-  t_.forward.push_back(op);
-  op.name = bwd;
-  op.bytes = bwd_bytes;
-  t_.backward.push_back(op);
+  for (int i = 0; i < kernels; ++i) {
+    if (fwd) {
+      op.name = fwd;
+      op.bytes = fwd_bytes / kernels;
+      t_.forward.push_back(op);
+    }
+    if (bwd) {
+      op.name = bwd;
+      op.bytes = bwd_bytes / kernels;
+      t_.backward.push_back(op);
+    }
+  }
 }
 
 void TemplateBuilder::flash_attention(int64_t batch, int64_t seq_q, int64_t seq_kv,
                                       int64_t head_dim, int64_t gqa_group, bool causal,
-                                      double io_bytes) {
+                                      double io_bytes, bool fp8) {
   Op op;
   op.name = "flash_attention";
   op.kind = OpKind::Attention;
   op.causal = causal;
+  op.fp8 = fp8;
   op.gqa_group = static_cast<uint16_t>(gqa_group);
   op.batch = batch;
   op.m = seq_q;

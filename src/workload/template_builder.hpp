@@ -8,6 +8,11 @@
 
 namespace rapid::detail {
 
+/// Which of a GEMM's three products run in FP8 (Transformer Engine linear layers).
+struct GemmFp8 {
+  bool fprop = false, dgrad = false, wgrad = false;
+};
+
 class TemplateBuilder {
  public:
   /// Clears `t` (keeping capacity). `elem_bytes` is the activation dtype size.
@@ -16,17 +21,20 @@ class TemplateBuilder {
   /// C[m,n] = A[m,k] B[k,n] (x batch). Backward: dA = dC B^T (m,k contracted over n) and
   /// dB = A^T dC (k,n contracted over m): 2x the forward FLOPs (Narayanan et al. 2021, sec 5).
   void gemm(const char* fwd, const char* bwd_data, const char* bwd_weight, int64_t m, int64_t n,
-            int64_t k, int64_t batch = 1);
+            int64_t k, int64_t batch = 1, GemmFp8 fp8 = {});
 
-  /// Memory-bound op moving `fwd_bytes` forward and `bwd_bytes` in its backward.
-  void memory(const char* fwd, double fwd_bytes, const char* bwd, double bwd_bytes);
+  /// Memory-bound op moving `fwd_bytes` forward and `bwd_bytes` in its backward; a null
+  /// name leaves that direction out. `kernels` ops of equal share issue it (an unfused
+  /// chain of elementwise kernels).
+  void memory(const char* fwd, double fwd_bytes, const char* bwd, double bwd_bytes,
+              int kernels = 1);
 
   /// Fused attention (FlashAttention-2, Dao 2023): forward 4*batch*m*n*k FLOPs (QK^T and PV),
   /// halved when causal; backward 2.5x forward (5 matmuls instead of 2, recomputing S).
   /// `io_bytes`: Q, K, V read and O written once (backward moves twice that).
   /// `gqa_group` query heads share one K/V head.
   void flash_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t head_dim,
-                       int64_t gqa_group, bool causal, double io_bytes);
+                       int64_t gqa_group, bool causal, double io_bytes, bool fp8 = false);
 
   /// A collective in forward and (maybe another kind) in backward on `group`, buffer size
   /// `bytes` forward and `bwd_bytes` backward (nccl-tests convention; < 0: same as

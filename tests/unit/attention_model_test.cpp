@@ -19,6 +19,12 @@ namespace {
 //   omega(32) = 0.2310818, omega(64) = 0.1155409, omega(128) = 0.0577705;
 //   forward tile factor f(Bc) = (1 + omega(128)) / (1 + omega(Bc)):
 //   f(32) = 0.859249, f(64) = 0.948214, f(128) = 1.
+//   softmax per score element (no SM clock given: no special-function term): 4 FP32 ops at
+//   66.9e12 / 2 / 132 = 2.534091e11 per SM and second -> sigma = 1.578475e-11 s;
+//   FA2 runs MMA and softmax in sequence: pair(Br, Bc) = MMA + Br Bc sigma:
+//   pair(128,128) = 8388608 / 4.1225e12 + 16384 sigma = 2.034830 + 0.258617 = 2.293453 us,
+//   pair(64,64) = 2097152 / (4.1225e12 * 0.948214) + 4096 sigma = 0.536492 + 0.064654
+//   = 0.601146 us; one fill pair per wave of resident blocks is added outside the max.
 HardwareSpec h100() {
   HardwareSpec hw;
   hw.name = "h100-test";
@@ -30,7 +36,7 @@ HardwareSpec h100() {
   hw.l2_size_bytes = 50.0 * 1024 * 1024;
   hw.l2_bandwidth_Bps = 6.6e12;
   hw.smem_per_sm_bytes = 228.0 * 1024;
-  hw.attention_efficiency = 0.55;
+  hw.attention_efficiency[static_cast<size_t>(AttentionImpl::FA2)] = {0.55, 0.55};
   hw.kernel_launch_s = 3e-6;
   return hw;
 }
@@ -134,25 +140,33 @@ TEST(AttentionModel, OccupancyFromSharedMemoryAndRegisters) {
 //   -> 72.18 us. 64 x 64: 528 pairs/head, busiest 8 * 16.5 = 132 pairs -> compute
 //   70.82 us, but L2 (16896 * 32768 + 33816576) * 1.03125 / 6.6e12 = 91.79 us -> 94.79 us:
 //   with 64-row tiles K/V is re-read twice as often and the L2 -> SM bandwidth binds.
+// With the softmax and fill terms (header): seq 512, 128 x 128: 4 pairs -> compute
+//   9.1738 us, one wave (128 blocks, 1 per SM) -> fill 2.2935 us; time 9.1738 + 2.2935 + 3
+//   = 14.467 us. 64 x 64: 9 pairs -> 5.4103 us < L2 7.219 us; 256 blocks, 4 per SM -> one
+//   wave, fill 0.6011 us; time 7.219 + 0.601 + 3 = 10.820 us: 64 wins.
+// seq 2048, 128 x 128: 34 pairs -> 77.977 us, 512 blocks -> 4 waves, fill 9.174 us ->
+//   90.151 us; 64 x 64: 132 pairs -> 79.35 us < L2 91.79 us, 1024 blocks / 528 slots -> 2
+//   waves, fill 1.202 us -> 95.99 us: 128 wins.
 TEST(AttentionModel, BestTileGrowsWithSequenceLength) {
   const AttentionModel m(h100(), DType::BF16);
   AttentionTiming big = m.forward(llama(512, true), {128, 128});
   AttentionTiming small = m.forward(llama(512, true), {64, 64});
-  EXPECT_NEAR(big.compute_s, 8.139e-6, 0.002e-6);
-  EXPECT_NEAR(big.time_s, 11.139e-6, 0.002e-6);
-  EXPECT_NEAR(small.compute_s, 4.828e-6, 0.002e-6);
+  EXPECT_NEAR(big.compute_s, 9.1738e-6, 0.001e-6);
+  EXPECT_NEAR(big.fill_s, 2.2935e-6, 0.001e-6);
+  EXPECT_NEAR(big.time_s, 14.467e-6, 0.002e-6);
+  EXPECT_NEAR(small.compute_s, 5.4103e-6, 0.001e-6);
   EXPECT_NEAR(small.l2_bytes, 46202880.0, 1.0);
   EXPECT_NEAR(small.memory_s, 7.219e-6, 0.002e-6);
-  EXPECT_NEAR(small.time_s, 10.219e-6, 0.002e-6);
+  EXPECT_NEAR(small.time_s, 10.820e-6, 0.002e-6);
 
   big = m.forward(llama(2048, true), {128, 128});
   small = m.forward(llama(2048, true), {64, 64});
-  EXPECT_NEAR(big.time_s, 72.18e-6, 0.01e-6);
-  EXPECT_NEAR(small.time_s, 94.79e-6, 0.01e-6);
+  EXPECT_NEAR(big.time_s, 90.151e-6, 0.01e-6);
+  EXPECT_NEAR(small.time_s, 95.99e-6, 0.01e-6);
 
-  const AttentionTiming at512 = m.forward(llama(512, true));
-  const AttentionTiming at2048 = m.forward(llama(2048, true));
-  const AttentionTiming at8192 = m.forward(llama(8192, true));
+  const AttentionTiming at512 = m.forward(llama(512, true), TileChoice::search());
+  const AttentionTiming at2048 = m.forward(llama(2048, true), TileChoice::search());
+  const AttentionTiming at8192 = m.forward(llama(8192, true), TileChoice::search());
   EXPECT_EQ(at512.block_q, 64);
   EXPECT_EQ(at2048.block_q, 128);
   EXPECT_EQ(at8192.block_q, 128);
@@ -167,20 +181,22 @@ TEST(AttentionModel, BestTileGrowsWithSequenceLength) {
 //     = 53.3 KiB -> 4; occupancy 3 -> 300 blocks in flight, 64 query tiles per head ->
 //     4.6875 heads x 2*4096*128*2 B = 9830400 B <= 10 MiB: every K/V re-read hits.
 //     Compute: 204800 pairs, 16 blocks of 128 pairs per SM -> 2048 * 4*64*32*128 / 1e12
-//     = 2.147 ms. L2: K/V 204800 * 16384 + Q, O, LSE 25*4096*516 = 3408281600 B / 1e12
+//     = 2.147 ms; 1600 blocks / 300 slots -> 6 waves, fill 6 pairs = 6.291 us. L2: K/V 204800 * 16384 + Q, O, LSE 25*4096*516 = 3408281600 B / 1e12
 //     = 3.408 ms. HBM: K/V once 52428800 + 52838400 = 105267200 B -> 1.053 ms.
-//     Time 3.408 ms (L2 bound).
+//     Time 3.408 + 0.006 = 3.414 ms (L2 bound).
 //   128 x 32: SMEM 48 KiB -> 2; registers 4 (16384 + 4096) / 0.75 = 106.7 KiB -> 2;
 //     200 blocks in flight / 32 query tiles per head = 6.25 heads -> 13107200 B > 10 MiB:
-//     hit rate 10485760 / 13107200 = 0.8. Compute 1024 * 2097152 / 1e12 = 2.147 ms.
+//     hit rate 10485760 / 13107200 = 0.8. Compute 1024 * 2097152 / 1e12 = 2.147 ms;
+//     800 blocks / 200 slots -> 4 waves, fill 4 pairs = 8.389 us.
 //     Re-reads 102400 * 16384 - 52428800 = 1625292800 B, 20% from HBM: HBM 105267200 +
-//     325058560 = 430325760 B -> 4.303 ms. Time 4.303 ms > 3.408: the large tile loses.
-//   With 50 MiB of L2 the 128 x 32 tile hits everywhere and its 2.147 ms (compute) wins.
+//     325058560 = 430325760 B -> 4.303 ms. Time 4.311 ms > 3.414: the large tile loses.
+//   With 50 MiB of L2 the 128 x 32 tile hits everywhere and its 2.147 + 0.008 = 2.156 ms
+//   (compute) wins.
 TEST(AttentionModel, TooLargeTilesLoseWhenTheirWorkingSetOverflowsL2) {
   HardwareSpec hw;
   hw.num_sms = 100;
   hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)] = 200e12;
-  hw.attention_efficiency = 0.5;
+  hw.attention_efficiency[static_cast<size_t>(AttentionImpl::FA2)] = {0.5, 0.5};
   hw.hbm_bandwidth_Bps = 100e9;
   hw.memory_efficiency = 1.0;
   hw.l2_size_bytes = 10.0 * 1024 * 1024;
@@ -200,32 +216,38 @@ TEST(AttentionModel, TooLargeTilesLoseWhenTheirWorkingSetOverflowsL2) {
   EXPECT_DOUBLE_EQ(t128.l2_hit_rate, 0.8);
   EXPECT_NEAR(t64.compute_s, 2.147484e-3, 1e-9);
   EXPECT_NEAR(t128.compute_s, 2.147484e-3, 1e-9);
-  EXPECT_NEAR(t64.time_s, 3.4082816e-3, 1e-9);
+  EXPECT_NEAR(t64.fill_s, 6 * 1.048576e-6, 1e-12);
+  EXPECT_NEAR(t64.time_s, 3.4082816e-3 + 6 * 1.048576e-6, 1e-9);
   EXPECT_NEAR(t128.hbm_bytes, 430325760.0, 1.0);
-  EXPECT_NEAR(t128.time_s, 4.3032576e-3, 1e-9);
+  EXPECT_NEAR(t128.time_s, 4.3032576e-3 + 4 * 2.097152e-6, 1e-9);
   EXPECT_GT(t128.time_s, t64.time_s);
 
   hw.l2_size_bytes = 50.0 * 1024 * 1024;
   const AttentionModel big_l2(hw, DType::BF16);
   const AttentionTiming b128 = big_l2.forward(s, {128, 32});
   EXPECT_DOUBLE_EQ(b128.l2_hit_rate, 1.0);
-  EXPECT_NEAR(b128.time_s, 2.147484e-3, 1e-9);
+  EXPECT_NEAR(b128.time_s, 2.147484e-3 + 4 * 2.097152e-6, 1e-9);
   EXPECT_LT(b128.time_s, big_l2.forward(s, {64, 32}).time_s);
 }
 
 // (c) seq 8192, 128 x 128: Tq = Tc = 64, 2048 blocks, ceil(2048 / 132) = 16 per SM.
-// No mask: 16 * 64 = 1024 pairs -> 1024 * 8388608 / 4.1225e12 = 2083.67 us.
+// No mask: 16 * 64 = 1024 pairs -> 1024 * 2.293453 us = 2348.50 us.
 // Causal: 64 * 65 / 2 = 2080 pairs per head, 32.5 per block -> 16 * 32.5 = 520 pairs ->
-// 1058.11 us: the ratio is (T + 1) / 2T = 65/128 = 0.5078 (diagonal tiles are computed
-// whole). Both are compute bound (L2 1363 us and 700 us); + 3 us launch.
+// 1192.60 us: the ratio is (T + 1) / 2T = 65/128 = 0.5078 (diagonal tiles are computed
+// whole). Both are compute bound (L2 1363 us and 700 us); one block per SM (registers),
+// 16 waves: fill 16 pairs = 36.70 us each, + 3 us launch: time ratio
+// (1192.60 + 36.70 + 3) / (2348.50 + 36.70 + 3) = 0.5160.
 TEST(AttentionModel, CausalHalvesTheWork) {
   const AttentionModel m(h100(), DType::BF16);
   const AttentionTiming full = m.forward(llama(8192, false), {128, 128});
   const AttentionTiming causal = m.forward(llama(8192, true), {128, 128});
-  EXPECT_NEAR(full.compute_s, 2083.67e-6, 0.01e-6);
-  EXPECT_NEAR(causal.compute_s, 1058.11e-6, 0.01e-6);
+  EXPECT_NEAR(full.compute_s, 2348.50e-6, 0.01e-6);
+  EXPECT_NEAR(causal.compute_s, 1192.60e-6, 0.01e-6);
+  EXPECT_NEAR(causal.fill_s, 36.695e-6, 0.001e-6);
+  EXPECT_NEAR(causal.time_s / full.time_s, 0.5160, 0.0001);
   EXPECT_NEAR(causal.compute_s / full.compute_s, 65.0 / 128.0, 1e-12);
-  const double ratio = m.forward(llama(8192, true)).time_s / m.forward(llama(8192, false)).time_s;
+  const double ratio = m.forward(llama(8192, true), TileChoice::search()).time_s /
+                       m.forward(llama(8192, false), TileChoice::search()).time_s;
   EXPECT_GT(ratio, 0.49);
   EXPECT_LT(ratio, 0.52);
   const double bwd = m.backward(llama(8192, true)).time_s / m.backward(llama(8192, false)).time_s;
@@ -234,11 +256,12 @@ TEST(AttentionModel, CausalHalvesTheWork) {
 }
 
 // (d) Memory bound: 1024 heads (batch 32 x 32, MHA) of 128 tokens, d = 128, no mask.
-// At 128 x 128 every block is one tile: compute 8 * 8388608 / 4.1225e12 = 16.28 us
-// (1024 blocks, 8 per SM); HBM: Q, K, V read and O written once, 1024 * 128 * (4 * 256) +
-// LSE 1024 * 128 * 4 = 134742016 B / (3.35e12 * 0.85) = 47.32 us -> 50.32 us. With twice
-// the HBM bandwidth: 23.66 us -> 26.66 us (1.89x faster).
-// Compute bound: seq 8192 causal (c): 1061 us either way.
+// At 128 x 128 every block is one tile: compute 8 * 2.293453 = 18.35 us (1024 blocks, 8
+// per SM, 8 waves: fill 18.35 us); HBM: Q, K, V read and O written once, 1024 * 128 *
+// (4 * 256) + LSE 1024 * 128 * 4 = 134742016 B / (3.35e12 * 0.85) = 47.32 us -> 47.32 +
+// 18.35 + 3 = 68.67 us. With twice the HBM bandwidth: 23.66 us, still above the compute ->
+// 45.01 us (1.53x faster).
+// Compute bound: seq 8192 causal (c): the same time either way.
 TEST(AttentionModel, DoublingHbmBandwidthHelpsOnlyMemoryBoundAttention) {
   HardwareSpec hw = h100();
   const AttentionModel base(hw, DType::BF16);
@@ -248,11 +271,11 @@ TEST(AttentionModel, DoublingHbmBandwidthHelpsOnlyMemoryBoundAttention) {
   mem.batch_heads = 1024;
   mem.seq_q = mem.seq_kv = 128;
   mem.head_dim = 128;
-  const AttentionTiming a = base.forward(mem), b = fast.forward(mem);
+  const AttentionTiming a = base.forward(mem, {128, 128}), b = fast.forward(mem, {128, 128});
   EXPECT_NEAR(a.hbm_bytes, 134742016.0, 1.0);
-  EXPECT_NEAR(a.time_s, 50.32e-6, 0.01e-6);
-  EXPECT_NEAR(b.time_s, 26.66e-6, 0.01e-6);
-  EXPECT_GT(a.time_s / b.time_s, 1.8);
+  EXPECT_NEAR(a.time_s, 68.67e-6, 0.01e-6);
+  EXPECT_NEAR(b.time_s, 45.01e-6, 0.01e-6);
+  EXPECT_GT(a.time_s / b.time_s, 1.5);
 
   const AttentionShape cmp = llama(8192, true);
   EXPECT_NEAR(fast.forward(cmp).time_s / base.forward(cmp).time_s, 1.0, 1e-9);

@@ -163,7 +163,8 @@ TEST(Measurements, BadRowsNameFileLineAndColumn) {
   expect_bad("fields.csv", head + "gemm,1x1x1,bf16\n", {":2:4", "5 comma-separated fields"});
   expect_bad("column.csv", "op,shape,dtype,tflop\n", {":1:4", "'tflop'"});
   expect_bad("novalue.csv", "op,shape,dtype\n", {":1:1", "time_s, tflops or busbw_gbps"});
-  expect_bad("empty.csv", "# nothing\n", {"at least one measurement"});
+  expect_bad("empty.csv", "# nothing\n", {"a CSV header row"});
+  expect_bad("rowless.csv", "op,shape,dtype,tflops\n", {"at least one measurement"});
 }
 
 TEST(CalibrateCommand, MalformedCsvThrowsBeforeWritingAnything) {

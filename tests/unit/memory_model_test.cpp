@@ -13,7 +13,7 @@ class Korthikanti22B : public ::testing::Test {
  protected:
   void SetUp() override {
     spec = test::spec_with("megatron-gpt-22b", "a100-sxm4-80gb", "dgx-a100-superpod", 4, 2048);
-    spec.training.flash_attention = false;
+    spec.training.framework.attention = {AttentionImpl::Unfused};
     par.tp = 8;
     par.mbs = 4;
   }

@@ -18,7 +18,7 @@ double workload_flops_per_token(const SweepSpec& s, ParallelConfig c) {
 
 TEST(ModelFlops, Llama3_70B_MatchesSixNPlusAttention) {
   SweepSpec s = test::spec_with("llama3-70b", "h100-sxm5-80gb", "dgx-h100-superpod", 1, 8192);
-  s.training.flash_attention = false;  // unfused: the full s x s scores, as the rule counts
+  s.training.framework.attention = {AttentionImpl::Unfused};  // unfused: the full s x s scores, as the rule counts
   // By hand, h=8192, a=64, g=8, d=128, f=28672, V=128256, L=80, s=8192:
   //   layer matmul params = h(a+2g)d + a d h + 3 h f
   //                       = 83,886,080 + 67,108,864 + 704,643,072 = 855,638,016
@@ -41,7 +41,7 @@ TEST(ModelFlops, Llama3_70B_MatchesSixNPlusAttention) {
 
 TEST(ModelFlops, Gpt3_175B_MatchesSixNPlusAttention) {
   SweepSpec s = test::spec_with("gpt3-175b", "a100-sxm4-80gb", "dgx-a100-superpod", 1, 2048);
-  s.training.flash_attention = false;
+  s.training.framework.attention = {AttentionImpl::Unfused};
   // h=12288, L=96, f=4h, V=51200 (tied), s=2048:
   //   layer matmul = 12 h^2 = 1,811,939,328; * 96 = 173,946,175,488
   //   6 * (173,946,175,488 + 629,145,600)            = 1,047,451,926,528
@@ -56,7 +56,7 @@ TEST(ModelFlops, Gpt3_175B_MatchesSixNPlusAttention) {
 
 TEST(ModelFlops, CausalFlashAttentionHalvesTheAttentionTerm) {
   SweepSpec s = test::spec_with("llama3-70b", "h100-sxm5-80gb", "dgx-h100-superpod", 1, 8192);
-  s.training.flash_attention = true;
+  s.training.framework.attention = {AttentionImpl::FA2};
   // FlashAttention skips the masked half: 64,424,509,440 / 2 fewer FLOPs per token, and
   // its backward does 2.5x the forward (5 matmuls vs 2) instead of 2x: the attention term
   // becomes (1 + 2.5) / 3 of the causal half = 0.5 * 3.5/3 of the full term.

@@ -74,7 +74,7 @@ TEST_F(Mixtral, FlopsPerTokenCountOnlyTheTopKExperts) {
   //   = 82,933,972,992 FLOP per token.
   EXPECT_DOUBLE_EQ(model_flops_per_token(s.model, 4096), 82933972992.0);
   // The op graph agrees: unfused attention (the rule's full s x s), tp 1, ep 1.
-  s.training.flash_attention = false;
+  s.training.framework.attention = {AttentionImpl::Unfused};
   Workload w;
   ParallelConfig c;
   c.dp = 64;

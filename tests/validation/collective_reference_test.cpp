@@ -1,21 +1,18 @@
-// The collective model against measured nccl-tests bus bandwidth (../shared/reference):
-// every row printed, bounded per row. Bounds are the acceptance bounds (15% from
-// 4 MiB up, 30% below), not fitted to our output.
+// The collective model against measured nccl-tests bus bandwidth (data/reference): every
+// row printed, bounded per row. Bounds are the acceptance bounds (15% from 4 MiB
+// up, 30% below), not fitted to our output.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
-#include "validate/collective_tables.hpp"
-#include "validate/csv_table.hpp"
+#include "rapid/io/csv_table.hpp"
 #include "validation/validation_support.hpp"
 
 namespace rapid {
 namespace {
 
 TEST(CollectiveReference, DgxA100AllReduceBusbwEveryRowWithinBounds) {
-  ValidationTable t = validate_nccl_dgx_a100(test::reference_context());
+  const ValidationTable t = test::table("nccl_allreduce_busbw_dgx_a100");
   test::print_table(t);
-  CsvTable ref(reference_file(test::reference_context(), t.file));
+  const CsvTable ref(test::table_spec("nccl_allreduce_busbw_dgx_a100").csv);
   ASSERT_EQ(t.rows.size(), 24u);
   ASSERT_EQ(ref.rows(), t.rows.size());
   for (size_t i = 0; i < t.rows.size(); ++i) {
@@ -25,9 +22,9 @@ TEST(CollectiveReference, DgxA100AllReduceBusbwEveryRowWithinBounds) {
 }
 
 TEST(CollectiveReference, TwoNodeH100AllReduceBusbwIsReported) {
-  // GCP A3 Mega (GPUDirect-TCPXO), not a DGX: an inline network spec with default NCCL
-  // curve parameters. No bound: printed for the record (docs/collectives.md discusses it).
-  ValidationTable t = validate_nccl_2node_h100(test::reference_context());
+  // GCP A3 Mega (GPUDirect-TCPXO), not a DGX: configs/networks/gcp-a3-mega.yaml with default
+  // NCCL curve parameters. No bound: printed for the record (docs/collectives.md).
+  const ValidationTable t = test::table("nccl_allreduce_busbw_2node");
   test::print_table(t);
   ASSERT_EQ(t.rows.size(), 6u);
   for (const auto& r : t.rows) EXPECT_GT(r.predicted, 0.0) << r.label;

@@ -57,6 +57,7 @@ class AnalyticalEvaluator final : public Evaluator {
  private:
   const ModelSpec& model_;
   const TrainingSpec& training_;
+  HardwareSpec hw_;  // with the stack's end-to-end factors (stack_hardware)
   ComputeCost compute_;
   CollectiveCost collective_;
   double model_flops_per_token_;

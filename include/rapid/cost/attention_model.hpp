@@ -1,5 +1,6 @@
-// Time of a fused FlashAttention-2 kernel on one GPU from its tiles (DESIGN.md "Attention:
-// FlashAttention tiling (tile size vs SRAM/L2, L2 hit rate, effective bandwidth)").
+// Time of a fused attention kernel on one GPU from its tiles (DESIGN.md "Attention:
+// FlashAttention tiling (tile size vs SRAM/L2, L2 hit rate, effective bandwidth)"), for
+// FlashAttention-2, FlashAttention-3 and cuDNN fused attention (docs/attention.md sec 10).
 //
 // Forward (Dao 2023, Algorithm 1, "parallelism over the sequence length"): one thread block
 // per (query head, Br-row query tile); it keeps its Q tile on chip and streams the Bc-row
@@ -9,12 +10,16 @@
 // K_j, V_j on chip, streams Q_i, dO_i, and adds its dQ_i share with fp32 atomics in L2;
 // a pre-processing kernel (D = rowsum(dO o O)) and a dQ conversion kernel run around it.
 //
-//   blocks/SM = min(SMEM / block SMEM, register file / block registers, 16)
-//   compute   = busiest SM's tile pairs x FLOPs per pair / (SM tensor rate x efficiency)
+//   blocks/SM = min(SMEM / block SMEM, register file / block registers, 16; 1 for FA3/cuDNN)
+//   pair      = MMA time (FLOPs per pair / (SM tensor rate x the kernel's efficiency)) and
+//               softmax time (Br Bc exponentials on the special-function units and FP32
+//               ops), in sequence (FA2) or overlapped by two ping-ponging warpgroups (FA3,
+//               cuDNN on Hopper: max(mma + softmax, 2 mma) / 2; Shah et al. 2024 sec 3.1)
+//   compute   = busiest SM's tile pairs x pair; fill = one pair per wave, not overlapped
 //   memory    = max(HBM bytes / (HBM bw x eff), busiest SM's share of L2 bytes / L2 bw)
 //               where re-reads of K/V (forward) or Q/dO (backward) hit L2 when the working
 //               set of the heads in flight fits in L2 (partial fit: hit rate = L2 / set)
-//   time      = max(compute, memory) + auxiliary kernels + launches
+//   time      = max(compute, memory) + fill + auxiliary kernels + launches
 // The automatic tile is the candidate (Br, Bc) with the smallest time. docs/attention.md
 // derives every term; sources: Dao et al. 2022 (FlashAttention), Dao 2023 (FlashAttention-2),
 // NVIDIA A100 (2020) and H100 (2022) architecture whitepapers, flash-attention v2 sources
@@ -24,6 +29,7 @@
 #include <cstdint>
 #include <span>
 
+#include "rapid/spec/attention_impl.hpp"
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/workload/op.hpp"
 
@@ -42,11 +48,15 @@ struct AttentionShape {
   static AttentionShape from_op(const Op& op);
 };
 
-/// Tile sizes of the kernel: Br query rows x Bc key rows. {0, 0} = choose automatically.
+/// Tile sizes of the kernel: Br query rows x Bc key rows. {0, 0}: the implementation's own
+/// tile for the head dim (its launch templates); search(): the fastest candidate (a kernel
+/// tuned per shape, PRODUCT.md scenario 4).
 struct TileChoice {
   int block_q = 0;   ///< Br, rows of Q per tile
   int block_kv = 0;  ///< Bc, rows of K/V per tile
   bool automatic() const { return block_q <= 0 || block_kv <= 0; }
+  bool searched() const { return block_q < 0; }
+  static TileChoice search() { return {-1, -1}; }
 };
 
 /// Everything the model derives for one pass and one tile. Bytes and seconds; a tile that
@@ -70,31 +80,47 @@ struct AttentionTiming {
   double hbm_bytes = 0;       ///< main kernel's HBM traffic (reads and writes)
   double l2_bytes = 0;        ///< main kernel's SM <-> L2 traffic (reads, writes, atomics)
   double effective_bandwidth_Bps = 0;  ///< read_bytes / time_s
-  double compute_s = 0;                ///< main kernel, tensor-core bound
+  double mma_pair_s = 0;      ///< one tile pair's tensor-core time on one SM
+  double softmax_pair_s = 0;  ///< one tile pair's exponentials and FP32 ops on one SM
+  double compute_s = 0;       ///< main kernel: tile pairs on the busiest SM
+  double fill_s = 0;          ///< pipeline fill: one tile pair per wave, in sequence
   double memory_s = 0;                 ///< main kernel, HBM or L2 bound
   double aux_bytes = 0;                ///< HBM traffic of the auxiliary kernels (backward)
   double aux_s = 0;                    ///< time of the auxiliary kernels (backward)
   double launch_s = 0;                 ///< launch overhead, all kernels of the pass
-  double time_s = 0;                   ///< max(compute_s, memory_s) + aux_s + launch_s
+  double time_s = 0;                   ///< max(compute_s, memory_s) + fill_s + aux_s + launch_s
 };
 
-/// FlashAttention-2 time model for one GPU and one element type. Thread-safe (const),
-/// allocation-free; keeps a copy of the few hardware numbers it needs.
+/// The tile an implementation's launch templates use for a head dim, direction and mask on
+/// a GPU of compute capability `cc` (FA2: csrc/flash_attn/src/flash_{fwd,bwd}_launch_
+/// template.h; FA3: hopper/tile_size.h and flash_bwd_launch_template.h; cuDNN's kernels are
+/// closed: FA3's tiles stand in for them on Hopper, FA2's elsewhere).
+TileChoice kernel_tile(AttentionImpl impl, int64_t head_dim, bool causal, bool backward,
+                       bool fp8, double cc);
+
+/// Fused attention time model for one GPU, one element type and one implementation.
+/// Thread-safe (const), allocation-free; keeps a copy of the few hardware numbers it needs.
 class AttentionModel {
  public:
-  /// `dtype` sets the element size and the tensor peak (BF16's when the dtype has none).
-  AttentionModel(const HardwareSpec& hw, DType dtype);
+  /// `dtype` sets the element size and the tensor peak (BF16's when the dtype has none);
+  /// `impl` the kernel (its efficiency from hw.attention_efficiency, FA2's when the GPU
+  /// lacks it); `reserved_sms` SMs held by a concurrent communication kernel.
+  AttentionModel(const HardwareSpec& hw, DType dtype, AttentionImpl impl = AttentionImpl::FA2,
+                 int64_t reserved_sms = 0);
 
-  /// Forward pass; tile {0,0} picks the candidate with the smallest time. An explicit tile
-  /// that does not fit returns fits == false (see AttentionTiming). Shape counts must be
-  /// >= 1 and gqa_group must divide batch_heads (else a RAPID_ASSERT failure: a bug).
+  /// Forward pass with `tile` ({0,0}: the implementation's own tile, search(): the fastest
+  /// candidate). An explicit tile that does not fit returns fits == false (see
+  /// AttentionTiming). Shape counts must be >= 1 and gqa_group must divide batch_heads
+  /// (else a RAPID_ASSERT failure: a bug).
   AttentionTiming forward(const AttentionShape& shape, TileChoice tile = {}) const;
   /// Backward pass (main kernel + pre-processing + dQ conversion [+ GQA dK/dV sum]).
   AttentionTiming backward(const AttentionShape& shape, TileChoice tile = {}) const;
 
-  /// Seconds for an OpKind::Attention op with the automatic tile: backward when the op's
-  /// name ends in "_bwd", else forward. For ComputeCost; no allocation.
+  /// Seconds for an OpKind::Attention op with the implementation's tile: backward when the
+  /// op's name ends in "_bwd", else forward. For ComputeCost; no allocation.
   double time(const Op& op) const;
+
+  AttentionImpl impl() const { return impl_; }
 
   /// The tiles the automatic choice tries: Br in {32, 64, 128, 256} x Bc in {32, 64, 128}.
   static std::span<const TileChoice> candidates();
@@ -103,8 +129,14 @@ class AttentionModel {
   AttentionTiming evaluate(bool backward, const AttentionShape& s, int br, int bc) const;
   AttentionTiming best(bool backward, const AttentionShape& s) const;
 
-  double sms_;       // streaming multiprocessors
-  double sm_rate_;   // FLOP/s of one SM: tensor peak / SMs x attention efficiency
+  AttentionImpl impl_;
+  bool overlap_softmax_;  // two warpgroups ping-pong softmax against the other's MMA
+  bool fp8_;              // 8-bit operands (FA3 FP8 tiles)
+  double cc_;             // compute capability
+  double sms_;            // streaming multiprocessors left to the kernel
+  double sm_rate_fwd_;    // FLOP/s of one SM: tensor peak / SMs x forward efficiency
+  double sm_rate_bwd_;    // the same with the backward efficiency
+  double softmax_elem_s_;  // one SM's time for one score element's exp and FP32 ops
   double rescale_;   // tensor-core / FP32 rate ratio for the per-tile rescale term
   double smem_;      // bytes of shared memory per SM
   double l2_size_;   // bytes

@@ -40,8 +40,11 @@ struct GemmTiming {
 
 class GemmModel {
  public:
-  /// `dtype` selects the tensor peak and the element size.
-  GemmModel(const HardwareSpec& hw, DType dtype);
+  /// `dtype` selects the tensor peak, the efficiency (efficiency.gemm_fp8 for FP8 when the
+  /// file gives it) and the element size. `reserved_sms` SMs and `hbm_taken_Bps` of HBM
+  /// bandwidth are held by a concurrent communication kernel (docs/model.md "Interference").
+  GemmModel(const HardwareSpec& hw, DType dtype, int64_t reserved_sms = 0,
+            double hbm_taken_Bps = 0);
 
   /// C[m,n] = A[m,k] B[k,n], `batch` independent products in one launch. Dimensions >= 1.
   /// The best tile shape and split-K, no allocation.

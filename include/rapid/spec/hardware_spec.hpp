@@ -5,8 +5,11 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
+
+#include "rapid/spec/attention_impl.hpp"
 
 namespace rapid {
 
@@ -34,19 +37,38 @@ struct HardwareSpec {
   double pcie_bandwidth_Bps = 0;    ///< per direction
   double kernel_launch_s = 0;       ///< host-to-kernel launch overhead per kernel
   double tdp_W = 0;
+  /// Special-function (exp2, rcp) results per clock per SM (CUDA C++ Programming Guide,
+  /// "Arithmetic Instructions" throughput table: 16 for compute capability 8.x and 9.0).
+  double sfu_per_sm_per_clock = 16;
 
   // Calibration factors (fraction of peak reached by well-shaped work).
   double gemm_efficiency = 0.8;          ///< large bf16 GEMM TFLOP/s / tensor peak
   double gemm_tile_overhead_s = 0.7e-6;  ///< per output tile: pipeline fill (~DRAM latency)
-  double attention_efficiency = 0.6;     ///< fused attention TFLOP/s / tensor peak
+  /// Fused attention kernels this GPU runs (attention_kernels: in the file), each one's
+  /// main-loop tensor-core efficiency forward and backward; 0 = not available. Indexed by
+  /// AttentionImpl.
+  struct KernelEfficiency {
+    double forward = 0, backward = 0;
+    bool operator==(const KernelEfficiency&) const = default;
+  };
+  std::array<KernelEfficiency, kNumAttentionImpls> attention_efficiency{};
+  /// CUDA compute capability (8.0 A100, 9.0 H100): picks the kernels' tile shapes.
+  double compute_capability = 8.0;
+  double gemm_fp8_efficiency = 0;  ///< large FP8 GEMM TFLOP/s / FP8 peak (0: as bf16)
   double memory_efficiency = 0.8;        ///< streaming-kernel bandwidth / HBM peak
   /// Memory-bound elementwise ops of a training step (norms, activations, residuals,
-  /// softmax, optimizer): their achieved fraction of HBM bandwidth, fitted end to end.
+  /// softmax, optimizer): their achieved fraction of HBM bandwidth. Not in the hardware
+  /// file: the stack's end-to-end factor for this GPU (with_end_to_end()).
   double elementwise_efficiency = 0.8;
   double nvlink_efficiency = 0.8;  ///< NCCL busbw / NVLink peak for large messages
   /// Fraction of isolated-kernel speed a training step sustains on its compute (kernel
-  /// gaps, stream syncs, power-limited clocks): fitted end to end, once per GPU type.
+  /// gaps, stream syncs, power-limited clocks): the stack's end-to-end factor for this GPU.
   double step_efficiency = 1.0;
+
+  /// The fused attention kernels this GPU has (attention_efficiency > 0).
+  std::vector<AttentionImpl> attention_kernels() const;
+  /// Efficiency of `impl`'s main loop on this GPU; FA2's when the GPU lacks `impl`.
+  KernelEfficiency attention_kernel_efficiency(AttentionImpl impl) const;
 };
 
 /// Reads a hardware mapping (configs/hardware/NAME.yaml or an inline `hardware:`).

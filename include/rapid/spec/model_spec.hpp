@@ -10,6 +10,9 @@ namespace rapid {
 
 enum class Activation : uint8_t { Gelu, SwiGlu };
 enum class NormKind : uint8_t { LayerNorm, RmsNorm };
+/// How positions enter the model: rotary embedding of Q and K in every layer (Su et al.
+/// 2021; Llama), or learned absolute embeddings added to the input (GPT-2/3).
+enum class PositionEmbedding : uint8_t { Rope, Learned };
 
 /// Mixture-of-experts layers (Shazeer et al. 2017; Fedus et al. 2021; Mixtral, DeepSeek-V3).
 /// A layer i is an MoE layer when i >= first_dense_layers and (i - first_dense_layers) is
@@ -51,6 +54,8 @@ struct ModelSpec {
   bool tied_embeddings = false;
   bool linear_bias = false;  ///< GPT-style biases on every linear layer
   bool dropout = false;      ///< dropout after attention/MLP (stores 1-byte masks)
+  /// Default: rope with SwiGLU (Llama family), learned with GELU (GPT family).
+  PositionEmbedding position_embedding = PositionEmbedding::Rope;
   MoeSpec moe;               ///< experts (num_experts == 0: dense)
 
   /// Parameters of one transformer layer: QKV h*(a+2g)*d, output a*d*h, MLP 2*h*f (GELU) or

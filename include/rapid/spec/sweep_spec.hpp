@@ -67,8 +67,8 @@ struct SweepSpec {
 std::vector<std::string> config_search_dirs(const std::string& job_path);
 
 /// Path of configs/<kind>/<name>.yaml found in config_search_dirs(job_path), or "" when no
-/// directory has it. `kind` is "models", "hardware", "networks" or "validation" (any file
-/// name when `name` has an extension).
+/// directory has it. `kind` is "models", "hardware", "networks" or "frameworks"; `name` may
+/// end in .yaml.
 std::string find_named_config(const std::string& kind, const std::string& name,
                               const std::string& job_path);
 

@@ -34,6 +34,8 @@ class YamlMap {
   YamlMap(YamlMap&&) noexcept;
 
   bool has(const std::string& key) const;
+  /// The mapping's keys in file order (none is marked read).
+  std::vector<std::string> keys() const;
 
   /// Quantity in SI base units (see units.hpp). Required / with default.
   double quantity(const std::string& key, Dimension d) const;

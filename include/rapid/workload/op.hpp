@@ -38,6 +38,7 @@ struct Op {
   CollectiveKind collective = CollectiveKind::None;
   Stream stream = Stream::Compute;
   bool causal = false;     ///< attention: causal mask (fused kernels skip the masked half)
+  bool fp8 = false;        ///< GEMM/attention in FP8 (Transformer Engine; training.dtype fp8)
   uint16_t gqa_group = 1;  ///< attention: query heads sharing one K/V head (GQA)
   /// Communication pipelined with a neighbouring compute op of the same pass: +1 the next
   /// op, -1 the previous one, 0 none (only what outlasts that op stays exposed).

@@ -1,0 +1,102 @@
+// The software stack a job runs (configs/frameworks/NAME.yaml, DESIGN.md "Software
+// stack"): what differs between Megatron-Core, NeMo, nanotron, DeepSpeed and the rest at
+// equal model, layout and hardware. A stack file names its attention kernels, which
+// elementwise ops it fuses, how it runs FP8 (Transformer Engine's recipe), which
+// communication it overlaps by default, its host overhead and bucket sizes, the features
+// it supports, and its end-to-end efficiency factors per GPU type. `base: OTHER` inherits
+// every key OTHER sets; the file overrides what it names.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "rapid/spec/attention_impl.hpp"
+
+namespace rapid {
+
+/// Elementwise ops a stack fuses into one kernel (one read and one write of each operand);
+/// unfused they run as separate kernels, each reading and writing its operands.
+struct Fusions {
+  bool bias_dropout_add = true;  ///< bias + dropout + residual add (Megatron --bias-dropout-fusion)
+  bool bias_activation = true;   ///< bias + GELU or SwiGLU (Megatron --bias-gelu/swiglu-fusion)
+  bool rope = true;              ///< rotary embedding of Q and K in one kernel (apply_rope_fusion)
+  bool masked_softmax = true;    ///< unfused attention: scale + mask + softmax in one kernel
+  bool cross_entropy = false;    ///< vocab-parallel cross entropy in one kernel
+  bool norm_cast = true;         ///< FP8: the norm writes its FP8 output (TE LayerNormLinear)
+};
+
+/// FP8 training as Transformer Engine runs it (training.dtype: fp8). Linear layers run
+/// their forward (fprop), data-gradient (dgrad) and weight-gradient (wgrad) GEMMs in FP8
+/// (E4M3 forward, E5M2 gradients: the HYBRID format); the rest stays in bf16 unless named.
+struct Fp8Recipe {
+  bool dgrad = true;       ///< dgrad GEMMs in FP8
+  bool wgrad = true;       ///< wgrad GEMMs in FP8
+  bool attention = false;  ///< FP8 dot-product attention (fp8_dpa)
+  bool lm_head = false;    ///< the output layer in FP8 (Megatron keeps it in bf16)
+  /// Weights cast to FP8 (and transposed) once per step, not once per micro-batch
+  /// (TE's is_first_microbatch weight cache).
+  bool cache_weights = true;
+  int64_t amax_history_len = 1024;  ///< delayed scaling window (TE DelayedScaling)
+};
+
+/// End-to-end factors of one GPU type under this stack (fitted; docs/model.md).
+struct EndToEndFactors {
+  double step = 1.0;         ///< sustained fraction of isolated-kernel speed in a step
+  double elementwise = 0.8;  ///< memory-bound elementwise ops' fraction of HBM bandwidth
+};
+
+struct FrameworkSpec {
+  std::string name;
+  std::string path;  ///< file it was read from (with its bases: "a.yaml <- b.yaml")
+  /// Attention kernels in order of preference; the first the GPU has (HardwareSpec
+  /// attention_kernels) runs. `unfused` is always available.
+  std::vector<AttentionImpl> attention{AttentionImpl::FA2};
+  Fusions fusions;
+  Fp8Recipe fp8;
+
+  // Defaults of the job's `training:` keys of the same names.
+  bool tp_comm_overlap = false;      ///< TP collectives pipelined with their GEMMs (TE userbuffers)
+  bool overlap_grad_reduce = true;   ///< DP reduction in buckets during backward
+  bool overlap_param_gather = true;  ///< ZeRO parameter all-gathers prefetched
+  int main_grad_bytes = 4;           ///< bytes per main-gradient element
+  int grad_reduce_bytes = 4;         ///< bytes per element in the DP gradient reduction
+  double host_overhead_per_op_s = 10e-6;  ///< host time to issue one op
+  double grad_bucket_bytes = 160e6;       ///< DP bucket size
+  double compute_efficiency = 1.0;  ///< kernels relative to the stack the factors were fitted on
+  bool sp_keeps_gathered_inputs = false;  ///< SP keeps the gathered GEMM inputs for backward
+  double memory_reserve_bytes = 2.0 * (1ull << 30);  ///< CUDA context, workspaces, NCCL buffers
+  double fragmentation = 0.05;  ///< allocator fragmentation, fraction of activations
+
+  // Features (a layout that needs a missing one is not a legal point).
+  bool supports_recompute_num_layers = true;  ///< partial full recompute (uniform / block)
+  bool supports_cpu_offload = false;          ///< activation offload to host memory
+  bool cpu_offload_with_pp = false;           ///< offload also with pipeline parallelism
+
+  /// Keyed by hardware name; "default" for any other GPU.
+  std::map<std::string, EndToEndFactors> end_to_end;
+
+  /// The factors for GPU `hardware` (its entry, else "default", else the built-in defaults;
+  /// `found` says which).
+  EndToEndFactors factors_for(const std::string& hardware, bool* found = nullptr) const;
+  /// The attention kernel that runs: the first of `attention` in `available`.
+  AttentionImpl pick_attention(const std::vector<AttentionImpl>& available) const;
+};
+
+/// Names of the stacks in configs/frameworks/ found from `anchor` (config_search_dirs).
+std::vector<std::string> known_frameworks(const std::string& anchor);
+
+/// Loads configs/frameworks/NAME.yaml (found from `anchor`, config_search_dirs) with its
+/// base chain. Throws InputError naming `referrer`/`key` and listing the known stacks when
+/// NAME is unknown, and the stack file/key for a bad value or a base cycle.
+FrameworkSpec load_framework(const std::string& name, const std::string& anchor,
+                             const std::string& referrer, const std::string& key);
+
+/// Parses one stack mapping over `base` (its defaults). `file` names it in errors.
+FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
+                              const FrameworkSpec& base);
+
+}  // namespace rapid

@@ -1,0 +1,65 @@
+// End-to-end calibration and its honest check (docs/validation.md): the stacks' two
+// end-to-end factors of a GPU type (step efficiency, elementwise efficiency) fitted on the
+// training tables measured on that GPU type, and each table predicted with factors fitted
+// on the other tables of its GPU type only (leave-one-table-out cross-validation).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reference_context.hpp"
+#include "table_runner.hpp"
+
+namespace rapid {
+
+/// A training table ready for repeated evaluation with trial factors.
+struct FitTable {
+  const TableSpec* spec = nullptr;
+  std::string gpu;  ///< its hardware name (the GPU type its factors belong to)
+  std::vector<PreparedRow> rows;
+};
+
+/// Every end_to_end table of `specs` (kind training, suite default), prepared once.
+std::vector<FitTable> prepare_fit_tables(const std::vector<TableSpec>& specs,
+                                         const ReferenceContext& ctx);
+
+/// The tables of `tables` predicted with `factors` for GPU `gpu` (others keep theirs).
+std::vector<ValidationTable> predict_tables(const std::vector<const FitTable*>& tables,
+                                            const std::string& gpu, const EndToEndFactors& f);
+
+struct EndToEndFit {
+  std::string gpu;
+  std::vector<std::string> tables;
+  EndToEndFactors before, after;
+  double mape_before = 0, mape_after = 0;
+  size_t rows = 0;
+};
+
+/// Fits the factors of `gpu` on `tables` (all of that GPU type) by bounded Nelder-Mead on
+/// the sum of squared log errors; starts from the stacks' shipped values. Bounds: what the
+/// hardware can sustain (step 0.5-1, elementwise 0.5-0.95 of HBM bandwidth).
+EndToEndFit fit_factors(const std::vector<const FitTable*>& tables, const std::string& gpu);
+
+/// One fit per GPU type over all its tables (in-sample).
+std::vector<EndToEndFit> fit_end_to_end(const std::vector<FitTable>& tables);
+
+struct HeldOut {
+  std::string table, gpu;
+  std::vector<std::string> trained_on;
+  EndToEndFactors fitted;  ///< on the other tables
+  ValidationTable in_sample, out_of_sample;
+  size_t infeasible = 0;  ///< rows the publisher ran that the model cannot fit
+};
+
+struct CrossValidation {
+  std::vector<HeldOut> tables;
+  double in_sample_mape = 0, out_of_sample_mape = 0;  ///< pooled over all rows
+  size_t rows = 0;
+};
+
+/// Leave-one-table-out: each table predicted with factors fitted on the other tables of
+/// its GPU type (none left: the table is reported with the shipped factors and no
+/// out-of-sample figure, and left out of the pooled MAPE).
+CrossValidation cross_validate(const std::vector<FitTable>& tables);
+
+}  // namespace rapid

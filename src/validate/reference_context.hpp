@@ -1,0 +1,37 @@
+// Where `rapid validate` finds its inputs and what a fit overrides.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "rapid/spec/framework_spec.hpp"
+#include "rapid/spec/hardware_spec.hpp"
+#include "rapid/spec/network_spec.hpp"
+
+namespace rapid {
+
+struct ReferenceContext {
+  std::string reference_dir;  ///< the tables and their descriptions (data/reference)
+  std::string config_anchor;  ///< a path whose config_search_dirs() hold configs/
+  /// Used instead of configs/hardware/<name>.yaml, configs/networks/<name>.yaml.
+  std::map<std::string, HardwareSpec> hardware_override;
+  std::map<std::string, NetworkSpec> network_override;
+  /// End-to-end factors by hardware name, replacing every stack's (a fit's trial values).
+  std::map<std::string, EndToEndFactors> end_to_end_override;
+  /// Stacks by name, replacing configs/frameworks/<name>.yaml.
+  std::map<std::string, FrameworkSpec> framework_override;
+};
+
+/// $RAPID_REFERENCE_DIR, else the source tree's data/reference (compiled in), else
+/// data/reference relative to the working directory.
+std::string default_reference_dir();
+
+/// configs/<kind>/<name>.yaml (or the override). Throws InputError naming `referrer`.
+HardwareSpec load_hardware(const ReferenceContext& ctx, const std::string& name,
+                           const std::string& referrer);
+NetworkSpec load_network(const ReferenceContext& ctx, const std::string& name,
+                         const std::string& referrer);
+FrameworkSpec load_stack(const ReferenceContext& ctx, const std::string& name,
+                         const std::string& referrer);
+
+}  // namespace rapid

@@ -1,0 +1,43 @@
+// The one loop over described tables (table_spec.hpp): every row predicted by the model
+// and compared with its measurement. `rapid validate`, the end-to-end fit and the
+// cross-validation all run through it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rapid/eval/eval_result.hpp"
+#include "table_rows.hpp"
+#include "validation_table.hpp"
+
+namespace rapid {
+
+/// The model's answer for one prepared row.
+struct RowResult {
+  bool feasible = false;  ///< some candidate layout fits in memory and runs
+  bool searched = false;  ///< more than one candidate: the fastest feasible was taken
+  ParallelConfig par;     ///< the layout taken (least memory when none fits)
+  EvalResult result;
+  std::vector<double> predicted;  ///< per measure
+};
+
+/// Evaluates rows with `factors` (end-to-end factors by hardware name) in place of the
+/// stacks' own. Training rows: the fastest feasible candidate; memory rows: each measure's
+/// layout.
+std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<PreparedRow>& rows,
+                                     const std::map<std::string, EndToEndFactors>& factors = {});
+
+/// One table per measure: the rows whose run succeeded and whose measurement and
+/// prediction both exist; labels name the searched layout.
+std::vector<ValidationTable> summarize(const TableSpec& spec, const std::vector<PreparedRow>& rows,
+                                       const std::vector<RowResult>& results);
+
+/// Prepares, evaluates and summarizes a training or memory table, or predicts a kernel
+/// table (gemm, collective, attention).
+std::vector<ValidationTable> run_table(const TableSpec& spec, const ReferenceContext& ctx);
+
+/// Kernel tables (kernel_tables.cpp).
+std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const ReferenceContext& ctx);
+
+}  // namespace rapid

@@ -1,0 +1,29 @@
+// Predicted vs measured values of one published table and their error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rapid {
+
+struct ValidationRow {
+  std::string label;
+  double predicted = 0;
+  double measured = 0;
+  double abs_pct_error() const;  ///< |predicted - measured| / measured * 100
+};
+
+struct ValidationTable {
+  std::string file;    ///< reference file name
+  std::string metric;  ///< what is compared, with unit
+  std::vector<ValidationRow> rows;
+  /// Rows the publisher ran that the model finds infeasible (out of memory, no legal
+  /// layout): not in `rows`, printed and counted apart.
+  std::vector<std::string> infeasible;
+  double mape() const;  ///< mean absolute percentage error over rows, %
+};
+
+/// Mean absolute percentage error over the rows of all `tables` (row-weighted), %.
+double pooled_mape(const std::vector<ValidationTable>& tables, size_t* rows = nullptr);
+
+}  // namespace rapid
