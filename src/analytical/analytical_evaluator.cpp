@@ -88,7 +88,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
     const double moe = static_cast<double>(st.num_moe_layers);
     PassTime fwd, bwd;
     fwd.add(lf, dense).add(mf, moe);
-    bwd.add(lb, dense).add(lr, dense).add(mb, moe).add(mr, moe);
+    bwd.add(lb, dense).add(lr, static_cast<double>(st.recompute_dense)).add(mb, moe);
+    bwd.add(mr, static_cast<double>(st.recompute_moe));
     if (st.has_embedding) fwd.add(ef), bwd.add(eb);
     if (st.has_lm_head) fwd.add(hf), bwd.add(hb);
     // The host issues ops one by one (Python + launch); when a pass's GPU work is shorter

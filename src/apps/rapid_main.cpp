@@ -27,9 +27,10 @@ namespace {
 
 struct PredictOptions {
   std::string job;
-  std::optional<int> tp, pp, cp, ep, etp, vpp, mbs, zero, gpus, hardware;
+  std::optional<int> tp, pp, cp, ep, etp, vpp, mbs, zero, gpus, hardware, recompute_layers,
+      offload_layers;
   std::optional<bool> sp;
-  std::optional<std::string> recompute;
+  std::optional<std::string> recompute, recompute_method;
   bool ops = false;
   std::string fidelity = "analytical";
   std::optional<std::string> precision;
@@ -77,6 +78,19 @@ int run_predict(const PredictOptions& o) {
       throw rapid::InputError("<command line>", "--recompute", *o.recompute,
                               "none, selective or full");
   }
+  if (c.recompute != rapid::Recompute::Full) {
+    c.recompute_method = rapid::RecomputeMethod::Uniform;
+    c.recompute_layers = 1;
+  }
+  if (o.recompute_method) {
+    if (*o.recompute_method != "uniform" && *o.recompute_method != "block")
+      throw rapid::InputError("<command line>", "--recompute-method", *o.recompute_method,
+                              "uniform or block");
+    c.recompute_method = *o.recompute_method == "block" ? rapid::RecomputeMethod::Block
+                                                        : rapid::RecomputeMethod::Uniform;
+  }
+  if (o.recompute_layers) c.recompute_layers = *o.recompute_layers;
+  if (o.offload_layers) c.offload_layers = *o.offload_layers;
   const int64_t gpus = o.gpus ? *o.gpus : spec.search.num_gpus.front();
   const int64_t denom = int64_t{c.tp} * c.pp * c.cp;
   if (gpus % denom != 0)
@@ -156,6 +170,14 @@ int main(int argc, char** argv) {
   predict->add_option("--zero", po.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   predict->add_option("--sp", po.sp, "sequence parallel (true/false)");
   predict->add_option("--recompute", po.recompute, "none, selective or full");
+  predict->add_option("--recompute-method", po.recompute_method,
+                      "full recompute: uniform (groups) or block (the first layers of each chunk)");
+  predict->add_option("--recompute-num-layers", po.recompute_layers,
+                      "full recompute: layers per group (uniform) or per chunk (block)")
+      ->check(CLI::Range(1, 100000));
+  predict->add_option("--cpu-offload-layers", po.offload_layers,
+                      "layers whose activations go to host memory")
+      ->check(CLI::Range(0, 100000));
   predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)")
       ->check(CLI::Range(1, 1 << 24));
   predict->add_option("--hardware-index", po.hardware, "hardware variant of the job (default 0)");

@@ -270,6 +270,11 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   // 1. Collectives and their layouts.
   const auto templates = [&](int32_t kind, const std::vector<Op>*& a, const std::vector<Op>*& b) {
     const OpTemplate* tt[] = {&wl.layer, &wl.moe_layer, &wl.embedding, &wl.lm_head};
+    if (kind >= static_cast<int32_t>(TemplateKind::DenseBPlain)) {  // backward, no replay
+      a = &tt[kind - static_cast<int32_t>(TemplateKind::DenseBPlain)]->backward;
+      b = nullptr;
+      return;
+    }
     const OpTemplate& x = *tt[kind / 2];
     if (kind % 2 == 0) {
       a = &x.forward;

@@ -91,11 +91,15 @@ void build_stage_program(const Workload& w, const ModelSpec& model, const Traini
     if (st.has_embedding && c == 0)
       sp.owners.push_back(Owner{TemplateKind::EmbF, TemplateKind::EmbB, w.embedding_params, 0});
     for (int64_t k = 0; k < base + (c < extra ? 1 : 0); ++k, ++layer) {
+      const bool replay = layer_recomputed(par, k);
       if (model.moe.is_moe_layer(layer))
-        sp.owners.push_back(Owner{TemplateKind::MoeF, TemplateKind::MoeB,
+        sp.owners.push_back(Owner{TemplateKind::MoeF,
+                                  replay ? TemplateKind::MoeB : TemplateKind::MoeBPlain,
                                   w.moe_layer_params - w.moe_expert_params, w.moe_expert_params});
       else
-        sp.owners.push_back(Owner{TemplateKind::DenseF, TemplateKind::DenseB, w.layer_params, 0});
+        sp.owners.push_back(Owner{TemplateKind::DenseF,
+                                  replay ? TemplateKind::DenseB : TemplateKind::DenseBPlain,
+                                  w.layer_params, 0});
     }
     if (st.has_lm_head && c == vpp - 1)
       sp.owners.push_back(Owner{TemplateKind::HeadF, TemplateKind::HeadB, w.lm_head_params, 0});

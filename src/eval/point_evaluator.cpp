@@ -1,6 +1,7 @@
 #include "rapid/eval/point_evaluator.hpp"
 
 #include "rapid/analytical/analytical_evaluator.hpp"
+#include "rapid/eval/fit_hint.hpp"
 #include "rapid/memory/memory_model.hpp"
 
 namespace rapid {
@@ -43,6 +44,10 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
   if (mem.peak_bytes > 0.95 * hw.hbm_capacity_bytes) r.flags |= kFlagNearCapacity;
   if (mem.peak_bytes > hw.hbm_capacity_bytes) {
     r.status = Status::OutOfMemory;
+    r.oom_excess_bytes = mem.peak_bytes - hw.hbm_capacity_bytes;
+    const FitHintResult hint = find_fit_hint(spec_, w, hw.hbm_capacity_bytes);
+    r.fit_hint = static_cast<uint8_t>(hint.hint);
+    r.fit_hint_value = hint.value;
     return;
   }
   if (f == Fidelity::Des)

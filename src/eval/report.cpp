@@ -8,6 +8,28 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }
 
+std::string describe_fit_hint(FitHint h, int32_t value) {
+  switch (h) {
+    case FitHint::None:
+      return "no single knob change (try more pipeline or tensor parallelism)";
+    case FitHint::ZeroStage:
+      return fmt::format("zero_stage {}", value);
+    case FitHint::SequenceParallel:
+      return "sp true";
+    case FitHint::SelectiveRecompute:
+      return "recompute selective";
+    case FitHint::RecomputeNumLayers:
+      return fmt::format("recompute full, recompute_method block, recompute_num_layers {}", value);
+    case FitHint::FullRecompute:
+      return "recompute full";
+    case FitHint::CpuOffload:
+      return fmt::format("cpu_offload_layers {}", value);
+    case FitHint::MicroBatch:
+      return fmt::format("mbs {}", value);
+  }
+  return "";
+}
+
 std::string describe_result(const SweepSpec& spec, const Point& p, const EvalResult& r) {
   const HardwareSpec& hw = spec.hardware[static_cast<size_t>(p.hardware)];
   std::string out;
@@ -22,9 +44,11 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
       r.peak_memory_bytes / kGiB, r.memory_capacity_bytes / kGiB, r.weights_bytes / kGiB,
       r.grads_bytes / kGiB, r.optimizer_bytes / kGiB, r.activations_bytes / kGiB,
       r.reserve_bytes / kGiB);
-  if (r.status == Status::OutOfMemory)
-    out += fmt::format("            does not fit: {:.2f} GiB over capacity\n",
-                       (r.peak_memory_bytes - r.memory_capacity_bytes) / kGiB);
+  if (r.status == Status::OutOfMemory) {
+    out += fmt::format("            does not fit: {:.2f} GiB over capacity\n", r.oom_excess_bytes / kGiB);
+    out += fmt::format("fits with   {}\n", describe_fit_hint(static_cast<FitHint>(r.fit_hint),
+                                                             r.fit_hint_value));
+  }
   if (r.status == Status::Ok) {
     out += fmt::format("step time   {:.4f} s\n", r.step_time_s);
     out += fmt::format(

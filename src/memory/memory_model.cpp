@@ -1,6 +1,7 @@
 #include "rapid/memory/memory_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace rapid {
 
@@ -15,16 +16,22 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   const double f = static_cast<double>(model.ffn_hidden_size);
   const double sb = s * b;
   const double sp_div = par.sp ? t : 1.0;
-  const double mlp_stores = model.activation == Activation::SwiGlu ? 6.0 : 4.0;
+  // Transformer Engine FP8 saves the linear layers' inputs in FP8 for their wgrad (TE
+  // "Using FP8 with Transformer Engine": the FP8 input is what backward keeps): 1 byte
+  // for the QKV, projection, MLP-up and MLP-down inputs instead of 2.
+  const double gemm_in = training.fp8() ? 1.0 : 2.0;
+  // The MLP keeps fc1's output (2 bytes, GELU; gate and up, 2 + 2, SwiGLU) and fc2's input.
+  const bool swiglu = model.activation == Activation::SwiGlu;
+  const double mlp_stores = (swiglu ? 4.0 : 2.0) + gemm_in;
   // Korthikanti et al. 2022 assume 2-byte activations; masks are 1 byte.
-  if (par.recompute == Recompute::Full) return 2.0 * sb * h / sp_div;
+  if (par.recompute == Recompute::Full && !par.partial_recompute()) return 2.0 * sb * h / sp_div;
 
   // Replicated across TP ranks unless sequence parallel (Korthikanti eq. 2 vs eq. 4).
   double replicated = 4.0 * sb * h                             // inputs of the two norms
-                      + 2.0 * sb * h                           // input of the QKV GEMM
+                      + gemm_in * sb * h                       // input of the QKV GEMM
                       + (model.dropout ? 2.0 * sb * h : 0.0);  // two dropout masks
   // Split across TP ranks: Q, K, V; input of the output projection.
-  double sharded = 2.0 * sb * d * (a + 2.0 * g) + 2.0 * sb * a * d;
+  double sharded = 2.0 * sb * d * (a + 2.0 * g) + gemm_in * sb * a * d;
   if (training.fused_attention()) {
     sharded += 4.0 * sb * a;  // fp32 logsumexp per query and head
   } else if (par.recompute != Recompute::Selective) {
@@ -35,14 +42,14 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   const double ffn =
       moe_layer ? static_cast<double>(moe.num_shared_experts * moe.shared_expert_ffn_hidden_size)
                 : f;
-  double gathered_mlp_input = ffn > 0 ? 2.0 * sb * h : 0.0;
+  double gathered_mlp_input = ffn > 0 ? gemm_in * sb * h : 0.0;
   sharded += mlp_stores * sb * ffn;
   // Megatron all-gathers the QKV/MLP-up inputs again in backward and keeps only its shard
   // (Korthikanti sec 4.2.2); a framework that keeps the gathered inputs holds them whole.
   double gathered = 0;
   if (par.sp && training.sp_keeps_gathered_inputs) {
-    replicated -= 2.0 * sb * h;
-    gathered = 2.0 * sb * h + gathered_mlp_input;
+    replicated -= gemm_in * sb * h;
+    gathered = gemm_in * sb * h + gathered_mlp_input;
   } else {
     replicated += gathered_mlp_input;
   }
@@ -60,9 +67,36 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   return bytes;
 }
 
+namespace {
+
+// One layer's activation bytes under each storage of a recompute policy: all of them kept
+// (no recompute, or a layer block recompute leaves alone), the policy's own (selective),
+// and the checkpointed input only (full recompute: 2sbh, Korthikanti Table 2).
+struct LayerBytes {
+  double keep = 0, policy = 0, input = 0;
+};
+
+LayerBytes layer_bytes(const ModelSpec& model, const TrainingSpec& training,
+                       const ParallelConfig& par, bool moe) {
+  ParallelConfig none = par;
+  none.recompute = Recompute::None;
+  none.recompute_method = RecomputeMethod::Uniform;
+  none.recompute_layers = 1;
+  ParallelConfig full = none;
+  full.recompute = Recompute::Full;
+  LayerBytes x;
+  x.keep = layer_activation_bytes(model, training, none, moe);
+  x.input = layer_activation_bytes(model, training, full, moe);
+  x.policy = par.recompute == Recompute::Full ? x.input
+                                              : layer_activation_bytes(model, training, par, moe);
+  return x;
+}
+
+}  // namespace
+
 MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& training,
-                             const Workload& w, size_t stage) {
-  const ParallelConfig& par = w.par;
+                             const Workload& w, size_t stage, const ParallelConfig* layout) {
+  const ParallelConfig& par = layout ? *layout : w.par;
   const StageInfo& st = w.stages[stage];
   const double s = static_cast<double>(training.seq_length) / par.cp;
   const double sbh = s * par.mbs * static_cast<double>(model.hidden_size);
@@ -81,25 +115,66 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   m.stage = static_cast<int64_t>(stage);
   m.weights_bytes = param_bytes * sharded(3);
   // ZeRO-3 gathers the layer being computed and prefetches the next one.
-  if (par.zero_stage >= 3)
-    m.weights_bytes += 2.0 * param_bytes * std::max(w.layer_params, w.moe_layer_params);
+  const double gathered_layer = std::max(w.layer_params, w.moe_layer_params);
+  if (par.zero_stage >= 3) m.weights_bytes += 2.0 * param_bytes * gathered_layer;
+  // FP8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
+  // step (1 + 1 bytes per parameter of the layers; TE 1.x linear.py, is_first_microbatch).
+  if (training.fp8()) {
+    const double layer_weights =
+        static_cast<double>(st.num_layers - st.num_moe_layers) * w.layer_params +
+        static_cast<double>(st.num_moe_layers) * w.moe_layer_params;
+    m.weights_bytes += 2.0 * (par.zero_stage >= 3 ? 2.0 * gathered_layer : layer_weights);
+  }
   m.grads_bytes = training.grad_bytes * sharded(2);
-  m.optimizer_bytes = training.optimizer_bytes * sharded(1);
+  // Mixed-precision Adam keeps fp32 master weights, m and v; with 16-bit gradients also an
+  // fp32 copy of its gradient shard (Megatron-LM docs, distributed optimizer: 20 or 4 + 16/d
+  // bytes per parameter for fp16 parameters and gradients, 18 or 6 + 12/d with fp32 grads).
+  m.optimizer_bytes = (training.optimizer_bytes + (training.grad_bytes == 2 ? 4.0 : 0.0)) * sharded(1);
 
-  const double chunks = static_cast<double>(st.chunks_in_flight) / par.vpp;
+  // Activations of the chunks alive at the peak (interleaved: layers / vpp per chunk).
+  const int64_t microbatches = par.num_microbatches(training.global_batch_size);
+  const int64_t chunks_alive = chunks_in_flight(static_cast<int64_t>(stage), par.pp, par.vpp,
+                                                std::max<int64_t>(1, microbatches));
+  const double chunks = static_cast<double>(chunks_alive);
   const double dense_layers = static_cast<double>(st.num_layers - st.num_moe_layers);
-  m.layer_activations_bytes =
-      chunks * (dense_layers * layer_activation_bytes(model, training, par, false) +
-                static_cast<double>(st.num_moe_layers) *
-                    (st.num_moe_layers ? layer_activation_bytes(model, training, par, true) : 0.0));
+  const double moe_layers = static_cast<double>(st.num_moe_layers);
+  const LayerBytes Ld = layer_bytes(model, training, par, false);
+  const LayerBytes Lm = st.num_moe_layers ? layer_bytes(model, training, par, true) : LayerBytes{};
+  const double layers = static_cast<double>(std::max<int64_t>(1, st.num_layers));
+  const double per_layer_keep = (dense_layers * Ld.keep + moe_layers * Lm.keep) / layers;
+  const double per_layer_input = (dense_layers * Ld.input + moe_layers * Lm.input) / layers;
+  const double per_layer_policy = (dense_layers * Ld.policy + moe_layers * Lm.policy) / layers;
+  const double chunk_n = static_cast<double>(st.num_layers) / par.vpp;  // layers per chunk
+  double per_chunk = chunk_n * per_layer_policy, transient = 0;
+  if (par.recompute == Recompute::Full) {
+    // The layers being recomputed hold all their activations while their backward runs:
+    // one group (uniform) or one layer (block), once per stage.
+    if (par.recompute_method == RecomputeMethod::Block) {
+      const double k = std::min<double>(par.recompute_layers, chunk_n);
+      per_chunk = k * per_layer_input + (chunk_n - k) * per_layer_keep;
+      transient = per_layer_keep;
+    } else {
+      const double k = std::min<double>(par.recompute_layers, chunk_n);
+      per_chunk = std::ceil(chunk_n / k) * per_layer_input;
+      transient = k * per_layer_keep;
+    }
+  }
+  m.layer_activations_bytes = chunks * per_chunk + transient;
+  // Offload (Megatron-Core cpu_offloading, no pipeline): the offloaded layers' activations
+  // live in host memory; one layer's worth stages the copies on the GPU.
+  if (par.offload_layers > 0) {
+    const double o = std::min<double>(par.offload_layers, st.num_layers);
+    m.layer_activations_bytes -= chunks * (o - std::min(o, 1.0)) * per_layer_keep;
+  }
   double extra = 0;
-  const double microbatches = static_cast<double>((st.chunks_in_flight + par.vpp - 1) / par.vpp);
-  if (st.has_embedding && model.dropout) extra += microbatches * sbh / sp_div;  // dropout mask
+  const double mbs_alive = std::ceil(chunks / par.vpp);
+  if (st.has_embedding && model.dropout) extra += mbs_alive * sbh / sp_div;  // dropout mask
   if (st.has_lm_head) {
     // One micro-batch (1F1B runs its backward right after): final norm input, LM head
-    // input (gathered over TP), fp32 and 16-bit logits of the vocab shard.
+    // input (gathered over TP), and the loss's logit buffers over the vocab shard.
     const double logits = s * par.mbs * static_cast<double>(model.vocab_size) / par.tp;
-    extra += 2.0 * sbh / sp_div + 2.0 * sbh + (4.0 + 2.0) * logits;
+    extra += 2.0 * sbh / sp_div + 2.0 * sbh +
+             training.framework.loss_bytes_per_logit * logits;
   }
   m.activations_bytes = m.layer_activations_bytes + extra;
   m.reserve_bytes = training.memory_reserve_bytes + training.fragmentation * m.activations_bytes;
@@ -109,10 +184,10 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
 }
 
 MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
-                                const Workload& w) {
+                                const Workload& w, const ParallelConfig* layout) {
   MemoryBreakdown best;
   for (size_t i = 0; i < w.stages.size(); ++i) {
-    MemoryBreakdown m = stage_memory(model, training, w, i);
+    MemoryBreakdown m = stage_memory(model, training, w, i, layout);
     if (i == 0 || m.peak_bytes > best.peak_bytes) best = m;
   }
   return best;

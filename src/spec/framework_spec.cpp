@@ -97,6 +97,7 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
   f.memory_reserve_bytes =
       m.quantity_or("memory_reserve", Dimension::Size, f.memory_reserve_bytes);
   f.fragmentation = m.number_or("fragmentation", f.fragmentation, 0.0, 3.0);
+  f.loss_bytes_per_logit = m.number_or("loss_bytes_per_logit", f.loss_bytes_per_logit, 1.0, 64.0);
   if (m.has("supports")) {
     const YamlMap u = m.map("supports");
     f.supports_recompute_num_layers =

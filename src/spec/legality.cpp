@@ -49,6 +49,33 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
   if (c.vpp > 1 && par_microbatches(training, c) % c.pp != 0)
     return "the interleaved schedule needs micro-batches divisible by pp";
   if (c.zero_stage < 0 || c.zero_stage > 3) return "zero_stage must be 0-3";
+  // Partial full recompute (Megatron --recompute-method / --recompute-num-layers), counted
+  // per model chunk of the largest stage.
+  const int64_t stage_layers = (model.num_layers + c.pp - 1) / c.pp;
+  const int64_t chunk_layers = (stage_layers + c.vpp - 1) / c.vpp;
+  if (c.recompute_layers < 1) return "recompute_num_layers must be >= 1";
+  if (c.recompute != Recompute::Full &&
+      (c.recompute_method != RecomputeMethod::Uniform || c.recompute_layers != 1))
+    return "recompute_method and recompute_num_layers apply to full recompute only";
+  if (c.partial_recompute()) {
+    if (!training.framework.supports_recompute_num_layers)
+      return "the stack has no partial full recompute (supports.recompute_num_layers)";
+    if (c.recompute_method == RecomputeMethod::Block && c.recompute_layers >= chunk_layers)
+      return "block recompute of every layer of a model chunk is full recompute";
+    if (c.recompute_method == RecomputeMethod::Uniform && c.recompute_layers > chunk_layers)
+      return "uniform recompute groups larger than a model chunk";
+  }
+  // Activation offload (Megatron-Core cpu_offloading): no recompute beside it, fewer layers
+  // than the model has, and pipeline parallelism only where the stack supports it.
+  if (c.offload_layers < 0) return "cpu_offload_layers must be >= 0";
+  if (c.offload_layers > 0) {
+    if (!training.framework.supports_cpu_offload)
+      return "the stack has no activation offload (supports.cpu_offload)";
+    if (c.pp > 1 && !training.framework.cpu_offload_with_pp)
+      return "the stack offloads activations only without pipeline parallelism";
+    if (c.recompute != Recompute::None) return "activation offload does not run with recompute";
+    if (c.offload_layers >= stage_layers) return "cpu_offload_layers must be below the layers";
+  }
   if (c.zero_stage > 0 && c.dp == 1) return "ZeRO needs dp > 1";
   return nullptr;
 }

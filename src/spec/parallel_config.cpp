@@ -5,8 +5,13 @@
 namespace rapid {
 
 std::string ParallelConfig::describe() const {
-  return fmt::format("dp{} tp{} pp{} cp{} ep{} etp{} vpp{} mbs{} sp{} zero{} recompute={}", dp, tp,
-                     pp, cp, ep, etp, vpp, mbs, sp ? 1 : 0, zero_stage, recompute_name(recompute));
+  std::string rc = recompute_name(recompute);
+  if (partial_recompute())
+    rc += fmt::format("({} {})", kRecomputeMethodNames[static_cast<int>(recompute_method)],
+                      recompute_layers);
+  return fmt::format("dp{} tp{} pp{} cp{} ep{} etp{} vpp{} mbs{} sp{} zero{} recompute={}{}", dp,
+                     tp, pp, cp, ep, etp, vpp, mbs, sp ? 1 : 0, zero_stage, rc,
+                     offload_layers > 0 ? fmt::format(" offload{}", offload_layers) : "");
 }
 
 }  // namespace rapid

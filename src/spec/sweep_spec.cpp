@@ -94,14 +94,23 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   sp.recompute.clear();
   for (int r : rc) sp.recompute.push_back(static_cast<Recompute>(r));
   sp.sp = s.boolean_list_or("sp", sp.sp);
+  sp.recompute_method.clear();
+  for (int m : s.choice_list_or("recompute_method", {"uniform", "block"}, {0}))
+    sp.recompute_method.push_back(static_cast<RecomputeMethod>(m));
+  sp.recompute_layers = s.integer_list_or("recompute_num_layers", sp.recompute_layers, 1, 100000);
+  sp.offload_layers = s.integer_list_or("cpu_offload_layers", sp.offload_layers, 0, 100000);
   sp.zero_stage = s.integer_list_or("zero_stage", sp.zero_stage, 0, 3);
   // Each value once, in increasing order (a repeated value must not repeat points).
-  for (auto* list : {&sp.tp, &sp.pp, &sp.cp, &sp.ep, &sp.etp, &sp.vpp, &sp.mbs, &sp.zero_stage}) {
+  for (auto* list : {&sp.tp, &sp.pp, &sp.cp, &sp.ep, &sp.etp, &sp.vpp, &sp.mbs, &sp.zero_stage,
+                     &sp.recompute_layers, &sp.offload_layers}) {
     std::sort(list->begin(), list->end());
     list->erase(std::unique(list->begin(), list->end()), list->end());
   }
   std::sort(sp.recompute.begin(), sp.recompute.end());
   sp.recompute.erase(std::unique(sp.recompute.begin(), sp.recompute.end()), sp.recompute.end());
+  std::sort(sp.recompute_method.begin(), sp.recompute_method.end());
+  sp.recompute_method.erase(std::unique(sp.recompute_method.begin(), sp.recompute_method.end()),
+                            sp.recompute_method.end());
   std::sort(sp.sp.begin(), sp.sp.end());
   sp.sp.erase(std::unique(sp.sp.begin(), sp.sp.end()), sp.sp.end());
   sp.allow_tp_across_nodes = s.boolean_or("allow_tp_across_nodes", false);
@@ -122,6 +131,12 @@ ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
   c.sp = b.boolean_or("sp", false);
   c.zero_stage = static_cast<int8_t>(b.integer_or("zero_stage", 0, 0, 3));
   c.recompute = static_cast<Recompute>(b.choice_or("recompute", {"none", "selective", "full"}, 0));
+  if (c.recompute == Recompute::Full) {
+    c.recompute_method =
+        static_cast<RecomputeMethod>(b.choice_or("recompute_method", {"uniform", "block"}, 0));
+    c.recompute_layers = static_cast<int32_t>(b.integer_or("recompute_num_layers", 1, 1, 100000));
+  }
+  c.offload_layers = static_cast<int32_t>(b.integer_or("cpu_offload_layers", 0, 0, 100000));
   int64_t gpus = b.integer_or("gpus", spec.search.num_gpus.front(), 1, kMaxDegree);
   int64_t denom = int64_t{c.tp} * c.pp * c.cp;
   if (gpus % denom != 0)

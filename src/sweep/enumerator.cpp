@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "rapid/common/error.hpp"
@@ -11,8 +12,8 @@ namespace rapid {
 
 namespace {
 
-// The knobs of a layout other than dp (derived) and recompute (the innermost axis), each
-// with its candidate list; an odometer walks their Cartesian product.
+// The knobs of a layout other than dp (derived) and the recompute options (the innermost
+// axis), each with its candidate list; an odometer walks their Cartesian product.
 struct Axis {
   const std::vector<int64_t>* values;
   int32_t ParallelConfig::*field;
@@ -20,20 +21,38 @@ struct Axis {
 
 }  // namespace
 
-Enumerator::Enumerator(const SweepSpec& spec) : recompute_(spec.search.recompute) {
+std::vector<Enumerator::RecomputeOption> Enumerator::recompute_options(const SearchSpace& s) {
+  std::vector<RecomputeOption> out;
+  for (Recompute r : s.recompute) {
+    if (r != Recompute::Full) {
+      out.push_back({r, RecomputeMethod::Uniform, 1});
+      continue;
+    }
+    for (RecomputeMethod m : s.recompute_method)
+      for (int64_t k : s.recompute_layers) out.push_back({r, m, static_cast<int32_t>(k)});
+  }
+  return out;
+}
+
+Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.search)) {
   const SearchSpace& S = spec.search;
-  radix_ = static_cast<int64_t>(recompute_.size());
+  if (options_.size() > 32)
+    throw InputError(spec.job.path, "search.recompute_num_layers",
+                     fmt::format("{} recompute options", options_.size()),
+                     "at most 32 recompute options (recompute x method x num_layers)");
   const std::vector<int64_t> sp_values(S.sp.begin(), S.sp.end());
-  const std::array<Axis, 7> axes{{{&S.pp, &ParallelConfig::pp},
+  const std::array<Axis, 8> axes{{{&S.pp, &ParallelConfig::pp},
                                   {&S.tp, &ParallelConfig::tp},
                                   {&S.cp, &ParallelConfig::cp},
                                   {&S.ep, &ParallelConfig::ep},
                                   {&S.etp, &ParallelConfig::etp},
                                   {&S.vpp, &ParallelConfig::vpp},
-                                  {&S.mbs, &ParallelConfig::mbs}}};
+                                  {&S.mbs, &ParallelConfig::mbs},
+                                  {&S.offload_layers, &ParallelConfig::offload_layers}}};
+  int64_t total = 0;
   for (size_t hw = 0; hw < spec.hardware.size(); ++hw)
     for (int64_t gpus : S.num_gpus) {
-      std::array<size_t, 7> at{};
+      std::array<size_t, 8> at{};
       while (true) {
         ParallelConfig c;
         for (size_t k = 0; k < axes.size(); ++k)
@@ -41,13 +60,18 @@ Enumerator::Enumerator(const SweepSpec& spec) : recompute_(spec.search.recompute
         const int64_t denom = int64_t{c.tp} * c.pp * c.cp;
         if (gpus % denom == 0) {
           c.dp = static_cast<int32_t>(gpus / denom);
-          c.recompute = recompute_.front();
           for (int64_t sp : sp_values)
             for (int64_t zero : S.zero_stage) {
               c.sp = sp != 0;
               c.zero_stage = static_cast<int8_t>(zero);
-              // Recompute never changes legality, so one check covers the block.
-              if (!illegal_reason(spec, c)) blocks_.push_back(Block{c, static_cast<int32_t>(hw)});
+              Block b{c, static_cast<int32_t>(hw), total, 0};
+              for (size_t r = 0; r < options_.size(); ++r) {
+                ParallelConfig x = apply(c, r);
+                if (!illegal_reason(spec, x)) b.options |= 1u << r;
+              }
+              if (b.options == 0) continue;
+              total += std::popcount(b.options);
+              blocks_.push_back(b);
             }
         }
         size_t k = 0;  // odometer: advance the first axis that has values left
@@ -55,6 +79,7 @@ Enumerator::Enumerator(const SweepSpec& spec) : recompute_(spec.search.recompute
         if (k == axes.size()) break;
       }
     }
+  size_ = total;
   if (blocks_.empty())
     throw InputError(spec.job.path, "search", "<no legal point>",
                      "at least one legal layout: check that tp*pp*cp divides gpus, tp divides the "
@@ -69,24 +94,39 @@ Enumerator::Enumerator(const SweepSpec& spec) : recompute_(spec.search.recompute
   }
 }
 
+ParallelConfig Enumerator::apply(const ParallelConfig& c, size_t option) const {
+  ParallelConfig x = c;
+  const RecomputeOption& o = options_[option];
+  x.recompute = o.recompute;
+  x.recompute_method = o.method;
+  x.recompute_layers = o.layers;
+  return x;
+}
+
 Point Enumerator::decode(int64_t i) const {
-  const Block& b = blocks_[static_cast<size_t>(i / radix_)];
+  // The block holding i: the last one whose first index is <= i.
+  auto it = std::upper_bound(blocks_.begin(), blocks_.end(), i,
+                             [](int64_t v, const Block& b) { return v < b.first; });
+  const Block& b = *(it - 1);
+  int64_t j = i - b.first;  // the j-th legal option of the block
+  uint32_t mask = b.options;
+  while (j-- > 0) mask &= mask - 1;
   Point p;
   p.index = i;
   p.hardware = b.hardware;
-  p.par = b.par;
-  p.par.recompute = recompute_[static_cast<size_t>(i % radix_)];
+  p.par = apply(b.par, static_cast<size_t>(std::countr_zero(mask)));
   return p;
 }
 
 std::optional<int64_t> Enumerator::encode(int32_t hardware, const ParallelConfig& par) const {
-  for (size_t bi = 0; bi < blocks_.size(); ++bi) {
-    ParallelConfig c = blocks_[bi].par;
-    c.recompute = par.recompute;
-    if (blocks_[bi].hardware != hardware || !(c == par)) continue;
-    for (size_t r = 0; r < recompute_.size(); ++r)
-      if (recompute_[r] == par.recompute)
-        return static_cast<int64_t>(bi) * radix_ + static_cast<int64_t>(r);
+  for (const Block& b : blocks_) {
+    if (b.hardware != hardware) continue;
+    int64_t idx = b.first;
+    for (size_t r = 0; r < options_.size(); ++r) {
+      if (!(b.options & (1u << r))) continue;
+      if (apply(b.par, r) == par) return idx;
+      ++idx;
+    }
   }
   return std::nullopt;
 }

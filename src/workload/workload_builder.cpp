@@ -32,8 +32,6 @@ GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node) {
   return g;
 }
 
-namespace {
-
 // Model chunks (a stage's layers / vpp) whose forward activations are alive on stage i at
 // the peak of the schedule (Megatron-LM schedules.py warm-up counts): 1F1B keeps
 // min(pp - i, m) micro-batches; interleaved keeps (pp - i - 1) * 2 + (vpp - 1) * pp + 1
@@ -43,8 +41,6 @@ int64_t chunks_in_flight(int64_t stage, int64_t pp, int64_t vpp, int64_t m) {
   if (vpp == 1) return std::min(pp - stage, m);
   return std::min((pp - stage - 1) * 2 + (vpp - 1) * pp + 1, m * vpp);
 }
-
-}  // namespace
 
 void build_workload(const ModelSpec& model, const TrainingSpec& training,
                     const NetworkSpec& network, const ParallelConfig& par, Workload& w) {
@@ -138,6 +134,15 @@ void build_workload(const ModelSpec& model, const TrainingSpec& training,
                 (st.has_embedding ? w.embedding_params : 0.0) +
                 (st.has_lm_head ? w.lm_head_params : 0.0);
     st.chunks_in_flight = chunks_in_flight(i, pp, par.vpp, w.num_microbatches);
+    // Layers replaying their forward: every layer, or under block recompute the first
+    // recompute_layers of each chunk (counted layer by layer: MoE layers fall where they do).
+    st.recompute_dense = st.recompute_moe = 0;
+    if (par.recompute != Recompute::None) {
+      int64_t layer = st.first_layer;
+      for (int64_t c = 0; c < par.vpp; ++c)
+        for (int64_t k = 0; k < chunk_layers(st.num_layers, par.vpp, c); ++k, ++layer)
+          if (layer_recomputed(par, k)) ++(model.moe.is_moe_layer(layer) ? st.recompute_moe : st.recompute_dense);
+    }
   }
 }
 
@@ -147,14 +152,16 @@ double workload_step_flops(const Workload& w, bool with_recompute) {
     for (const Op& op : ops) f += op.flops;
     return f;
   };
-  auto pass = [&](const OpTemplate& t) {
-    return sum(t.forward) + sum(t.backward) + (with_recompute ? sum(t.recompute) : 0.0);
-  };
+  auto pass = [&](const OpTemplate& t) { return sum(t.forward) + sum(t.backward); };
   const double per_mb_layer = pass(w.layer), per_mb_moe = pass(w.moe_layer);
+  const double rc_layer = sum(w.layer.recompute), rc_moe = sum(w.moe_layer.recompute);
   double per_mb = 0;
   for (const StageInfo& st : w.stages) {
     per_mb += per_mb_layer * static_cast<double>(st.num_layers - st.num_moe_layers) +
               per_mb_moe * static_cast<double>(st.num_moe_layers);
+    if (with_recompute)
+      per_mb += rc_layer * static_cast<double>(st.recompute_dense) +
+                rc_moe * static_cast<double>(st.recompute_moe);
     if (st.has_embedding) per_mb += pass(w.embedding);
     if (st.has_lm_head) per_mb += pass(w.lm_head);
   }

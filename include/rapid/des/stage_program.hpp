@@ -37,9 +37,12 @@ void pipeline_schedule(int64_t pp, int64_t vpp, int64_t m, int64_t stage,
                        std::vector<PassRef>& out);
 
 /// The templates a pass runs: a dense or MoE layer, or a stage extra; forward or backward
-/// (the backward template is the layer's recompute followed by its backward).
-enum class TemplateKind : uint8_t { DenseF, DenseB, MoeF, MoeB, EmbF, EmbB, HeadF, HeadB };
-inline constexpr int kNumTemplateKinds = 8;
+/// (the backward template is the layer's recompute followed by its backward; the *Plain
+/// kinds are the backward of a layer that block recompute leaves stored).
+enum class TemplateKind : uint8_t {
+  DenseF, DenseB, MoeF, MoeB, EmbF, EmbB, HeadF, HeadB, DenseBPlain, MoeBPlain
+};
+inline constexpr int kNumTemplateKinds = 10;
 
 /// A holder of parameters that a pass runs through: one layer or one stage extra.
 struct Owner {

@@ -24,6 +24,22 @@ enum Flag : uint32_t {
   kFlagNearCapacity = 1u << 4,      ///< peak memory above 95% of HBM: no headroom left
 };
 
+/// The single knob change that makes an out-of-memory layout fit (the HDF5 enum member
+/// names, indexed by value; eval/fit_hint.hpp).
+enum class FitHint : uint8_t {
+  None,
+  ZeroStage,
+  SequenceParallel,
+  SelectiveRecompute,
+  RecomputeNumLayers,
+  FullRecompute,
+  CpuOffload,
+  MicroBatch
+};
+inline constexpr const char* kFitHintNames[] = {
+    "none",         "zero_stage",  "sequence_parallel", "selective_recompute",
+    "recompute_num_layers", "full_recompute", "cpu_offload_layers", "mbs"};
+
 /// Which evaluator produced a row (the HDF5 enum member names, indexed by value).
 inline constexpr const char* kFidelityNames[] = {"analytical", "des"};
 
@@ -65,6 +81,9 @@ struct EvalResult {
   double activations_bytes = 0;
   double reserve_bytes = 0;
   double memory_capacity_bytes = 0;
+  double oom_excess_bytes = 0;  ///< peak - capacity on out-of-memory rows
+  uint8_t fit_hint = 0;         ///< FitHint of an out-of-memory row
+  int32_t fit_hint_value = 0;   ///< the value that knob takes
 };
 
 /// The totals both evaluators derive from the breakdown: exposed communication (TP/CP +

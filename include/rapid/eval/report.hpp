@@ -13,6 +13,9 @@ namespace rapid {
 /// memory breakdown against capacity, and warnings.
 std::string describe_result(const SweepSpec& spec, const Point& p, const EvalResult& r);
 
+/// "zero_stage 2", "recompute full, recompute_method block, recompute_num_layers 3", ...
+std::string describe_fit_hint(FitHint h, int32_t value);
+
 }  // namespace rapid
 
 namespace rapid {

@@ -39,11 +39,18 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
                               const ParallelConfig& par, bool moe_layer = false);
 
 /// Peak memory of one GPU of pipeline stage `stage` (0 <= stage < pp) of workload `w`.
+/// `layout`, when given, replaces w.par for the knobs that do not change the stages'
+/// parameters (ZeRO stage, SP, recompute, offload, micro-batch size): what a single knob
+/// change would need, without rebuilding the workload.
+/// Under full recompute the layers being recomputed hold all their activations during
+/// their backward (one group under uniform, one layer under block): counted once per
+/// stage. FP8 keeps each linear weight's FP8 copy and transpose and saves FP8 GEMM inputs.
 MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& training,
-                             const Workload& w, size_t stage);
+                             const Workload& w, size_t stage,
+                             const ParallelConfig* layout = nullptr);
 
 /// The largest stage_memory() over the pipeline stages of workload `w`.
 MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
-                                const Workload& w);
+                                const Workload& w, const ParallelConfig* layout = nullptr);
 
 }  // namespace rapid

@@ -70,6 +70,9 @@ struct FrameworkSpec {
   bool sp_keeps_gathered_inputs = false;  ///< SP keeps the gathered GEMM inputs for backward
   double memory_reserve_bytes = 2.0 * (1ull << 30);  ///< CUDA context, workspaces, NCCL buffers
   double fragmentation = 0.05;  ///< allocator fragmentation, fraction of activations
+  /// Bytes alive per logit (a token x vocabulary-shard element) at the loss's peak: the
+  /// 16-bit logits and the fp32 copies its cross entropy makes.
+  double loss_bytes_per_logit = 6;
 
   // Features (a layout that needs a missing one is not a legal point).
   bool supports_recompute_num_layers = true;  ///< partial full recompute (uniform / block)

@@ -15,6 +15,13 @@ inline const char* recompute_name(Recompute r) {
   return kRecomputeNames[static_cast<int>(r)];
 }
 
+/// How full recomputation picks its layers (Megatron-LM --recompute-method): uniform
+/// checkpoints the input of every group of recompute_layers layers and recomputes them all;
+/// block recomputes the first recompute_layers layers of each model chunk and keeps every
+/// activation of the others.
+enum class RecomputeMethod : uint8_t { Uniform, Block };
+inline constexpr const char* kRecomputeMethodNames[] = {"uniform", "block"};
+
 struct ParallelConfig {
   int32_t dp = 1;         ///< data-parallel replicas
   int32_t tp = 1;         ///< Megatron tensor parallel
@@ -27,11 +34,25 @@ struct ParallelConfig {
   bool sp = false;        ///< Megatron sequence parallel (needs tp > 1)
   int8_t zero_stage = 0;  ///< ZeRO stage 0-3 (1 = distributed optimizer)
   Recompute recompute = Recompute::None;
+  /// Full recompute only (otherwise uniform / 1): uniform: layers per checkpointed group
+  /// (1: every layer, Korthikanti's "full"); block: layers recomputed per model chunk.
+  RecomputeMethod recompute_method = RecomputeMethod::Uniform;
+  int32_t recompute_layers = 1;
+  /// Layers whose activations go to host memory during forward and come back for
+  /// backward (Megatron-Core cpu_offloading_num_layers; 0: none).
+  int32_t offload_layers = 0;
+
+  /// Full recompute of a subset or in groups (not every layer on its own).
+  bool partial_recompute() const {
+    return recompute == Recompute::Full &&
+           (recompute_method == RecomputeMethod::Block || recompute_layers != 1);
+  }
 
   int64_t num_gpus() const { return int64_t{dp} * tp * pp * cp; }
   /// Micro-batches per step m = gbs / (dp * mbs).
   int64_t num_microbatches(int64_t gbs) const { return gbs / (int64_t{dp} * mbs); }
-  /// "dp4 tp8 pp8 cp1 vpp1 mbs1 sp1 zero1 selective".
+  /// "dp4 tp8 pp8 cp1 ep1 etp1 vpp1 mbs1 sp1 zero1 recompute=selective" (with the method and
+  /// layers of a partial full recompute, and offloaded layers when any).
   std::string describe() const;
 
   friend bool operator==(const ParallelConfig&, const ParallelConfig&) = default;

@@ -27,6 +27,10 @@ struct SearchSpace {
   std::vector<int64_t> vpp{1};
   std::vector<int64_t> mbs{1, 2, 4};
   std::vector<Recompute> recompute{Recompute::None, Recompute::Selective, Recompute::Full};
+  /// Full recompute's methods and layer counts (recompute_method, recompute_num_layers).
+  std::vector<RecomputeMethod> recompute_method{RecomputeMethod::Uniform};
+  std::vector<int64_t> recompute_layers{1};
+  std::vector<int64_t> offload_layers{0};  ///< cpu_offload_layers
   std::vector<bool> sp{false, true};
   std::vector<int64_t> zero_stage{0, 1, 2, 3};
   bool allow_tp_across_nodes = false;  ///< tp may exceed gpus_per_node (TP over the network)

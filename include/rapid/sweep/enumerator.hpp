@@ -1,9 +1,12 @@
 // Dense index space of a job's legal points (Calculon's "generators that yield only legal
-// points"). Point i in [0, size()) decodes in O(1): the legal combinations of every knob
-// but recompute are listed once at setup as blocks, recompute is the innermost axis, so
-// block = i / R and recompute = i % R with R the number of recompute options.
+// points"). The legal combinations of every knob but recompute are listed once at setup as
+// blocks, each with the bitmask of its legal recompute options (recompute x method x
+// num_layers: partial recompute is legal only where a model chunk has the layers) and the
+// index of its first point; point i decodes by a binary search over the blocks' first
+// indices, O(log blocks), no allocation.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -27,9 +30,9 @@ class Enumerator {
   /// space (a value missing from a search list).
   explicit Enumerator(const SweepSpec& spec);
 
-  int64_t size() const { return static_cast<int64_t>(blocks_.size()) * radix_; }
+  int64_t size() const { return size_; }
 
-  /// Point i, 0 <= i < size(). O(1), no allocation.
+  /// Point i, 0 <= i < size(). O(log blocks), no allocation.
   Point decode(int64_t i) const;
 
   /// Index of a point, or nullopt when it is not in the space. O(number of blocks).
@@ -39,13 +42,26 @@ class Enumerator {
   int64_t baseline_index() const { return baseline_index_; }
 
  private:
+  /// One value of the innermost axis.
+  struct RecomputeOption {
+    Recompute recompute;
+    RecomputeMethod method;
+    int32_t layers;
+  };
+  /// The options of a search space: none, selective, and full x methods x layer counts.
+  static std::vector<RecomputeOption> recompute_options(const SearchSpace& s);
+
   struct Block {
     ParallelConfig par;  ///< recompute unset: it is the innermost axis
     int32_t hardware;
+    int64_t first;     ///< index of its first point
+    uint32_t options;  ///< legal recompute options (bit r: options_[r])
   };
+  ParallelConfig apply(const ParallelConfig& c, size_t option) const;
+
   std::vector<Block> blocks_;
-  std::vector<Recompute> recompute_;
-  int64_t radix_ = 1;
+  std::vector<RecomputeOption> options_;
+  int64_t size_ = 0;
   int64_t baseline_index_ = -1;
 };
 

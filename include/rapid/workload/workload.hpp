@@ -47,6 +47,10 @@ struct StageInfo {
   /// Model chunks (num_layers / vpp layers of one micro-batch) whose activations are alive
   /// at the schedule's peak; with vpp == 1 this is the micro-batches in flight.
   int64_t chunks_in_flight = 0;
+  /// Dense and MoE layers that replay their forward (the template's recompute ops) before
+  /// their backward, per micro-batch: all of them under selective or uniform full
+  /// recompute, the first recompute_layers of each model chunk under block recompute.
+  int64_t recompute_dense = 0, recompute_moe = 0;
 };
 
 enum class Schedule : uint8_t { OneFOneB, Interleaved };
@@ -84,6 +88,25 @@ struct Workload {
 /// sequence parallelism). Throws nothing for legal inputs.
 void build_workload(const ModelSpec& model, const TrainingSpec& training,
                     const NetworkSpec& network, const ParallelConfig& par, Workload& out);
+
+/// Model chunks alive on stage `stage` at the peak of the 1F1B (vpp == 1) or interleaved
+/// schedule with `m` micro-batches (Megatron-LM schedules.py warm-up counts).
+int64_t chunks_in_flight(int64_t stage, int64_t pp, int64_t vpp, int64_t m);
+
+/// Layers of chunk `chunk` of a stage of `layers` layers split into `vpp` chunks as evenly
+/// as possible, the first chunks taking the remainder (the DES stage program's split).
+inline int64_t chunk_layers(int64_t layers, int64_t vpp, int64_t chunk) {
+  return layers / vpp + (chunk < layers % vpp ? 1 : 0);
+}
+
+/// Whether layer `pos` (0-based within its chunk) replays its forward in backward under
+/// the recompute policy of `par`.
+inline bool layer_recomputed(const ParallelConfig& par, int64_t pos) {
+  if (par.recompute == Recompute::None) return false;
+  if (par.recompute == Recompute::Full && par.recompute_method == RecomputeMethod::Block)
+    return pos < par.recompute_layers;
+  return true;
+}
 
 /// Placement of a group of `size` ranks whose members are `stride` ranks apart.
 GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node);
