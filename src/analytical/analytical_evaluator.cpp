@@ -1,8 +1,10 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "rapid/analytical/data_parallel.hpp"
+#include "rapid/analytical/pipeline_timing.hpp"
 #include "rapid/workload/model_flops.hpp"
 
 namespace rapid {
@@ -41,19 +43,6 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
   return t;
 }
 
-namespace {
-
-struct StageTime {
-  double fwd = 0, bwd = 0;       // one micro-batch, compute + exposed TP comm (+ host wait)
-  double compute = 0, comm = 0;  // one micro-batch, split
-  double host = 0;               // one micro-batch, GPU idle waiting for the host
-  double p2p = 0;                // one micro-batch, all virtual stages, both directions
-  double dp_per_mb = 0;          // ZeRO-2/3 traffic per micro-batch (exposed part)
-  double total() const { return fwd + bwd + p2p + dp_per_mb; }
-};
-
-}  // namespace
-
 void AnalyticalEvaluator::fill_rates(const Workload& w, double step_s, EvalResult& r) const {
   const double gpus = static_cast<double>(w.par.num_gpus());
   const double tokens = static_cast<double>(w.tokens_per_step());
@@ -67,9 +56,50 @@ void AnalyticalEvaluator::fill_rates(const Workload& w, double step_s, EvalResul
   r.hfu = (model_flops_per_token_ * tokens + recompute_flops) / peak;
 }
 
+namespace {
+
+// One pass of a chunk on one GPU: its time and what it is made of.
+struct ChunkPass {
+  double time = 0;     // GPU time: compute, exposed comm, host waits
+  double compute = 0, comm = 0, host = 0;
+};
+
+// A stage's data-parallel traffic: per step (total, exposed after its last pass or before
+// its first), per micro-batch (total, exposed beyond the passes).
+struct StageDp {
+  double total = 0, exposed = 0, mb_total = 0, mb_exposed = 0;
+};
+
+// A chunk's layers by kind, and how many of each replay their forward in backward.
+struct ChunkLayers {
+  int64_t dense = 0, moe = 0, dense_rc = 0, moe_rc = 0;
+};
+
+ChunkLayers chunk_layers_of(const ModelSpec& model, const ParallelConfig& par,
+                            const StageInfo& st, int64_t chunk) {
+  ChunkLayers c;
+  int64_t first = st.first_layer;
+  for (int64_t k = 0; k < chunk; ++k) first += chunk_layers(st.num_layers, par.vpp, k);
+  const int64_t n = chunk_layers(st.num_layers, par.vpp, chunk);
+  if (!model.moe.enabled() && !par.partial_recompute()) {
+    c.dense = n;
+    c.dense_rc = par.recompute == Recompute::None ? 0 : n;
+    return c;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    const bool moe = model.moe.is_moe_layer(first + k), rc = layer_recomputed(par, k);
+    ++(moe ? c.moe : c.dense);
+    if (rc) ++(moe ? c.moe_rc : c.dense_rc);
+  }
+  return c;
+}
+
+}  // namespace
+
 void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   const ParallelConfig& par = w.par;
   const double m = static_cast<double>(w.num_microbatches);
+  const int64_t pp = par.pp, vpp = par.vpp;
 
   const PassTime lf = pass_time(w.layer.forward, w), lb = pass_time(w.layer.backward, w);
   const PassTime lr = pass_time(w.layer.recompute, w);
@@ -78,53 +108,121 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   const PassTime ef = pass_time(w.embedding.forward, w), eb = pass_time(w.embedding.backward, w);
   const PassTime hf = pass_time(w.lm_head.forward, w), hb = pass_time(w.lm_head.backward, w);
   const double p2p_one =
-      collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP));
+      pp > 1 ? collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP)) : 0.0;
+  const double host_op = training_.host_overhead_per_op_s;
+  // The host issues ops one by one (Python + launch); when a pass's GPU work is shorter
+  // than its issue time, the GPU waits (launch-bound small micro-batches).
+  auto pass = [&](const PassTime& t) {
+    ChunkPass c;
+    c.compute = t.compute;
+    c.comm = t.comm;
+    c.time = std::max(t.total(), t.ops * host_op);
+    c.host = c.time - t.total();
+    return c;
+  };
 
-  double t_max = -1, t_sum = 0, dp_total = 0, dp_exposed_max = 0, optimizer_max = 0;
-  StageTime c;  // the critical (slowest) stage
-  for (const StageInfo& st : w.stages) {
-    StageTime s;
-    const double dense = static_cast<double>(st.num_layers - st.num_moe_layers);
-    const double moe = static_cast<double>(st.num_moe_layers);
-    PassTime fwd, bwd;
-    fwd.add(lf, dense).add(mf, moe);
-    bwd.add(lb, dense).add(lr, static_cast<double>(st.recompute_dense)).add(mb, moe);
-    bwd.add(mr, static_cast<double>(st.recompute_moe));
-    if (st.has_embedding) fwd.add(ef), bwd.add(eb);
-    if (st.has_lm_head) fwd.add(hf), bwd.add(hb);
-    // The host issues ops one by one (Python + launch); when a pass's GPU work is shorter
-    // than its issue time, the GPU waits (launch-bound small micro-batches).
-    const double host_op = training_.host_overhead_per_op_s;
-    s.fwd = std::max(fwd.total(), fwd.ops * host_op);
-    s.bwd = std::max(bwd.total(), bwd.ops * host_op);
-    s.compute = fwd.compute + bwd.compute;
-    s.comm = fwd.comm + bwd.comm;
-    s.host = std::max(0.0, s.fwd + s.bwd - fwd.total() - bwd.total());
-    if (par.pp > 1) s.p2p = 2.0 * par.vpp * p2p_one;
+  thread_local PipelineInput pipe;
+  thread_local std::vector<ChunkPass> fwd_pass, bwd_pass;
+  thread_local std::vector<double> chunk_share;  // the chunk's share of its stage's parameters
+  pipe.pp = pp;
+  pipe.vpp = vpp;
+  pipe.m = w.num_microbatches;
+  pipe.p2p_s = p2p_one;
+  pipe.fwd.assign(static_cast<size_t>(pp * vpp), 0.0);
+  pipe.bwd.assign(static_cast<size_t>(pp * vpp), 0.0);
+  fwd_pass.assign(static_cast<size_t>(pp * vpp), ChunkPass{});
+  chunk_share.assign(static_cast<size_t>(pp * vpp), 0.0);
+  bwd_pass.assign(static_cast<size_t>(pp * vpp), ChunkPass{});
+  bool uniform = true;
+
+  thread_local std::vector<StageDp> dp;
+  dp.assign(static_cast<size_t>(pp), StageDp{});
+  double optimizer_max = 0;
+  double lead = 0;  // when the stage's first forward can start: the fill ahead of it
+  for (int64_t j = 0; j < pp; ++j) {
+    const StageInfo& st = w.stages[static_cast<size_t>(j)];
+    // Chunk passes: the chunk's layers (with their recompute), the embedding before chunk
+    // 0 of stage 0, the LM head after the last chunk of the last stage.
+    PassTime stage_f, stage_b;
+    for (int64_t c = 0; c < vpp; ++c) {
+      const ChunkLayers L = chunk_layers_of(model_, par, st, c);
+      PassTime f, b;
+      f.add(lf, static_cast<double>(L.dense)).add(mf, static_cast<double>(L.moe));
+      b.add(lb, static_cast<double>(L.dense)).add(lr, static_cast<double>(L.dense_rc));
+      b.add(mb, static_cast<double>(L.moe)).add(mr, static_cast<double>(L.moe_rc));
+      if (st.has_embedding && c == 0) f.add(ef), b.add(eb);
+      if (st.has_lm_head && c == vpp - 1) f.add(hf), b.add(hb);
+      const size_t k = static_cast<size_t>(j * vpp + c);
+      chunk_share[k] = static_cast<double>(L.dense) * w.layer_params +
+                       static_cast<double>(L.moe) * w.moe_layer_params +
+                       (st.has_embedding && c == 0 ? w.embedding_params : 0.0) +
+                       (st.has_lm_head && c == vpp - 1 ? w.lm_head_params : 0.0);
+      fwd_pass[k] = pass(f);
+      bwd_pass[k] = pass(b);
+      stage_f.add(f);
+      stage_b.add(b);
+      // A device's chunks must take the same time for the closed form, but for the first
+      // device's first and the last device's last chunk (their extras).
+      const size_t ref = static_cast<size_t>(j * vpp + (j == 0 && vpp > 1 ? 1 : 0));
+      if (!(j == 0 && c == 0) && !(j == pp - 1 && c == vpp - 1) && c > 0 &&
+          (fwd_pass[k].time != fwd_pass[ref].time || bwd_pass[k].time != bwd_pass[ref].time))
+        uniform = false;
+    }
 
     // Gradients and weights: dense ones over data x context parallel, routed experts over
     // the expert data-parallel group.
-    DpTime sync;
+    const double sf = pass(stage_f).time, sb = pass(stage_b).time;
+    double stage_params = 0;
+    for (int64_t c = 0; c < vpp; ++c) stage_params += chunk_share[static_cast<size_t>(j * vpp + c)];
+    for (int64_t c = 0; c < vpp; ++c)
+      chunk_share[static_cast<size_t>(j * vpp + c)] /= std::max(stage_params, 1.0);
+    StageDp& sync = dp[static_cast<size_t>(j)];
+    sync = StageDp{};
     const double groups[2][2] = {
         {st.params - st.expert_params, static_cast<double>(CommGroup::DPCP)},
         {st.expert_params, static_cast<double>(CommGroup::EDP)}};
+    const size_t k0 = static_cast<size_t>(j * vpp);
     for (const auto& [params, group] : groups) {
       if (params <= 0) continue;
       const DpTraffic traffic =
           dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, 2.0);
-      const double last_bucket = std::min(
-          1.0, training_.grad_bucket_bytes / std::max(params * training_.grad_reduce_bytes, 1.0));
-      const DpTime d =
-          dp_time(traffic, w.group(static_cast<CommGroup>(group)), collective_, s.fwd, s.bwd,
-                  last_bucket, training_.overlap_grad_reduce, training_.overlap_param_gather);
-      sync.step_total += d.step_total;
-      sync.step_exposed += d.step_exposed;
+      const DpTime d = dp_time(traffic, w.group(static_cast<CommGroup>(group)), collective_, sf,
+                               sb, training_.grad_bucket_bytes, training_.overlap_grad_reduce,
+                               training_.overlap_param_gather);
+      sync.total += d.step_total();
       sync.mb_total += d.mb_total;
       sync.mb_exposed += d.mb_exposed;
+      // Step-level traffic, chunk by chunk (the DES's buckets, stage_program.cpp): the
+      // reduction of the gradients left after the stage's last backward, chunk 0's (its last
+      // backward ends the stage; the other chunks reduce during the cool-down behind it);
+      // the weight gather posted at the step's start, chunk c needed at its first forward,
+      // after the warm-up's c x pp forwards of the earlier chunks and the fill ahead.
+      const double bucket_share =
+          std::min(1.0, training_.grad_bucket_bytes /
+                            std::max(params * training_.grad_reduce_bytes, 1.0));
+      const double share0 = chunk_share[k0];
+      sync.exposed += dp_exposed(d.reduce * share0, bwd_pass[k0].time,
+                                 std::min(1.0, bucket_share / share0), training_.overlap_grad_reduce);
+      double gather_exposed = d.gather > 0 ? d.gather * std::min(1.0, bucket_share) : 0.0;
+      if (!training_.overlap_param_gather) gather_exposed = d.gather;
+      else {
+        double done = 0;
+        for (int64_t c = 0; c < vpp; ++c) {
+          const size_t k = k0 + static_cast<size_t>(c);
+          done += d.gather * chunk_share[k];
+          const double need = lead + static_cast<double>(c * pp) * (fwd_pass[k].time + p2p_one) +
+                              fwd_pass[k].time;
+          gather_exposed = std::max(gather_exposed, done - need);
+        }
+      }
+      sync.exposed += gather_exposed;
     }
-    s.dp_per_mb = sync.mb_exposed;
-    dp_total = std::max(dp_total, sync.step_total + m * sync.mb_total);
-    dp_exposed_max = std::max(dp_exposed_max, sync.step_exposed);
+    // ZeRO-2/3's per-micro-batch traffic that outlasts the passes, spread over its chunks.
+    for (int64_t c = 0; c < vpp; ++c) {
+      const size_t k = k0 + static_cast<size_t>(c);
+      pipe.fwd[k] = fwd_pass[k].time;
+      pipe.bwd[k] = bwd_pass[k].time + sync.mb_exposed / static_cast<double>(vpp);
+    }
 
     // Adam over the local optimizer shard: read master, m, v, grad (16 B), write master,
     // m, v (12 B) and the 16-bit weights (2 B), plus one read of the grads for the norm.
@@ -134,26 +232,48 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
                              : st.params;
     optimizer_max =
         std::max(optimizer_max, compute_.memory_time(shard * (16.0 + 12.0 + 2.0 + 4.0)));
-
-    const double t = s.total();
-    t_sum += t;
-    if (t > t_max) {
-      t_max = t;
-      c = s;
-    }
+    lead += fwd_pass[k0].time + p2p_one;
   }
-  const double pipeline = m * t_max + (t_sum - t_max) / par.vpp;
-  const double step = pipeline + dp_exposed_max + optimizer_max;
 
+  // The schedule's critical path (pipeline_timing.hpp); then the step-level DP traffic
+  // not hidden behind the last backward / the next forward, and the optimizer.
+  // Each stage ends with its last pass, its DP traffic left (the gradient reduction that
+  // outlasts its last backward) and its optimizer step; the step ends with the last stage
+  // to do so (the first stage's last backward ends the pipeline's drain).
+  const PipelineTimes pt = pipeline_timing(pipe, uniform);
+  double dp_total = 0, step = pt.makespan;
+  for (size_t j = 0; j < dp.size(); ++j) {
+    const StageDp& d = dp[j];
+    dp_total = std::max(dp_total, d.total + m * d.mb_total);
+    step = std::max(step, pt.end[j] + d.exposed + optimizer_max);
+  }
   fill_rates(w, step, r);
-  r.compute_time_s = m * c.compute;
-  r.host_bound_time_s = m * c.host;
-  r.tp_comm_time_s = m * c.comm;
-  r.pp_comm_time_s = m * c.p2p;
+
+  // Breakdown of the bottleneck stage, the one with the most work in the step
+  // (docs/model.md "Breakdown"): its compute, exposed TP/CP comm, sends, exposed DP,
+  // host waits and optimizer; the bubble is the rest of the step.
+  size_t b = 0;
+  for (size_t j = 1; j < pt.busy.size(); ++j)
+    if (pt.busy[j] > pt.busy[b]) b = j;
+  double compute = 0, comm = 0, host = 0, sends = 0;
+  for (int64_t c = 0; c < vpp; ++c) {
+    const size_t k = b * static_cast<size_t>(vpp) + static_cast<size_t>(c);
+    compute += fwd_pass[k].compute + bwd_pass[k].compute;
+    comm += fwd_pass[k].comm + bwd_pass[k].comm;
+    host += fwd_pass[k].host + bwd_pass[k].host;
+    const bool last = b + 1 == static_cast<size_t>(pp) && c == vpp - 1, first = b == 0 && c == 0;
+    sends += (last ? 0.0 : p2p_one) + (first ? 0.0 : p2p_one);
+  }
+  const StageDp& db = dp[b];
+  r.compute_time_s = m * compute;
+  r.tp_comm_time_s = m * comm;
+  r.host_bound_time_s = m * host;
+  r.pp_comm_time_s = m * sends;
   r.dp_comm_time_s = dp_total;
-  r.dp_exposed_time_s = dp_exposed_max + m * c.dp_per_mb;
-  r.bubble_time_s = pipeline - m * t_max;
+  r.dp_exposed_time_s = db.exposed + m * db.mb_exposed;
   r.optimizer_time_s = optimizer_max;
+  r.bubble_time_s = std::max(0.0, step - r.compute_time_s - r.tp_comm_time_s - r.host_bound_time_s -
+                                       r.pp_comm_time_s - r.dp_exposed_time_s - r.optimizer_time_s);
   derive_comm_totals(r);
 }
 

@@ -42,15 +42,23 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
     if (report) *report = DesReport{};
     return;
   }
-  const des::InstanceTimes& c = res.instances[static_cast<size_t>(res.critical)];
+  // Breakdown of the bottleneck instance, the one with the most work in the step (the
+  // analytical model's definition, docs/model.md "Breakdown"): the bubble is the rest.
+  auto busy = [](const des::InstanceTimes& x) {
+    return x.compute + x.tp_comm + x.pp_comm + x.host + x.dp_exposed + x.optimizer;
+  };
+  size_t b = 0;
+  for (size_t i = 1; i < res.instances.size(); ++i)
+    if (busy(res.instances[i]) > busy(res.instances[b])) b = i;
+  const des::InstanceTimes& c = res.instances[b];
   analytical_.fill_rates(w, res.step_time_s, r);
   r.compute_time_s = c.compute;
   r.tp_comm_time_s = c.tp_comm;
   r.pp_comm_time_s = c.pp_comm;
   r.dp_exposed_time_s = c.dp_exposed;
-  r.bubble_time_s = c.bubble;
   r.host_bound_time_s = c.host;
   r.optimizer_time_s = c.optimizer;
+  r.bubble_time_s = std::max(0.0, res.step_time_s - busy(c));
   r.dp_comm_time_s = 0;
   for (const des::InstanceTimes& x : res.instances)
     r.dp_comm_time_s = std::max(r.dp_comm_time_s, x.dp_busy);

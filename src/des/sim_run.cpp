@@ -274,7 +274,7 @@ void Simulator::Impl::resume(int32_t i) {
         const bool input = pr.dir == PassDir::Forward ? (s.stage > 0 || pr.chunk > 0)
                                                       : (s.stage < pp - 1 || pr.chunk < vpp - 1);
         SimTime ready = std::max(s.t, s.sends_done);
-        SimTime in_pp = s.had_sends ? overlap(s.t, ready, s.sends_start, s.sends_done) : 0;
+        const SimTime in_pp = s.had_sends ? overlap(s.t, ready, s.sends_start, s.sends_done) : 0;
         if (input) {
           const auto msg = static_cast<size_t>(message(pr));
           if (s.arrived[msg] == kNever) {
@@ -283,7 +283,8 @@ void Simulator::Impl::resume(int32_t i) {
             return;
           }
           ready = std::max(ready, s.arrived[msg]);
-          in_pp = std::max(in_pp, overlap(s.t, ready, s.xfer_start[msg], s.arrived[msg]));
+          // Waiting for data still in flight is the schedule's idle (bubble), as in the
+          // analytical model: the stage's pipeline time is its own (blocking) sends.
         }
         s.pp += in_pp;
         s.bubble += ready - s.t - in_pp;

@@ -19,7 +19,7 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
 
 void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
   const HardwareSpec& hw = spec_.hardware[static_cast<size_t>(p.hardware)];
-  build_workload(spec_.model, spec_.training, spec_.network, p.par, w);
+  build_workload_layout(spec_.model, spec_.training, spec_.network, p.par, w);
   r = EvalResult{};
   r.num_microbatches = w.num_microbatches;
 
@@ -50,6 +50,7 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
     r.fit_hint_value = hint.value;
     return;
   }
+  build_workload_ops(spec_.model, spec_.training, w);
   if (f == Fidelity::Des)
     des_[static_cast<size_t>(p.hardware)]->evaluate(w, r);
   else

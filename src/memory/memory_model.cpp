@@ -92,11 +92,23 @@ LayerBytes layer_bytes(const ModelSpec& model, const TrainingSpec& training,
   return x;
 }
 
-}  // namespace
+// The activation bytes of a dense and of an MoE layer under a layout (the same on every
+// stage: computed once per layout).
+struct LayoutBytes {
+  LayerBytes dense, moe;
+};
+
+LayoutBytes layout_bytes(const ModelSpec& model, const TrainingSpec& training,
+                         const ParallelConfig& par) {
+  LayoutBytes b;
+  b.dense = layer_bytes(model, training, par, false);
+  if (model.moe.enabled()) b.moe = layer_bytes(model, training, par, true);
+  return b;
+}
 
 MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& training,
-                             const Workload& w, size_t stage, const ParallelConfig* layout) {
-  const ParallelConfig& par = layout ? *layout : w.par;
+                             const Workload& w, size_t stage, const ParallelConfig& par,
+                             const LayoutBytes& bytes) {
   const StageInfo& st = w.stages[stage];
   const double s = static_cast<double>(training.seq_length) / par.cp;
   const double sbh = s * par.mbs * static_cast<double>(model.hidden_size);
@@ -138,8 +150,8 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   const double chunks = static_cast<double>(chunks_alive);
   const double dense_layers = static_cast<double>(st.num_layers - st.num_moe_layers);
   const double moe_layers = static_cast<double>(st.num_moe_layers);
-  const LayerBytes Ld = layer_bytes(model, training, par, false);
-  const LayerBytes Lm = st.num_moe_layers ? layer_bytes(model, training, par, true) : LayerBytes{};
+  const LayerBytes& Ld = bytes.dense;
+  const LayerBytes& Lm = bytes.moe;
   const double layers = static_cast<double>(std::max<int64_t>(1, st.num_layers));
   const double per_layer_keep = (dense_layers * Ld.keep + moe_layers * Lm.keep) / layers;
   const double per_layer_input = (dense_layers * Ld.input + moe_layers * Lm.input) / layers;
@@ -183,11 +195,29 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   return m;
 }
 
+}  // namespace
+
+MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& training,
+                             const Workload& w, size_t stage, const ParallelConfig* layout) {
+  const ParallelConfig& par = layout ? *layout : w.par;
+  return stage_memory(model, training, w, stage, par, layout_bytes(model, training, par));
+}
+
 MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
                                 const Workload& w, const ParallelConfig* layout) {
+  const ParallelConfig& par = layout ? *layout : w.par;
+  const LayoutBytes bytes = layout_bytes(model, training, par);
   MemoryBreakdown best;
   for (size_t i = 0; i < w.stages.size(); ++i) {
-    MemoryBreakdown m = stage_memory(model, training, w, i, layout);
+    // A stage like the one before it (same layers, no extras) holds no more chunks: its
+    // peak cannot be larger (chunks_in_flight falls with the stage index).
+    if (i > 0) {
+      const StageInfo &a = w.stages[i - 1], &b = w.stages[i];
+      if (a.num_layers == b.num_layers && a.num_moe_layers == b.num_moe_layers && !a.has_embedding &&
+          !a.has_lm_head && !b.has_embedding && !b.has_lm_head)
+        continue;
+    }
+    MemoryBreakdown m = stage_memory(model, training, w, i, par, bytes);
     if (i == 0 || m.peak_bytes > best.peak_bytes) best = m;
   }
   return best;

@@ -44,12 +44,12 @@ int64_t chunks_in_flight(int64_t stage, int64_t pp, int64_t vpp, int64_t m) {
 
 void build_workload(const ModelSpec& model, const TrainingSpec& training,
                     const NetworkSpec& network, const ParallelConfig& par, Workload& w) {
-  w.par = par;
-  w.global_batch_size = training.global_batch_size;
-  w.seq_length = training.seq_length;
-  w.num_microbatches = par.num_microbatches(training.global_batch_size);
-  w.schedule = par.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+  build_workload_layout(model, training, network, par, w);
+  build_workload_ops(model, training, w);
+}
 
+void build_workload_ops(const ModelSpec& model, const TrainingSpec& training, Workload& w) {
+  const ParallelConfig& par = w.par;
   const detail::Dims D = detail::Dims::make(model, training, par);
   detail::build_dense_layer(D, par.recompute, w.layer);
   if (model.moe.enabled())
@@ -58,6 +58,16 @@ void build_workload(const ModelSpec& model, const TrainingSpec& training,
     w.moe_layer = OpTemplate{};
   detail::build_embedding(D, w.embedding);
   detail::build_lm_head(D, w.lm_head);
+}
+
+void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
+                           const NetworkSpec& network, const ParallelConfig& par, Workload& w) {
+  w.par = par;
+  w.global_batch_size = training.global_batch_size;
+  w.seq_length = training.seq_length;
+  w.num_microbatches = par.num_microbatches(training.global_batch_size);
+  w.schedule = par.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+  const detail::Dims D = detail::Dims::make(model, training, par);
 
   w.p2p = Op{};
   w.p2p.name = "pp_send_recv";

@@ -29,14 +29,22 @@ struct DpTraffic {
 /// `grad_bytes`: bytes per reduced gradient element; `param_bytes`: per gathered weight.
 DpTraffic dp_traffic(double params, int zero_stage, double grad_bytes, double param_bytes);
 
-/// Seconds of that traffic on group `g`: in total, and exposed when overlapped with the
-/// forward (`fwd_s`) and backward (`bwd_s`) of one micro-batch. Overlapped communication
-/// leaves at least its last bucket (fraction `last_bucket`) exposed.
+/// Seconds of that traffic on group `g`, in buckets of `bucket_bytes` of gradients
+/// (ceil(grad bytes / bucket) collectives of each kind, each paying its start-up; Li et al.
+/// 2020, PyTorch DDP; Megatron-Core param_and_grad_buffer), and the per-micro-batch part
+/// exposed when overlapped with the forward (`fwd_s`) and backward (`bwd_s`) of one
+/// micro-batch (ZeRO 2/3). Overlapped communication leaves at least its last bucket
+/// exposed.
 struct DpTime {
-  double step_total = 0, step_exposed = 0;  ///< per step
-  double mb_total = 0, mb_exposed = 0;      ///< per micro-batch
+  double reduce = 0, gather = 0;        ///< per step: gradient reduction, weight gather
+  double mb_total = 0, mb_exposed = 0;  ///< per micro-batch
+  double step_total() const { return reduce + gather; }
 };
 DpTime dp_time(const DpTraffic& t, const GroupShape& g, const CollectiveCost& cost, double fwd_s,
-               double bwd_s, double last_bucket, bool overlap_grad, bool overlap_param);
+               double bwd_s, double bucket_bytes, bool overlap_grad, bool overlap_param);
+
+/// Of `comm` seconds overlapped with `window` seconds, what is exposed: all of it without
+/// overlap, else what outlasts the window but at least the last bucket (`last_share`).
+double dp_exposed(double comm, double window, double last_share, bool overlap);
 
 }  // namespace rapid

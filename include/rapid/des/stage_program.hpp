@@ -14,27 +14,14 @@
 
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/training_spec.hpp"
+#include "rapid/workload/schedule.hpp"
 #include "rapid/workload/workload.hpp"
 
 namespace rapid::des {
 
-enum class PassDir : uint8_t { Forward, Backward };
-
-/// One pass of one micro-batch through one model chunk of the stage.
-struct PassRef {
-  PassDir dir = PassDir::Forward;
-  int32_t chunk = 0;
-  int32_t mb = 0;
-};
-
-/// Megatron-LM's order of passes on `stage` of `pp` with `vpp` model chunks and `m`
-/// micro-batches (schedules.py): warm-up forwards, then one forward one backward, then
-/// the remaining backwards. vpp == 1: warm-up min(pp - stage - 1, m); vpp > 1: warm-up
-/// min((pp - stage - 1) * 2 + (vpp - 1) * pp, m * vpp), the k-th forward running chunk
-/// (k mod (pp vpp)) / pp of micro-batch (k / (pp vpp)) pp + k mod pp, backwards the chunks
-/// in reverse. Replaces `out`.
-void pipeline_schedule(int64_t pp, int64_t vpp, int64_t m, int64_t stage,
-                       std::vector<PassRef>& out);
+using rapid::PassDir;
+using rapid::PassRef;
+using rapid::pipeline_schedule;
 
 /// The templates a pass runs: a dense or MoE layer, or a stage extra; forward or backward
 /// (the backward template is the layer's recompute followed by its backward; the *Plain

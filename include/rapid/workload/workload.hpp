@@ -89,6 +89,13 @@ struct Workload {
 void build_workload(const ModelSpec& model, const TrainingSpec& training,
                     const NetworkSpec& network, const ParallelConfig& par, Workload& out);
 
+/// The two halves of build_workload: the layout (schedule, groups, parameters, stages:
+/// all the memory model reads) and the op templates (what the evaluators time). An
+/// out-of-memory point needs only the first.
+void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
+                           const NetworkSpec& network, const ParallelConfig& par, Workload& out);
+void build_workload_ops(const ModelSpec& model, const TrainingSpec& training, Workload& out);
+
 /// Model chunks alive on stage `stage` at the peak of the 1F1B (vpp == 1) or interleaved
 /// schedule with `m` micro-batches (Megatron-LM schedules.py warm-up counts).
 int64_t chunks_in_flight(int64_t stage, int64_t pp, int64_t vpp, int64_t m);

@@ -1,0 +1,135 @@
+#include "rapid/analytical/pipeline_timing.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "rapid/common/error.hpp"
+#include "rapid/workload/schedule.hpp"
+
+namespace rapid {
+
+PipelineTimes simulate_pipeline(const PipelineInput& in) {
+  const int64_t pp = in.pp, vpp = in.vpp, m = in.m, P = pp * vpp;
+  constexpr double kNone = -1.0;
+  // arrival[(dir * P + q) * m + mb]: when the input of pass (dir, virtual stage q, mb) is
+  // on its device (forward q = chunk * pp + device).
+  std::vector<double> arrival(static_cast<size_t>(2 * P * m), kNone);
+  std::vector<std::vector<PassRef>> order(static_cast<size_t>(pp));
+  for (int64_t j = 0; j < pp; ++j) pipeline_schedule(pp, vpp, m, j, order[static_cast<size_t>(j)]);
+  std::vector<size_t> next(static_cast<size_t>(pp), 0);
+  std::vector<double> clock(static_cast<size_t>(pp), 0.0);
+  PipelineTimes out;
+  out.busy.assign(static_cast<size_t>(pp), 0.0);
+  out.end.assign(static_cast<size_t>(pp), 0.0);
+  auto slot = [&](int dir, int64_t q, int64_t mb) {
+    return static_cast<size_t>((dir * P + q) * m + mb);
+  };
+  size_t left = 0;
+  for (const auto& o : order) left += o.size();
+  while (left > 0) {
+    bool progress = false;
+    for (int64_t j = 0; j < pp; ++j) {
+      auto& o = order[static_cast<size_t>(j)];
+      size_t& k = next[static_cast<size_t>(j)];
+      while (k < o.size()) {
+        const PassRef& p = o[k];
+        const bool fwd = p.dir == PassDir::Forward;
+        const int64_t q = p.chunk * pp + j;
+        double ready = clock[static_cast<size_t>(j)];
+        const bool has_input = fwd ? q > 0 : true;
+        if (has_input) {
+          // Backward of the last virtual stage starts from its own forward's output.
+          const double a = fwd ? arrival[slot(0, q, p.mb)]
+                               : (q == P - 1 ? arrival[slot(1, q, p.mb)] : arrival[slot(1, q, p.mb)]);
+          if (a < 0) break;
+          ready = std::max(ready, a);
+        }
+        const double d = fwd ? in.f(j, p.chunk) : in.b(j, p.chunk);
+        const double end = ready + d;
+        double free_at = end;
+        if (fwd) {
+          if (q + 1 < P) {
+            free_at = end + in.p2p_s;
+            arrival[slot(0, q + 1, p.mb)] = free_at;
+          } else {
+            arrival[slot(1, q, p.mb)] = end;  // the loss: backward starts on this device
+          }
+        } else if (q > 0) {
+          free_at = end + in.p2p_s;
+          arrival[slot(1, q - 1, p.mb)] = free_at;
+        }
+        out.busy[static_cast<size_t>(j)] += free_at - ready;
+        out.end[static_cast<size_t>(j)] = end;
+        clock[static_cast<size_t>(j)] = free_at;
+        out.makespan = std::max(out.makespan, end);
+        ++k;
+        --left;
+        progress = true;
+      }
+    }
+    RAPID_ASSERT(progress, "pipeline schedule without a deadlock");
+  }
+  return out;
+}
+
+}  // namespace rapid
+
+namespace rapid {
+
+namespace {
+
+// A device's busy time over the step: every pass and the sends it waits for (no send
+// after the last virtual stage's forward or the first one's backward).
+double device_busy(const PipelineInput& in, int64_t j) {
+  const int64_t pp = in.pp, vpp = in.vpp;
+  double busy = 0;
+  for (int64_t c = 0; c < vpp; ++c) {
+    const bool last = j == pp - 1 && c == vpp - 1, first = j == 0 && c == 0;
+    busy += in.f(j, c) + (last ? 0.0 : in.p2p_s) + in.b(j, c) + (first ? 0.0 : in.p2p_s);
+  }
+  return busy * static_cast<double>(in.m);
+}
+
+}  // namespace
+
+PipelineTimes pipeline_timing(const PipelineInput& in, bool uniform_chunks) {
+  if (in.vpp > 1 && !uniform_chunks) return simulate_pipeline(in);
+  const int64_t pp = in.pp, vpp = in.vpp, m = in.m;
+  const double d = in.p2p_s;
+  PipelineTimes out;
+  out.busy.assign(static_cast<size_t>(pp), 0.0);
+  out.end.assign(static_cast<size_t>(pp), 0.0);
+  // Before device j's first pass: the first micro-batch's forward through the devices
+  // before it (chunk 0); after its last: the last backward's drain through them.
+  double S = 0, E = 0;
+  for (int64_t j = 0; j < pp; ++j) {
+    const double busy = device_busy(in, j);
+    out.busy[static_cast<size_t>(j)] = busy;
+    // Idle between its first and last pass: the round trip R of a micro-batch through the
+    // devices after it. 1F1B: before its first backward it runs w = pp - j - 1 more
+    // forwards, so it waits max(0, R - w f); at the end it runs w backwards while the last
+    // micro-batch makes the round trip: max(0, R - w b). Interleaved (uniform chunks):
+    // the round trip through the later devices, one chunk unit each, exposed once (the
+    // warm-up keeps the device busy meanwhile in the other chunks; Narayanan et al. 2021,
+    // sec. 2.2.1: bubble (pp - 1) / vpp of a stage's work per micro-batch).
+    double R = 0;
+    for (int64_t i = j + 1; i < pp; ++i)
+      for (int64_t c = 0; c < vpp; ++c) R += (in.f(i, c) + in.b(i, c) + 2.0 * d) / static_cast<double>(vpp);
+    double idle = R;
+    if (vpp == 1) {
+      const double w = static_cast<double>(std::min<int64_t>(pp - j - 1, m));
+      const double fj = in.f(j, 0) + (j == pp - 1 ? 0.0 : d), bj = in.b(j, 0) + (j == 0 ? 0.0 : d);
+      idle = std::max(0.0, R - w * fj) + std::max(0.0, R - w * bj);
+    }
+    out.end[static_cast<size_t>(j)] = E;  // drain after its last pass (below)
+    out.makespan = std::max(out.makespan, S + busy + idle + E);
+    S += in.f(j, 0) + d;
+    E += in.b(j, 0) + d;
+  }
+  // The last backward (chunk 0) drains through devices j-1 .. 0: device j ends that much
+  // before the step's last pass.
+  for (double& e : out.end) e = out.makespan - e;
+  return out;
+}
+
+}  // namespace rapid
