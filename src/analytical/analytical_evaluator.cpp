@@ -15,6 +15,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const TrainingS
       training_(training),
       hw_(stack_hardware(hw, training)),
       compute_(hw_, training.dtype, attention_kernel(hw, training)),
+      interference_(hw_, net, training, attention_kernel(hw, training)),
       collective_(hw_, net),
       model_flops_per_token_(model_flops_per_token(model, training.seq_length)),
       step_efficiency_(hw_.step_efficiency * training.compute_efficiency) {}
@@ -25,19 +26,32 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
   const size_t n = ops.size();
   t.ops = static_cast<double>(n);
   auto compute_time = [&](const Op& op) { return compute_.time(op) / step_efficiency_; };
+  const ComputeCost& dp_cost =
+      interference_.cost(InterferenceModel::dp_profile(w.group(CommGroup::DPCP)));
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     if (op.kind != OpKind::Collective && op.kind != OpKind::P2P) {
       t.compute += compute_time(op);
+      t.dp_contended += dp_cost.time(op) / step_efficiency_;
       continue;
     }
     double comm = collective_.time(op.collective, op.bytes, w.group(op.group));
     // Communication pipelined with a neighbouring kernel (TP overlap: Megatron-Core
     // --tp-comm-overlap with Transformer Engine userbuffers; CP ring attention) is exposed
-    // only for the part that outlasts that kernel.
+    // only for the part that outlasts that kernel, which itself runs slower beside it: the
+    // overlap kernel's SMs and HBM traffic (interference.hpp); the collective slows when
+    // the two ask more of HBM than it has.
     const size_t j = i + static_cast<size_t>(op.overlap);
-    if (op.overlap != 0 && j < n && ops[j].kind != OpKind::Collective && ops[j].kind != OpKind::P2P)
-      comm = std::max(0.0, comm - compute_time(ops[j]));
+    if (op.overlap != 0 && j < n && ops[j].kind != OpKind::Collective &&
+        ops[j].kind != OpKind::P2P) {
+      const InterferenceModel::Profile p = op.group == CommGroup::TP
+                                               ? InterferenceModel::tp_profile(op.collective)
+                                               : InterferenceModel::dp_profile(w.group(op.group));
+      const double alone = compute_time(ops[j]);
+      const double beside = interference_.cost(p).time(ops[j]) / step_efficiency_;
+      t.interference += beside - alone;
+      comm = std::max(0.0, comm * interference_.comm_slowdown(p, ops[j], beside) - beside);
+    }
     t.comm += comm;
   }
   return t;
@@ -60,23 +74,40 @@ namespace {
 
 // One pass of a chunk on one GPU: its time and what it is made of.
 struct ChunkPass {
-  double time = 0;     // GPU time: compute, exposed comm, host waits
-  double compute = 0, comm = 0, host = 0;
+  double time = 0;  // GPU time: compute, interference, exposed comm, host waits
+  double compute = 0, interference = 0, comm = 0, host = 0;
 };
 
 // A stage's data-parallel traffic: per step (total, exposed after its last pass or before
 // its first), per micro-batch (total, exposed beyond the passes).
 struct StageDp {
-  double total = 0, exposed = 0, mb_total = 0, mb_exposed = 0;
+  double total = 0, mb_total = 0, mb_exposed = 0;
+  // Per step: the gradient reduction left after the last backward (exposed) and what it
+  // slows the last backward by (interference); the weight gather's wait before the first
+  // forward and what it slows that forward by (both delay the pipeline's fill), or, without
+  // overlap, its whole time after the optimizer.
+  double reduce_exposed = 0, reduce_interference = 0;
+  double gather_exposed = 0, gather_interference = 0, gather_after = 0;
+  // Compute lost to the DP collectives beside each micro-batch's passes (ZeRO 2/3).
+  double mb_interference_f = 0, mb_interference_b = 0;
+  double exposed() const { return reduce_exposed + gather_exposed + gather_after; }
+  double interference() const { return reduce_interference + gather_interference; }
 };
+
+// Extra compute time when `overlap` seconds of a collective run beside compute that takes
+// `contended / alone` times as long there: the compute progresses at alone / contended.
+double overlap_cost(double overlap, double alone, double contended) {
+  if (overlap <= 0 || alone <= 0 || contended <= alone) return 0.0;
+  return overlap * (1.0 - alone / contended);
+}
 
 // A chunk's layers by kind, and how many of each replay their forward in backward.
 struct ChunkLayers {
   int64_t dense = 0, moe = 0, dense_rc = 0, moe_rc = 0;
 };
 
-ChunkLayers chunk_layers_of(const ModelSpec& model, const ParallelConfig& par,
-                            const StageInfo& st, int64_t chunk) {
+ChunkLayers chunk_layers_of(const ModelSpec& model, const ParallelConfig& par, const StageInfo& st,
+                            int64_t chunk) {
   ChunkLayers c;
   int64_t first = st.first_layer;
   for (int64_t k = 0; k < chunk; ++k) first += chunk_layers(st.num_layers, par.vpp, k);
@@ -108,13 +139,15 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   const PassTime ef = pass_time(w.embedding.forward, w), eb = pass_time(w.embedding.backward, w);
   const PassTime hf = pass_time(w.lm_head.forward, w), hb = pass_time(w.lm_head.backward, w);
   const double p2p_one =
-      pp > 1 ? collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP)) : 0.0;
+      pp > 1 ? collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP))
+             : 0.0;
   const double host_op = training_.host_overhead_per_op_s;
   // The host issues ops one by one (Python + launch); when a pass's GPU work is shorter
   // than its issue time, the GPU waits (launch-bound small micro-batches).
   auto pass = [&](const PassTime& t) {
     ChunkPass c;
     c.compute = t.compute;
+    c.interference = t.interference;
     c.comm = t.comm;
     c.time = std::max(t.total(), t.ops * host_op);
     c.host = c.time - t.total();
@@ -184,44 +217,69 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
     const size_t k0 = static_cast<size_t>(j * vpp);
     for (const auto& [params, group] : groups) {
       if (params <= 0) continue;
-      const DpTraffic traffic =
-          dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, 2.0);
-      const DpTime d = dp_time(traffic, w.group(static_cast<CommGroup>(group)), collective_, sf,
-                               sb, training_.grad_bucket_bytes, training_.overlap_grad_reduce,
+      DpTraffic traffic = dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, 2.0);
+      // ZeRO-3 units, as the DES's owners (stage_program.cpp): each layer's dense weights,
+      // the embedding and the head; the MoE layers' experts.
+      traffic.units = static_cast<double>(group == static_cast<double>(CommGroup::EDP)
+                                              ? st.num_moe_layers
+                                              : st.num_layers + (st.has_embedding ? 1 : 0) +
+                                                    (st.has_lm_head ? 1 : 0));
+      const DpTime d = dp_time(traffic, w.group(static_cast<CommGroup>(group)), collective_, sf, sb,
+                               training_.grad_bucket_bytes, training_.overlap_grad_reduce,
                                training_.overlap_param_gather);
       sync.total += d.step_total();
       sync.mb_total += d.mb_total;
-      sync.mb_exposed += d.mb_exposed;
+      // Overlapped DP traffic takes SMs and bandwidth from the passes it runs beside.
+      const bool og = training_.overlap_grad_reduce, op = training_.overlap_param_gather;
+      const double mb_beside_b = (par.zero_stage >= 3 && op ? d.mb_gather : 0.0) +
+                                 (par.zero_stage >= 2 && og ? d.mb_reduce : 0.0);
+      const double ext_f =
+          par.zero_stage >= 3 && op
+              ? overlap_cost(std::min(d.mb_gather, sf), stage_f.compute, stage_f.dp_contended)
+              : 0.0;
+      const double ext_b =
+          overlap_cost(std::min(mb_beside_b, sb), stage_b.compute, stage_b.dp_contended);
+      sync.mb_interference_f += ext_f;
+      sync.mb_interference_b += ext_b;
+      // The passes run longer beside the traffic: the traffic has that much more to hide in.
+      sync.mb_exposed += d.mb_exposed_extended(ext_f, ext_b);
       // Step-level traffic, chunk by chunk (the DES's buckets, stage_program.cpp): the
       // reduction of the gradients left after the stage's last backward, chunk 0's (its last
       // backward ends the stage; the other chunks reduce during the cool-down behind it);
       // the weight gather posted at the step's start, chunk c needed at its first forward,
       // after the warm-up's c x pp forwards of the earlier chunks and the fill ahead.
-      const double bucket_share =
-          std::min(1.0, training_.grad_bucket_bytes /
-                            std::max(params * training_.grad_reduce_bytes, 1.0));
+      const double bucket_share = std::min(
+          1.0, training_.grad_bucket_bytes / std::max(params * training_.grad_reduce_bytes, 1.0));
       const double share0 = chunk_share[k0];
-      sync.exposed += dp_exposed(d.reduce * share0, bwd_pass[k0].time,
-                                 std::min(1.0, bucket_share / share0), training_.overlap_grad_reduce);
-      double gather_exposed = d.gather > 0 ? d.gather * std::min(1.0, bucket_share) : 0.0;
-      if (!training_.overlap_param_gather) gather_exposed = d.gather;
-      else {
+      sync.reduce_exposed += dp_exposed(d.reduce * share0, bwd_pass[k0].time,
+                                        std::min(1.0, bucket_share / share0), og);
+      const double c0 = static_cast<double>(vpp);  // chunk 0's share of the stage's compute
+      if (og)
+        sync.reduce_interference += overlap_cost(std::min(d.reduce * share0, bwd_pass[k0].time),
+                                                 stage_b.compute / c0, stage_b.dp_contended / c0);
+      if (!op) {
+        sync.gather_after += d.gather;
+      } else if (d.gather > 0) {
+        double wait = d.gather * std::min(1.0, bucket_share);
         double done = 0;
         for (int64_t c = 0; c < vpp; ++c) {
           const size_t k = k0 + static_cast<size_t>(c);
           done += d.gather * chunk_share[k];
-          const double need = lead + static_cast<double>(c * pp) * (fwd_pass[k].time + p2p_one) +
-                              fwd_pass[k].time;
-          gather_exposed = std::max(gather_exposed, done - need);
+          const double need =
+              lead + static_cast<double>(c * pp) * (fwd_pass[k].time + p2p_one) + fwd_pass[k].time;
+          wait = std::max(wait, done - need);
         }
+        sync.gather_exposed += wait;
+        sync.gather_interference += overlap_cost(std::min(d.gather, fwd_pass[k0].time),
+                                                 stage_f.compute / c0, stage_f.dp_contended / c0);
       }
-      sync.exposed += gather_exposed;
     }
     // ZeRO-2/3's per-micro-batch traffic that outlasts the passes, spread over its chunks.
     for (int64_t c = 0; c < vpp; ++c) {
       const size_t k = k0 + static_cast<size_t>(c);
-      pipe.fwd[k] = fwd_pass[k].time;
-      pipe.bwd[k] = bwd_pass[k].time + sync.mb_exposed / static_cast<double>(vpp);
+      pipe.fwd[k] = fwd_pass[k].time + sync.mb_interference_f / static_cast<double>(vpp);
+      pipe.bwd[k] =
+          bwd_pass[k].time + (sync.mb_exposed + sync.mb_interference_b) / static_cast<double>(vpp);
     }
 
     // Adam over the local optimizer shard: read master, m, v, grad (16 B), write master,
@@ -241,11 +299,19 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   // outlasts its last backward) and its optimizer step; the step ends with the last stage
   // to do so (the first stage's last backward ends the pipeline's drain).
   const PipelineTimes pt = pipeline_timing(pipe, uniform);
-  double dp_total = 0, step = pt.makespan;
-  for (size_t j = 0; j < dp.size(); ++j) {
+  // The first micro-batch's forward runs through every stage (the fill) and the last one's
+  // backward back through every stage (the drain): what the step's DP traffic adds to those
+  // passes (gather waits and slowdown before the first forwards, reduction slowdown of the
+  // last backwards) delays everything after it.
+  double fill = 0;
+  for (const StageDp& d : dp) fill += d.gather_exposed + d.gather_interference;
+  double dp_total = 0, step = 0, drain = 0;
+  for (size_t j = dp.size(); j-- > 0;) {
     const StageDp& d = dp[j];
     dp_total = std::max(dp_total, d.total + m * d.mb_total);
-    step = std::max(step, pt.end[j] + d.exposed + optimizer_max);
+    drain += d.reduce_interference;  // the drain reaches stage j after the stages behind it
+    step = std::max(step,
+                    pt.end[j] + fill + drain + d.reduce_exposed + d.gather_after + optimizer_max);
   }
   fill_rates(w, step, r);
 
@@ -255,10 +321,11 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   size_t b = 0;
   for (size_t j = 1; j < pt.busy.size(); ++j)
     if (pt.busy[j] > pt.busy[b]) b = j;
-  double compute = 0, comm = 0, host = 0, sends = 0;
+  double compute = 0, interference = 0, comm = 0, host = 0, sends = 0;
   for (int64_t c = 0; c < vpp; ++c) {
     const size_t k = b * static_cast<size_t>(vpp) + static_cast<size_t>(c);
     compute += fwd_pass[k].compute + bwd_pass[k].compute;
+    interference += fwd_pass[k].interference + bwd_pass[k].interference;
     comm += fwd_pass[k].comm + bwd_pass[k].comm;
     host += fwd_pass[k].host + bwd_pass[k].host;
     const bool last = b + 1 == static_cast<size_t>(pp) && c == vpp - 1, first = b == 0 && c == 0;
@@ -266,14 +333,17 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   }
   const StageDp& db = dp[b];
   r.compute_time_s = m * compute;
+  r.interference_time_s =
+      m * (interference + db.mb_interference_f + db.mb_interference_b) + db.interference();
   r.tp_comm_time_s = m * comm;
   r.host_bound_time_s = m * host;
   r.pp_comm_time_s = m * sends;
   r.dp_comm_time_s = dp_total;
-  r.dp_exposed_time_s = db.exposed + m * db.mb_exposed;
+  r.dp_exposed_time_s = db.exposed() + m * db.mb_exposed;
   r.optimizer_time_s = optimizer_max;
-  r.bubble_time_s = std::max(0.0, step - r.compute_time_s - r.tp_comm_time_s - r.host_bound_time_s -
-                                       r.pp_comm_time_s - r.dp_exposed_time_s - r.optimizer_time_s);
+  r.bubble_time_s = std::max(0.0, step - r.compute_time_s - r.interference_time_s -
+                                      r.tp_comm_time_s - r.host_bound_time_s - r.pp_comm_time_s -
+                                      r.dp_exposed_time_s - r.optimizer_time_s);
   derive_comm_totals(r);
 }
 

@@ -31,6 +31,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   in.compute = &analytical_.compute_cost();
   in.collective = &analytical_.collective_cost();
   in.step_efficiency = analytical_.step_efficiency();
+  in.interference = &analytical_.interference();
   des::SimOptions opt;
   opt.replicas = options_.replicas;
   opt.coalesce = options_.coalesce;
@@ -45,7 +46,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   // Breakdown of the bottleneck instance, the one with the most work in the step (the
   // analytical model's definition, docs/model.md "Breakdown"): the bubble is the rest.
   auto busy = [](const des::InstanceTimes& x) {
-    return x.compute + x.tp_comm + x.pp_comm + x.host + x.dp_exposed + x.optimizer;
+    return x.compute + x.interference + x.tp_comm + x.pp_comm + x.host + x.dp_exposed + x.optimizer;
   };
   size_t b = 0;
   for (size_t i = 1; i < res.instances.size(); ++i)
@@ -53,6 +54,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   const des::InstanceTimes& c = res.instances[b];
   analytical_.fill_rates(w, res.step_time_s, r);
   r.compute_time_s = c.compute;
+  r.interference_time_s = c.interference;
   r.tp_comm_time_s = c.tp_comm;
   r.pp_comm_time_s = c.pp_comm;
   r.dp_exposed_time_s = c.dp_exposed;

@@ -40,6 +40,7 @@ std::vector<int64_t> factor_grid(int64_t nodes, size_t rank) {
 bool Fabric::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus) {
   Params p;
   p.topology = net.topology;
+  p.routing = net.routing;
   p.gpus_per_node = std::max<int64_t>(net.gpus_per_node, 1);
   p.nics_per_node = std::max<int64_t>(net.nics_per_node, 1);
   p.nodes_per_leaf = std::max<int64_t>(net.nodes_per_leaf, 1);
@@ -168,9 +169,16 @@ void Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out) {
   if (!dims_.empty()) {
     route_torus(ns, nd, out);
   } else if (leaf_s != leaf_d) {
-    const auto spine = static_cast<int64_t>(
-        mix(static_cast<uint64_t>(src) * 0x100000001B3ull ^ static_cast<uint64_t>(dst)) %
-        static_cast<uint64_t>(spines_));
+    // D-mod-k: the spine is the destination's position under its leaf, modulo the spines.
+    const int64_t position = p_.topology == Topology::RailOptimized
+                                 ? (nic_d / p_.nics_per_node) % p_.nodes_per_leaf
+                                 : nic_d % (p_.nodes_per_leaf * p_.nics_per_node);
+    const auto spine =
+        p_.routing == Routing::DestinationModK
+            ? position % spines_
+            : static_cast<int64_t>(
+                  mix(static_cast<uint64_t>(src) * 0x100000001B3ull ^ static_cast<uint64_t>(dst)) %
+                  static_cast<uint64_t>(spines_));
     out.push_back(get(leaf_up_, static_cast<size_t>(leaf_s * spines_ + spine),
                       LinkKind::LeafToSpine, leaf_s, spine));
     out.push_back(get(spine_down_, static_cast<size_t>(leaf_d * spines_ + spine),

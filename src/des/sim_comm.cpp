@@ -87,8 +87,12 @@ void Simulator::Impl::on_op_done(int32_t id) {
     case CommRole::Dp: {
       DpStream& ds = streams[static_cast<size_t>(op.a)];
       ds.done[static_cast<size_t>(op.b)] = now;
-      DpLane& lane = ds.lanes[static_cast<size_t>(ds.lane[static_cast<size_t>(op.b)])];
+      const int32_t l = ds.lane[static_cast<size_t>(op.b)];
+      DpLane& lane = ds.lanes[static_cast<size_t>(l)];
       lane.busy = false;
+      ds.span_start.push_back(op.start);
+      ds.span_end.push_back(now);
+      ds.since[static_cast<size_t>(l)] = kNever;
       ++lane.next;
       ds.busy_ps += now - op.start;
       for (size_t i = 0; i < inst.size(); ++i)
@@ -194,6 +198,7 @@ void Simulator::Impl::try_start_dp(int32_t stage) {
     const int32_t k = lane.ops[static_cast<size_t>(lane.next)];
     if (ds.posts[static_cast<size_t>(k)] < ds.needed) continue;
     lane.busy = true;
+    ds.since[static_cast<size_t>(&lane - ds.lanes.data())] = now;
     start_op(CommRole::Dp, ds.desc[static_cast<size_t>(k)], stage, k, 0);
   }
 }

@@ -40,6 +40,8 @@ struct Entry {
   const Op* op = nullptr;
   int32_t comm = -1;  ///< folded collective (CommDesc), for the timeline and link stats
   int32_t comm2 = -1;
+  SimTime interference = 0;  ///< compute lost to a pipelined TP-overlap kernel beside it
+  SimTime dp_compute = 0;    ///< the compute's duration beside a DP collective
 };
 
 /// A block of entries (GPU time `duration`, of which `compute`; `slots` host issues; host
@@ -49,6 +51,7 @@ struct Item {
   bool block = true;
   int32_t begin = 0, count = 0;  ///< block: entries; unit: unit_comms
   SimTime duration = 0, compute = 0, slack = 0;
+  SimTime interference = 0, dp_compute = 0;  ///< as Entry, summed
   int32_t slots = 0;
   const Op* compute_op = nullptr;  ///< unit: the compute op it overlaps (if any)
   int64_t runs = 0;                ///< times executed (folded collectives' link stats)
@@ -86,8 +89,13 @@ struct Inst {
   int32_t p2p_desc[2] = {-1, -1};            ///< transfers to the next / previous stage
   int32_t p2p_wrap = -1;                     ///< stage pp-1 -> 0 (forward) or 0 -> pp-1 (backward)
   std::vector<SimTime> arrived, xfer_start;  ///< per message (dir, chunk, mb)
+  // The current pass: up to when its overlap with the DP stream is accounted, its compute
+  // alone and beside a DP collective (interference.hpp), its compute alone up to `checked`,
+  // the extension added there (compute of the interval after it).
+  SimTime checked = 0, pass_compute = 0, pass_dp = 0, checked_compute = 0, carry = 0;
   // Accounting (ps).
-  SimTime compute = 0, tp = 0, pp = 0, bubble = 0, host_wait = 0, dp_exposed = 0, opt = 0;
+  SimTime compute = 0, interf = 0, tp = 0, pp = 0, bubble = 0, host_wait = 0, dp_exposed = 0,
+          opt = 0;
   SimTime end = 0;
 };
 
@@ -107,6 +115,10 @@ struct DpStream {
   std::vector<int32_t> desc, posts, lane;
   std::vector<SimTime> done;
   SimTime busy_ps = 0;
+  std::vector<SimTime> span_start, span_end;     ///< finished ops, in finishing order
+  std::array<SimTime, 2> since{kNever, kNever};  ///< running op's start, per lane
+  /// Time within [a, b] (b <= now) during which some DP collective of the stream ran.
+  SimTime cover(SimTime a, SimTime b, SimTime now) const;
   std::vector<int32_t> waiters;  ///< instances waiting for an op (Inst::wait_arg)
   int32_t future_posts = 0;      ///< posts scheduled at a later time (kDpPost events)
   /// Nothing running, nothing posted (now or later): no DP op can start before this
@@ -183,6 +195,10 @@ struct Simulator::Impl {
   bool run_pass(Inst& s);  // false: the instance stopped (event scheduled or waiting)
   void run_block(Inst& s, Item& it, int64_t repeat);
   bool gate(Inst& s, int32_t dp_op, SimTime* exposed);
+  /// The interference extension added at s.t (ps), or kDeferred: a resume at s.t is
+  /// scheduled (the DP stream's overlap up to s.t is not known yet).
+  static constexpr SimTime kDeferred = -1;
+  SimTime dp_interference(Inst& s);
   void wake(int32_t i) {
     inst[static_cast<size_t>(i)].wait = Wait::None;
     resume(i);

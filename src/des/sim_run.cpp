@@ -31,6 +31,65 @@ void Simulator::Impl::schedule_resume(Inst& s, SimTime at) {
   queue.push(at, kResume, static_cast<int32_t>(&s - inst.data()));
 }
 
+SimTime DpStream::cover(SimTime a, SimTime b, SimTime now) const {
+  if (b <= a) return 0;
+  thread_local std::vector<std::pair<SimTime, SimTime>> spans;
+  spans.clear();
+  // Finished ops end in order: the ones ending after a are at the back.
+  for (size_t i = span_end.size(); i-- > 0 && span_end[i] > a;)
+    if (span_start[i] < b) spans.emplace_back(std::max(a, span_start[i]), std::min(b, span_end[i]));
+  for (SimTime s : since)
+    if (s != kNever && s < b) spans.emplace_back(std::max(a, s), std::min(b, now));
+  std::sort(spans.begin(), spans.end());
+  SimTime covered = 0, reach = a;
+  for (const auto& [x, y] : spans) {
+    if (y <= reach) continue;
+    covered += y - std::max(x, reach);
+    reach = y;
+  }
+  return covered;
+}
+
+// A DP collective running beside the pass took SMs and HBM from its compute
+// (interference.hpp): over the time the two overlapped, the compute progressed at
+// pass_compute / pass_dp of its speed, so the pass runs longer by that shortfall. Checked
+// per interval between owner boundaries (each a point where DP traffic is posted or
+// awaited), so the extension lands where the overlap was and the DP traffic behind it
+// keeps flowing; the extension itself is compute of the next interval.
+SimTime Simulator::Impl::dp_interference(Inst& s) {
+  if (s.t <= s.checked || s.pass_dp <= s.pass_compute) return 0;
+  const DpStream& ds = streams[static_cast<size_t>(s.stage)];
+  auto advance = [&](SimTime carry) {
+    s.checked = s.t;
+    s.checked_compute = s.pass_compute;
+    s.carry = carry;
+  };
+  // Nothing ran since the last check nor can start before this instance posts: no overlap.
+  if (ds.quiet() && (ds.span_end.empty() || ds.span_end.back() <= s.checked)) {
+    advance(0);
+    return 0;
+  }
+  if (s.t > now) {
+    schedule_resume(s, s.t);
+    return kDeferred;
+  }
+  const SimTime span = s.t - s.checked;
+  const SimTime work = s.pass_compute - s.checked_compute + s.carry;
+  // Of the interval, only its compute share suffers.
+  const double covered = static_cast<double>(ds.cover(s.checked, s.t, now)) *
+                         std::min(1.0, static_cast<double>(work) / static_cast<double>(span));
+  const auto ext = static_cast<SimTime>(
+      covered * (1.0 - static_cast<double>(s.pass_compute) / static_cast<double>(s.pass_dp)));
+  if (ext < 1000) {  // under a nanosecond
+    advance(0);
+    return 0;
+  }
+  advance(ext);
+  s.t += ext;
+  s.interf += ext;
+  return ext;
+}
+
 void Simulator::Impl::run_events() {
   for (size_t i = 0; i < inst.size(); ++i) resume(static_cast<int32_t>(i));
   while (!queue.empty()) {
@@ -94,7 +153,10 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
       s.t += k * it.duration;
       s.host += k * it.slots * host_op;
       s.compute += k * it.compute;
-      s.tp += k * (it.duration - it.compute);
+      s.interf += k * it.interference;
+      s.tp += k * (it.duration - it.compute - it.interference);
+      s.pass_compute += k * it.compute;
+      s.pass_dp += k * it.dp_compute;
       return;
     }
   }
@@ -125,7 +187,10 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
       }
       s.t += e.duration;
       s.compute += e.compute;
-      s.tp += e.duration - e.compute;
+      s.interf += e.interference;
+      s.tp += e.duration - e.compute - e.interference;
+      s.pass_compute += e.compute;
+      s.pass_dp += e.dp_compute;
     }
 }
 
@@ -153,12 +218,21 @@ bool Simulator::Impl::run_pass(Inst& s) {
         }
         s.sub = Sub::AtGate;
         break;
-      case Sub::AtGate:
+      case Sub::AtGate: {
+        if (dp_interference(s) == kDeferred) return false;
+        bool waited = false;
         for (; s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos;
              ++s.hook) {
           SimTime exposed = 0;
           if (!gate(s, sp.hooks[static_cast<size_t>(s.hook)].dp_op, &exposed)) return false;
           s.dp_exposed += exposed;
+          waited = waited || exposed > 0;
+        }
+        // Compute slowed while waiting on the DP traffic only shortens the wait.
+        if (waited) {
+          s.checked = s.t;
+          s.checked_compute = s.pass_compute;
+          s.carry = 0;
         }
         s.sub = s.pos == n ? Sub::PassEnd : Sub::InOwner;
         s.item = 0;
@@ -170,9 +244,15 @@ bool Simulator::Impl::run_pass(Inst& s) {
                         ? 1
                         : 0;
         break;
+      }
       case Sub::PassEnd:
         if (s.t > now) {
           schedule_resume(s, s.t);
+          return false;
+        }
+        // The last extension may overlap DP traffic again: account it until it vanishes.
+        if (const SimTime ext = dp_interference(s); ext != 0) {
+          if (ext != kDeferred) schedule_resume(s, s.t);
           return false;
         }
         send(id, pr);
@@ -236,12 +316,15 @@ bool Simulator::Impl::run_pass(Inst& s) {
         const Segment& g = sp.segments[static_cast<size_t>(s.seg)];
         const Compiled& c = s.compiled[static_cast<size_t>(s.version)][static_cast<size_t>(g.tmpl)];
         const Item& it = items[static_cast<size_t>(c.item_begin + s.item)];
-        const SimTime compute_end = s.post + it.compute;
+        const SimTime compute_end = s.post + it.compute + it.interference;
         const SimTime end = std::max(compute_end, s.unit_done);
         if (opt.timeline && it.compute_op)
           opt.timeline->add({id, Timeline::kCompute, it.compute_op->name, s.post, compute_end, 0, 0,
                              pr.mb, pr.dir == PassDir::Backward});
         s.compute += it.compute;
+        s.interf += it.interference;
+        s.pass_compute += it.compute;
+        s.pass_dp += it.dp_compute;
         s.tp += end - compute_end;
         s.t = end;
         ++s.item;
@@ -294,6 +377,8 @@ void Simulator::Impl::resume(int32_t i) {
         s.had_sends = false;
         s.sends_done = 0;
         s.phase = Phase::InPass;
+        s.checked = s.t;
+        s.pass_compute = s.pass_dp = s.checked_compute = s.carry = 0;
         s.sub = Sub::AtBoundary;
         s.pos = 0;
         s.item = 0;

@@ -176,16 +176,44 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
     thread_local std::vector<int32_t> with;
     with.clear();
     bool fold = true;
+    // A TP-overlap kernel beside the op takes SMs and HBM from it (interference.hpp, as the
+    // analytical pass_time): the op runs for `beside`, the collective `slow` times longer.
+    SimTime beside = dur;
+    double slow = 1.0;
     for (int32_t j = 0; j < n; ++j)
       if (partner[static_cast<size_t>(j)] == i) {
         with.push_back(desc_of[static_cast<size_t>(j)]);
         fold = fold && fold_ok(descs[static_cast<size_t>(desc_of[static_cast<size_t>(j)])]);
+        const Op& comm = *list[static_cast<size_t>(j)];
+        if (in.interference) {
+          const InterferenceModel::Profile p =
+              comm.group == CommGroup::TP ? InterferenceModel::tp_profile(comm.collective)
+                                          : InterferenceModel::dp_profile(w->group(comm.group));
+          const double t = in.interference->cost(p).time(op) / in.step_efficiency;
+          beside = std::max(beside, to_ps(t));
+          slow = std::max(slow, in.interference->comm_slowdown(p, op, t));
+        }
       }
+    const SimTime dp_dur =
+        in.interference
+            ? to_ps(in.interference->cost(InterferenceModel::dp_profile(w->group(CommGroup::DPCP)))
+                        .time(op) /
+                    in.step_efficiency)
+            : dur;
     if (fold) {
-      SimTime d = dur;
-      for (int32_t x : with) d = std::max(d, descs[static_cast<size_t>(x)].alone);
-      add_entry(Entry{d, dur, 1 + static_cast<int32_t>(with.size()), &op,
-                      with.empty() ? -1 : with[0], with.size() > 1 ? with[1] : -1});
+      SimTime d = beside;
+      for (int32_t x : with)
+        d = std::max(d, static_cast<SimTime>(
+                            static_cast<double>(descs[static_cast<size_t>(x)].alone) * slow));
+      Entry e{d,
+              dur,
+              1 + static_cast<int32_t>(with.size()),
+              &op,
+              with.empty() ? -1 : with[0],
+              with.size() > 1 ? with[1] : -1};
+      e.interference = beside - dur;
+      e.dp_compute = dp_dur;
+      add_entry(e);
     } else {
       Item it;
       it.block = false;
@@ -194,6 +222,8 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       it.slots = 1 + it.count;
       it.compute_op = &op;
       it.compute = dur;
+      it.interference = beside - dur;
+      it.dp_compute = dp_dur;
       unit_comms.insert(unit_comms.end(), with.begin(), with.end());
       items.push_back(it);
     }
@@ -213,6 +243,8 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       S = std::min(S, P - Q * host_op);
       P += en.duration;
       it.compute += en.compute;
+      it.interference += en.interference;
+      it.dp_compute += en.dp_compute;
     }
     it.duration = P;
     it.slots = Q;

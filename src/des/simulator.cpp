@@ -39,6 +39,7 @@ void Simulator::run(const Workload& w, const SimInputs& in, const SimOptions& op
     InstanceTimes t;
     t.end = to_seconds(x.end);
     t.compute = to_seconds(x.compute);
+    t.interference = to_seconds(x.interf);
     t.tp_comm = to_seconds(x.tp);
     t.pp_comm = to_seconds(x.pp);
     t.bubble = to_seconds(x.bubble);

@@ -94,8 +94,10 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
   f.grad_bucket_bytes = m.quantity_or("grad_bucket_size", Dimension::Size, f.grad_bucket_bytes);
   f.compute_efficiency = m.number_or("compute_efficiency", f.compute_efficiency, 0.05, 1.5);
   f.sp_keeps_gathered_inputs = m.boolean_or("sp_keeps_gathered_inputs", f.sp_keeps_gathered_inputs);
-  f.memory_reserve_bytes =
-      m.quantity_or("memory_reserve", Dimension::Size, f.memory_reserve_bytes);
+  f.tp_overlap_sms_gather = m.integer_or("tp_overlap_sms_gather", f.tp_overlap_sms_gather, 0, 1024);
+  f.tp_overlap_sms_scatter =
+      m.integer_or("tp_overlap_sms_scatter", f.tp_overlap_sms_scatter, 0, 1024);
+  f.memory_reserve_bytes = m.quantity_or("memory_reserve", Dimension::Size, f.memory_reserve_bytes);
   f.fragmentation = m.number_or("fragmentation", f.fragmentation, 0.0, 3.0);
   f.loss_bytes_per_logit = m.number_or("loss_bytes_per_logit", f.loss_bytes_per_logit, 1.0, 64.0);
   if (m.has("supports")) {

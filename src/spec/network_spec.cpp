@@ -25,6 +25,7 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
   n.name = m.string_or("name", file.find("<inline") == 0 ? "inline network" : file);
   n.topology = static_cast<Topology>(
       m.choice_or("topology", {"fat_tree", "rail_optimized", "torus2d", "torus3d"}, 0));
+  n.routing = static_cast<Routing>(m.choice_or("routing", {"ecmp", "dmodk"}, 0));
   n.gpus_per_node = m.integer_or("gpus_per_node", 8, 1, 4096);
   n.nvlink_bandwidth_Bps = m.quantity_or("nvlink_bandwidth", Dimension::Bandwidth, 0.0);
   // NVSwitch hop latency, sub-microsecond (NVIDIA NVSwitch whitepaper); 0.5us is a
@@ -51,6 +52,10 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
   n.network_step_latency_s =
       m.quantity_or("network_step_latency", Dimension::Time, n.network_step_latency_s);
   n.nvlink_ring_bubble = m.number_or("nvlink_ring_bubble", n.nvlink_ring_bubble, 0.0, 64.0);
+  n.nccl_channels_nvlink = m.integer_or("nccl_channels_nvlink", n.nccl_channels_nvlink, 1, 64);
+  n.nccl_channels_network = m.integer_or("nccl_channels_network", n.nccl_channels_network, 1, 64);
+  n.nccl_hbm_bytes_per_byte =
+      m.number_or("nccl_hbm_bytes_per_byte", n.nccl_hbm_bytes_per_byte, 0.0, 8.0);
   n.network_ring_bubble = m.number_or("network_ring_bubble", n.network_ring_bubble, 0.0, 64.0);
   // Torus grid and link bandwidth (DES only; docs/des.md "Topologies").
   n.torus_dims = m.integer_list_or("torus_dims", {}, 1);

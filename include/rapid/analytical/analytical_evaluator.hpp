@@ -16,6 +16,7 @@
 
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
+#include "rapid/cost/interference.hpp"
 #include "rapid/eval/evaluator.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/training_spec.hpp"
@@ -36,20 +37,29 @@ class AnalyticalEvaluator final : public Evaluator {
 
   /// Compute and communication seconds of one pass over `ops`, serialized on one GPU.
   struct PassTime {
-    double compute = 0;  ///< GPU compute seconds
-    double comm = 0;     ///< exposed communication seconds
-    double ops = 0;      ///< ops issued by the host (kernels and collectives)
-    double total() const { return compute + comm; }
+    double compute = 0;  ///< GPU compute seconds, every kernel at full speed
+    /// Compute lost to TP-overlap kernels beside their GEMMs (interference.hpp).
+    double interference = 0;
+    double comm = 0;  ///< exposed communication seconds
+    double ops = 0;   ///< ops issued by the host (kernels and collectives)
+    /// The compute ops' seconds while a DP collective runs beside them (its NCCL channels
+    /// and HBM traffic): the DP stream's interference is (dp_contended / compute - 1) of
+    /// the time it overlaps.
+    double dp_contended = 0;
+    double total() const { return compute + interference + comm; }
     PassTime& add(const PassTime& o, double times = 1.0) {
       compute += times * o.compute;
+      interference += times * o.interference;
       comm += times * o.comm;
       ops += times * o.ops;
+      dp_contended += times * o.dp_contended;
       return *this;
     }
   };
   PassTime pass_time(const std::vector<Op>& ops, const Workload& w) const;
 
   const ComputeCost& compute_cost() const { return compute_; }
+  const InterferenceModel& interference() const { return interference_; }
   const CollectiveCost& collective_cost() const { return collective_; }
   /// Compute ops take compute_cost().time(op) / step_efficiency() (shared with the DES).
   double step_efficiency() const { return step_efficiency_; }
@@ -59,6 +69,7 @@ class AnalyticalEvaluator final : public Evaluator {
   const TrainingSpec& training_;
   HardwareSpec hw_;  // with the stack's end-to-end factors (stack_hardware)
   ComputeCost compute_;
+  InterferenceModel interference_;
   CollectiveCost collective_;
   double model_flops_per_token_;
   double step_efficiency_;  // end-to-end compute efficiency: hardware's x framework's

@@ -3,6 +3,8 @@
 // PyTorch DDP bucketing; Megatron-Core overlap_grad_reduce / overlap_param_gather).
 #pragma once
 
+#include <algorithm>
+
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/workload/workload.hpp"
 
@@ -20,6 +22,9 @@ struct DpTraffic {
   double all_gather = 0;         ///< per step
   double mb_reduce_scatter = 0;  ///< per micro-batch
   double mb_all_gather = 0;      ///< per micro-batch (forward + backward)
+  /// ZeRO 3: collectives of each kind per pass, one per FSDP unit (a transformer layer,
+  /// the embedding, the LM head; Zhao et al. 2023, "PyTorch FSDP", sec. 3.2); 0: buckets.
+  double units = 0;
   /// All bytes of one step with `m` micro-batches.
   double per_step(double m) const {
     return all_reduce + reduce_scatter + all_gather + m * (mb_reduce_scatter + mb_all_gather);
@@ -38,7 +43,16 @@ DpTraffic dp_traffic(double params, int zero_stage, double grad_bytes, double pa
 struct DpTime {
   double reduce = 0, gather = 0;        ///< per step: gradient reduction, weight gather
   double mb_total = 0, mb_exposed = 0;  ///< per micro-batch
+  double mb_gather = 0, mb_reduce = 0;  ///< per micro-batch: one pass's gather, the reduction
+  /// Of mb_exposed, the forward's and the backward's, and of each what no window hides
+  /// (the last bucket).
+  double mb_exposed_f = 0, mb_exposed_b = 0, mb_floor_f = 0, mb_floor_b = 0;
   double step_total() const { return reduce + gather; }
+  /// mb_exposed when the passes run `ext_f` and `ext_b` seconds longer beside the traffic
+  /// (interference): each pass's window grows by that much, down to its floor.
+  double mb_exposed_extended(double ext_f, double ext_b) const {
+    return std::max(mb_floor_f, mb_exposed_f - ext_f) + std::max(mb_floor_b, mb_exposed_b - ext_b);
+  }
 };
 DpTime dp_time(const DpTraffic& t, const GroupShape& g, const CollectiveCost& cost, double fwd_s,
                double bwd_s, double bucket_bytes, bool overlap_grad, bool overlap_param);

@@ -75,6 +75,7 @@ class Fabric {
   // The parameters the links are built from (reset() compares them to keep links).
   struct Params {
     Topology topology = Topology::FatTree;
+    Routing routing = Routing::Ecmp;
     int64_t gpus_per_node = 8, nics_per_node = 8, nodes_per_leaf = 32, num_gpus = 0;
     double nvlink_Bps = 0, nic_Bps = 0, uplink_Bps = 0, torus_Bps = 0;
     double nvlink_latency_s = 0, link_latency_s = 0;

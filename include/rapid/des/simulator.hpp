@@ -23,6 +23,7 @@
 
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
+#include "rapid/cost/interference.hpp"
 #include "rapid/des/comm_layouts.hpp"
 #include "rapid/des/event_queue.hpp"
 #include "rapid/des/fabric.hpp"
@@ -45,6 +46,8 @@ struct SimInputs {
   const ComputeCost* compute = nullptr;
   const CollectiveCost* collective = nullptr;
   double step_efficiency = 1.0;  ///< compute ops take ComputeCost::time / step_efficiency
+  /// Compute beside communication kernels (TP overlap, the DP stream); nullptr: none.
+  const InterferenceModel* interference = nullptr;
 };
 
 enum class ReplicaMode : uint8_t {
@@ -61,7 +64,7 @@ struct SimOptions {
 
 /// Where one stage instance's time went (seconds); the critical instance's fill EvalResult.
 struct InstanceTimes {
-  double end = 0, compute = 0, tp_comm = 0, pp_comm = 0, bubble = 0, host = 0;
+  double end = 0, compute = 0, interference = 0, tp_comm = 0, pp_comm = 0, bubble = 0, host = 0;
   double dp_exposed = 0, dp_busy = 0, optimizer = 0;
 };
 

@@ -36,9 +36,14 @@ enum class FitHint : uint8_t {
   CpuOffload,
   MicroBatch
 };
-inline constexpr const char* kFitHintNames[] = {
-    "none",         "zero_stage",  "sequence_parallel", "selective_recompute",
-    "recompute_num_layers", "full_recompute", "cpu_offload_layers", "mbs"};
+inline constexpr const char* kFitHintNames[] = {"none",
+                                                "zero_stage",
+                                                "sequence_parallel",
+                                                "selective_recompute",
+                                                "recompute_num_layers",
+                                                "full_recompute",
+                                                "cpu_offload_layers",
+                                                "mbs"};
 
 /// Which evaluator produced a row (the HDF5 enum member names, indexed by value).
 inline constexpr const char* kFidelityNames[] = {"analytical", "des"};
@@ -56,7 +61,10 @@ struct EvalResult {
   double tokens_per_s_per_gpu = kNaN;
   double mfu = kNaN;             ///< model FLOPs / (step time * GPUs * peak) (PaLM, Chowdhery 2022)
   double hfu = kNaN;             ///< (model + recomputed FLOPs) / (step time * GPUs * peak)
-  double compute_time_s = kNaN;  ///< compute on the critical stage
+  double compute_time_s = kNaN;  ///< compute on the bottleneck stage, kernels at full speed
+  /// Compute lost on that stage to communication kernels beside it (their SMs and HBM
+  /// traffic; cost/interference.hpp).
+  double interference_time_s = kNaN;
   double exposed_comm_time_s = kNaN;  ///< tp_cp + pp + dp exposed
   double tp_comm_time_s = kNaN;       ///< TP/CP collectives on the critical path
   double pp_comm_time_s = kNaN;       ///< pipeline p2p on the critical path

@@ -74,6 +74,13 @@ struct FrameworkSpec {
   /// 16-bit logits and the fp32 copies its cross entropy makes.
   double loss_bytes_per_logit = 6;
 
+  /// SMs a TP-overlap kernel holds beside its GEMM (Transformer Engine userbuffers,
+  /// transformer_engine/pytorch/module/base.py initialize_ub defaults): all-gathers by
+  /// ring exchange on the copy engines (1 SM), reduce-scatters by the pipeline and bulk
+  /// methods (16 SMs).
+  int64_t tp_overlap_sms_gather = 1;
+  int64_t tp_overlap_sms_scatter = 16;
+
   // Features (a layout that needs a missing one is not a legal point).
   bool supports_recompute_num_layers = true;  ///< partial full recompute (uniform / block)
   bool supports_cpu_offload = false;          ///< activation offload to host memory

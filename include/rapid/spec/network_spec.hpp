@@ -15,11 +15,20 @@
 namespace rapid {
 
 enum class Topology : uint8_t { FatTree, RailOptimized, Torus2D, Torus3D };
+
+/// How a leaf picks the spine a flow takes (DES only): ECMP hashing of the (source,
+/// destination) pair, as Ethernet/RoCE fabrics do, or destination-mod-k, as InfiniBand
+/// subnet managers route fat trees (OpenSM ftree/updn: the spine is fixed by the
+/// destination's index; contention-free for shift permutations such as ring neighbours,
+/// Zahavi et al., "Optimized InfiniBand fat-tree routing for shift all-to-all
+/// communication patterns", CCPE 2010).
+enum class Routing : uint8_t { Ecmp, DestinationModK };
 const char* topology_name(Topology t);
 
 struct NetworkSpec {
   std::string name;
   Topology topology = Topology::FatTree;
+  Routing routing = Routing::Ecmp;
   int64_t gpus_per_node = 8;        ///< size of one NVSwitch (NVLink) domain
   double nvlink_bandwidth_Bps = 0;  ///< per GPU per direction; 0 = the GPU's own figure
   double nvlink_latency_s = 0;      ///< one hop through NVSwitch (wire; collectives use
@@ -47,6 +56,16 @@ struct NetworkSpec {
   // bandwidth split over its 2 x dims links).
   std::vector<int64_t> torus_dims;
   double torus_link_bandwidth_Bps = 0;
+
+  // What NCCL's kernels take from the GPU they run on (docs/model.md "Interference"): one
+  // thread block on one SM per channel (NCCL src/enqueue.cc), with the channel counts NCCL's
+  // topology search settles on (src/graph/search.cc, connect.cc: ring channels doubled for
+  // NVLink; 24 on a DGX A100/H100 node, 16 across H100 nodes in NCCL's logs), and local
+  // HBM traffic of 2 bytes per byte sent (stored, then read back: NCCL maintainers,
+  // NVIDIA/nccl issue 1428).
+  int64_t nccl_channels_nvlink = 24;
+  int64_t nccl_channels_network = 16;
+  double nccl_hbm_bytes_per_byte = 2.0;
 
   /// Scale-out bandwidth available to one GPU, per direction:
   /// leaf_bandwidth * nics_per_node / gpus_per_node.

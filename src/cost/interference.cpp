@@ -1,0 +1,48 @@
+#include "rapid/cost/interference.hpp"
+
+#include <algorithm>
+
+namespace rapid {
+
+namespace {
+
+Contention profile(const HardwareSpec& hw, const NetworkSpec& net, const TrainingSpec& t,
+                   InterferenceModel::Profile p) {
+  const double nvlink =
+      (net.nvlink_bandwidth_Bps > 0 ? net.nvlink_bandwidth_Bps : hw.nvlink_bandwidth_Bps) *
+      hw.nvlink_efficiency;
+  const double nic = net.nic_bandwidth_per_gpu_Bps() * net.network_efficiency;
+  const double per_byte = net.nccl_hbm_bytes_per_byte;
+  switch (p) {
+    case InterferenceModel::TpGather:
+      return {t.framework.tp_overlap_sms_gather, per_byte * nvlink};
+    case InterferenceModel::TpScatter:
+      return {t.framework.tp_overlap_sms_scatter, per_byte * nvlink};
+    case InterferenceModel::DpNvlink:
+      return {net.nccl_channels_nvlink, per_byte * nvlink};
+    case InterferenceModel::DpNetwork:
+      return {net.nccl_channels_network, per_byte * nic};
+  }
+  return {};
+}
+
+}  // namespace
+
+InterferenceModel::InterferenceModel(const HardwareSpec& hw, const NetworkSpec& net,
+                                     const TrainingSpec& training, AttentionImpl attention)
+    : costs_{ComputeCost(hw, training.dtype, attention, profile(hw, net, training, TpGather)),
+             ComputeCost(hw, training.dtype, attention, profile(hw, net, training, TpScatter)),
+             ComputeCost(hw, training.dtype, attention, profile(hw, net, training, DpNvlink)),
+             ComputeCost(hw, training.dtype, attention, profile(hw, net, training, DpNetwork))},
+      hbm_Bps_(hw.hbm_bandwidth_Bps * hw.memory_efficiency) {}
+
+double InterferenceModel::comm_slowdown(Profile p, const Op& op, double op_s) const {
+  const double need = contention(p).hbm_Bps;
+  if (need <= 0 || op_s <= 0) return 1.0;
+  const double op_rate = op.bytes / op_s;
+  // Max-min fair: the collective gets what the op leaves, at least half of HBM.
+  const double granted = std::max(0.5 * hbm_Bps_, hbm_Bps_ - op_rate);
+  return std::max(1.0, need / granted);
+}
+
+}  // namespace rapid
