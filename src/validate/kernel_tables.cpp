@@ -36,16 +36,21 @@ std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const Refer
   };
   auto shape = [&](const char* key) {
     auto it = spec.shape.find(key);
-    if (it == spec.shape.end()) throw InputError(spec.path, std::string("shape.") + key, "<missing>", "this field");
+    if (it == spec.shape.end())
+      throw InputError(spec.path, std::string("shape.") + key, "<missing>", "this field");
     return text(it->second, key);
   };
   std::vector<ValidationTable> out;
   for (const Measure& m : spec.measures)
-    out.push_back({spec.name, fmt::format("{}{}", m.column, m.unit.empty() ? "" : " (" + m.unit + ")"), {}});
+    out.push_back({spec.name,
+                   fmt::format("{}{}", m.column, m.unit.empty() ? "" : " (" + m.unit + ")"),
+                   {},
+                   {}});
   for (size_t i = 0; i < t.rows(); ++i) {
     v.select(i);
     const HardwareSpec hw = load_hardware(ctx, text(spec.hardware, "hardware"), spec.path);
-    const DType dtype = spec.dtype.given() ? parse_dtype(text(spec.dtype, "dtype"), v) : DType::BF16;
+    const DType dtype =
+        spec.dtype.given() ? parse_dtype(text(spec.dtype, "dtype"), v) : DType::BF16;
     for (size_t k = 0; k < spec.measures.size(); ++k) {
       const Measure& m = spec.measures[k];
       double predicted = 0;
@@ -66,7 +71,8 @@ std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const Refer
         const int64_t nodes = v.integer("nodes", shape("nodes"));
         const GroupShape g{per_node * nodes, per_node, nodes};
         predicted = c.busbw_Bps(CollectiveKind::AllReduce, bytes, g) / 1e9;
-        label += fmt::format(" ({})", algorithm_name(c.estimate(CollectiveKind::AllReduce, bytes, g).algorithm));
+        label += fmt::format(
+            " ({})", algorithm_name(c.estimate(CollectiveKind::AllReduce, bytes, g).algorithm));
       } else if (m.quantity == "attention_tflops") {
         // The FlashAttention benchmarks' FLOPs: 4 B S^2 H D forward, halved when causal,
         // 2.5x for the backward (hopper/benchmark_flash_attention.py).
@@ -79,9 +85,10 @@ std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const Refer
         a.causal = v.boolean("causal", shape("causal"));
         const AttentionModel model(hw, dtype, impl);
         const AttentionTiming at = bwd ? model.backward(a) : model.forward(a);
-        const double flops = 4.0 * static_cast<double>(a.batch_heads) * static_cast<double>(a.seq_q) *
-                             static_cast<double>(a.seq_kv) * static_cast<double>(a.head_dim) *
-                             (a.causal ? 0.5 : 1.0) * (bwd ? 2.5 : 1.0);
+        const double flops = 4.0 * static_cast<double>(a.batch_heads) *
+                             static_cast<double>(a.seq_q) * static_cast<double>(a.seq_kv) *
+                             static_cast<double>(a.head_dim) * (a.causal ? 0.5 : 1.0) *
+                             (bwd ? 2.5 : 1.0);
         predicted = flops / at.time_s / 1e12;
         label += fmt::format(" (tile {}x{})", at.block_q, at.block_kv);
       } else {

@@ -43,7 +43,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 double training_quantity(const std::string& q, const SweepSpec& spec, const ParallelConfig& par,
                          const EvalResult& r, const std::string& where) {
   const double gpus = static_cast<double>(par.num_gpus());
-  const double tokens = static_cast<double>(spec.training.global_batch_size * spec.training.seq_length);
+  const double tokens =
+      static_cast<double>(spec.training.global_batch_size * spec.training.seq_length);
   if (q == "tokens_per_s_per_gpu") return r.tokens_per_s_per_gpu;
   if (q == "step_time_s") return r.step_time_s;
   if (q == "mfu_percent") return 100.0 * r.mfu;
@@ -72,9 +73,8 @@ double memory_quantity(const Measure& m, const SweepSpec& spec, const ParallelCo
   // stage when there is one; activations: the first stage holds the most micro-batches.
   size_t stage = 0;
   if (m.stage == "middle" && par.pp > 2) stage = 1;
-  const MemoryBreakdown b =
-      m.stage == "worst" ? estimate_memory(spec.model, spec.training, w)
-                         : stage_memory(spec.model, spec.training, w, stage);
+  const MemoryBreakdown b = m.stage == "worst" ? estimate_memory(spec.model, spec.training, w)
+                                               : stage_memory(spec.model, spec.training, w, stage);
   if (m.quantity == "params_optimizer_gib")
     return (b.weights_bytes + b.grads_bytes + b.optimizer_bytes) / kGiB;
   if (m.quantity == "layer_activations_gib") return b.layer_activations_bytes / kGiB;
@@ -97,7 +97,8 @@ std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<Pr
       res.feasible = true;
       for (size_t k = 0; k < spec.measures.size(); ++k) {
         const auto& c = row.measure_candidates[k];
-        res.predicted.push_back(c.empty() ? kNaN : memory_quantity(spec.measures[k], s, c.front(), spec.path));
+        res.predicted.push_back(
+            c.empty() ? kNaN : memory_quantity(spec.measures[k], s, c.front(), spec.path));
       }
       out.push_back(std::move(res));
       continue;
@@ -124,9 +125,8 @@ std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<Pr
       }
     }
     for (const Measure& m : spec.measures)
-      res.predicted.push_back(res.feasible
-                                  ? training_quantity(m.quantity, s, res.par, res.result, spec.path)
-                                  : kNaN);
+      res.predicted.push_back(
+          res.feasible ? training_quantity(m.quantity, s, res.par, res.result, spec.path) : kNaN);
     out.push_back(std::move(res));
   }
   return out;
@@ -137,15 +137,19 @@ std::vector<ValidationTable> summarize(const TableSpec& spec, const std::vector<
   std::vector<ValidationTable> out;
   for (size_t k = 0; k < spec.measures.size(); ++k) {
     const Measure& m = spec.measures[k];
-    ValidationTable t{spec.name, fmt::format("{}{}", m.column, m.unit.empty() ? "" : " (" + m.unit + ")"), {}};
+    ValidationTable t{spec.name,
+                      fmt::format("{}{}", m.column, m.unit.empty() ? "" : " (" + m.unit + ")"),
+                      {},
+                      {}};
     for (size_t i = 0; i < rows.size(); ++i) {
       const double measured = rows[i].measured[k], predicted = results[i].predicted[k];
       if (!rows[i].run_ok || std::isnan(measured)) continue;
       if (std::isnan(predicted)) {
-        t.infeasible.push_back(rows[i].label + (rows[i].candidates.empty()
-                                                    ? " (no legal layout)"
-                                                    : fmt::format(" (out of memory at {:.1f} GiB)",
-                                                                  results[i].result.peak_memory_bytes / kGiB)));
+        t.infeasible.push_back(rows[i].label +
+                               (rows[i].candidates.empty()
+                                    ? " (no legal layout)"
+                                    : fmt::format(" (out of memory at {:.1f} GiB)",
+                                                  results[i].result.peak_memory_bytes / kGiB)));
         continue;
       }
       std::string label = rows[i].label;

@@ -28,10 +28,10 @@ UltrascaleResult validate_ultrascale(const FitTable& sweep) {
   const CsvTable t(spec.csv);
   const std::vector<RowResult> res = evaluate_rows(spec, sweep.rows);
   UltrascaleResult out;
-  out.throughput = {spec.name, "tokens/s/GPU (Success rows)", {}};
-  out.throughput_pp_suspect = {spec.name, "tokens/s/GPU (pp > 1 before the pp fix)", {}};
-  out.throughput_pp1 = {spec.name, "tokens/s/GPU (Success rows, pp = 1)", {}};
-  out.memory = {spec.name, "peak reserved GB (Success rows)", {}};
+  out.throughput = {spec.name, "tokens/s/GPU (Success rows)", {}, {}};
+  out.throughput_pp_suspect = {spec.name, "tokens/s/GPU (pp > 1 before the pp fix)", {}, {}};
+  out.throughput_pp1 = {spec.name, "tokens/s/GPU (Success rows, pp = 1)", {}, {}};
+  out.memory = {spec.name, "peak reserved GB (Success rows)", {}, {}};
   for (size_t i = 0; i < sweep.rows.size(); ++i) {
     const PreparedRow& row = sweep.rows[i];
     const RowResult& r = res[i];
@@ -42,8 +42,8 @@ UltrascaleResult validate_ultrascale(const FitTable& sweep) {
     if (predicted_oom && row.run_ok) ++out.oom_false_oom;
     if (!row.run_ok || predicted_oom) continue;
     const ParallelConfig& c = r.par;
-    const std::string label =
-        fmt::format("{} dp{} tp{} pp{} mbs{} zero{}", row.label, c.dp, c.tp, c.pp, c.mbs, c.zero_stage);
+    const std::string label = fmt::format("{} dp{} tp{} pp{} mbs{} zero{}", row.label, c.dp, c.tp,
+                                          c.pp, c.mbs, c.zero_stage);
     const bool suspect = c.pp > 1 && t.text(row.csv_row, "after_pp_fix") == "False";
     const ValidationRow throughput{label, r.predicted[0], row.measured[0]};
     (suspect ? out.throughput_pp_suspect : out.throughput).rows.push_back(throughput);
@@ -73,7 +73,8 @@ NanotronFit fit_ultrascale(const FitTable& sweep) {
     for (const auto& r : t.rows) sum += std::pow(std::log(r.predicted / r.measured), 2);
     return sum;
   };
-  fit.mape_before = with(fit.compute_efficiency, fit.network_efficiency, fit.fragmentation).throughput_pp1.mape();
+  fit.mape_before =
+      with(fit.compute_efficiency, fit.network_efficiency, fit.fragmentation).throughput_pp1.mape();
   MinimizeOptions opt;
   opt.max_evaluations = 80;
   const MinimizeResult best = minimize_bounded(
@@ -83,7 +84,8 @@ NanotronFit fit_ultrascale(const FitTable& sweep) {
       {fit.compute_efficiency, fit.network_efficiency}, {0.3, 0.02}, {1.0, 1.0}, opt);
   fit.compute_efficiency = best.x[0];
   fit.network_efficiency = best.x[1];
-  fit.mape_after = with(fit.compute_efficiency, fit.network_efficiency, fit.fragmentation).throughput_pp1.mape();
+  fit.mape_after =
+      with(fit.compute_efficiency, fit.network_efficiency, fit.fragmentation).throughput_pp1.mape();
   opt.max_evaluations = 40;
   const MinimizeResult frag = minimize_bounded(
       [&](const std::vector<double>& x) {
