@@ -1,0 +1,85 @@
+// The two fidelities agree on the shipped jobs (issue 8, part 6): on the 405B job at TP8
+// PP16 (126 layers over 16 stages: the first and last stages run one layer less), full
+// recompute, ZeRO-1, at vpp 1, 2, 4 and 7, and on layouts of the demo job (pipelined,
+// interleaved, ZeRO-2 and ZeRO-3 on one node's NVLink and across nodes), step time and
+// every breakdown column. The bound is the issue's: 2% of the step time, for the step and
+// for each column (docs/model.md "One breakdown, two evaluators" defines the columns both
+// fill). What still differs by construction is listed there: the DES's flows share links
+// and overlap two DP streams' latencies, the analytical model serializes them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/spec/legality.hpp"
+
+namespace rapid {
+namespace {
+
+struct Layout {
+  int tp, pp, vpp;
+  Recompute recompute;
+  int zero;
+};
+
+void expect_agreement(const std::string& job, const Layout& l) {
+  const SweepSpec spec = load_sweep_spec(std::string(RAPID_SOURCE_DIR) + "/" + job);
+  ParallelConfig c = *spec.baseline;
+  c.tp = l.tp;
+  c.pp = l.pp;
+  c.vpp = l.vpp;
+  c.recompute = l.recompute;
+  c.zero_stage = static_cast<int8_t>(l.zero);
+  c.dp = spec.search.num_gpus.front() / (c.tp * c.pp * c.cp * c.ep);
+  ASSERT_EQ(illegal_reason(spec, c), nullptr) << c.describe();
+  PointEvaluator pe(spec, Fidelity::Des);
+  Point p;
+  p.par = c;
+  Workload w;
+  EvalResult a, d;
+  pe.evaluate(p, w, a, Fidelity::Analytical);
+  pe.evaluate(p, w, d, Fidelity::Des);
+  ASSERT_EQ(a.status, Status::Ok) << c.describe();
+  ASSERT_EQ(d.status, Status::Ok) << c.describe();
+  const struct {
+    const char* name;
+    double analytical, des;
+  } cols[] = {{"step", a.step_time_s, d.step_time_s},
+              {"compute", a.compute_time_s, d.compute_time_s},
+              {"interference", a.interference_time_s, d.interference_time_s},
+              {"tp_comm", a.tp_comm_time_s, d.tp_comm_time_s},
+              {"pp_comm", a.pp_comm_time_s, d.pp_comm_time_s},
+              {"bubble", a.bubble_time_s, d.bubble_time_s},
+              {"dp_exposed", a.dp_exposed_time_s, d.dp_exposed_time_s},
+              {"host_bound", a.host_bound_time_s, d.host_bound_time_s},
+              {"optimizer", a.optimizer_time_s, d.optimizer_time_s}};
+  std::printf("%s\n ", c.describe().c_str());
+  for (const auto& col : cols) {
+    std::printf(" %s %.3f/%.3f", col.name, col.analytical, col.des);
+    EXPECT_LE(std::fabs(col.analytical - col.des), 0.02 * d.step_time_s)
+        << job << " " << c.describe() << ": " << col.name << " analytical " << col.analytical
+        << " s, DES " << col.des << " s";
+  }
+  std::printf("  (step %+.2f%%)\n", 100.0 * (a.step_time_s - d.step_time_s) / d.step_time_s);
+}
+
+TEST(FidelityAgreement, Llama405bUnevenStagesAtEveryVpp) {
+  for (int vpp : {1, 2, 4, 7})
+    expect_agreement("jobs/llama3-405b-8192xh100.yaml", {8, 16, vpp, Recompute::Full, 1});
+}
+
+TEST(FidelityAgreement, DemoJobLayouts) {
+  const Layout layouts[] = {
+      {8, 4, 1, Recompute::Selective, 1},  // the baseline
+      {4, 4, 1, Recompute::None, 1},       {8, 2, 4, Recompute::Selective, 1},
+      {8, 8, 5, Recompute::Selective, 1},  {8, 4, 5, Recompute::None, 2},
+      {8, 1, 1, Recompute::Full, 3},       // ZeRO-3 gathers across 32 nodes
+      {4, 1, 1, Recompute::Selective, 3},  // ZeRO-3, two DP ranks per node
+  };
+  for (const Layout& l : layouts) expect_agreement("jobs/llama3-70b-256xh100.yaml", l);
+}
+
+}  // namespace
+}  // namespace rapid
