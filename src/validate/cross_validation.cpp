@@ -25,7 +25,8 @@ std::vector<ValidationTable> predict_tables(const std::vector<const FitTable*>& 
                                             const std::string& gpu, const EndToEndFactors& f) {
   std::vector<ValidationTable> out;
   for (const FitTable* t : tables)
-    for (ValidationTable& v : summarize(*t->spec, t->rows, evaluate_rows(*t->spec, t->rows, {{gpu, f}})))
+    for (ValidationTable& v :
+         summarize(*t->spec, t->rows, evaluate_rows(*t->spec, t->rows, {{gpu, f}})))
       out.push_back(std::move(v));
   return out;
 }
@@ -33,7 +34,8 @@ std::vector<ValidationTable> predict_tables(const std::vector<const FitTable*>& 
 namespace {
 
 EndToEndFactors shipped(const FitTable& t) {
-  return t.rows.empty() ? EndToEndFactors{} : t.rows.front().spec.training.framework.factors_for(t.gpu);
+  return t.rows.empty() ? EndToEndFactors{}
+                        : t.rows.front().spec.training.framework.factors_for(t.gpu);
 }
 
 }  // namespace
@@ -53,8 +55,8 @@ EndToEndFit fit_factors(const std::vector<const FitTable*>& tables, const std::s
   fit.mape_before = pooled_mape(predict_tables(tables, gpu, fit.before), &fit.rows);
   MinimizeOptions opt;
   opt.max_evaluations = 300;
-  const MinimizeResult best =
-      minimize_bounded(objective, {fit.before.step, fit.before.elementwise}, {0.5, 0.5}, {1.0, 0.95}, opt);
+  const MinimizeResult best = minimize_bounded(objective, {fit.before.step, fit.before.elementwise},
+                                               {0.5, 0.5}, {1.0, 0.95}, opt);
   fit.after = factors(best.x);
   fit.mape_after = pooled_mape(predict_tables(tables, gpu, fit.after), nullptr);
   return fit;

@@ -41,11 +41,7 @@ std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const Refer
     return text(it->second, key);
   };
   std::vector<ValidationTable> out;
-  for (const Measure& m : spec.measures)
-    out.push_back({spec.name,
-                   fmt::format("{}{}", m.column, m.unit.empty() ? "" : " (" + m.unit + ")"),
-                   {},
-                   {}});
+  for (const Measure& m : spec.measures) out.push_back(measure_table(spec, m));
   for (size_t i = 0; i < t.rows(); ++i) {
     v.select(i);
     const HardwareSpec hw = load_hardware(ctx, text(spec.hardware, "hardware"), spec.path);

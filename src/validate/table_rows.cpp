@@ -30,7 +30,8 @@ void RowValues::select(size_t row) {
   if (!spec_.fill_match.empty()) {
     for (size_t i = 0; i < t_.rows() && !fill_row_; ++i) {
       bool match = true;
-      for (const std::string& c : spec_.fill_match) match = match && t_.text(i, c) == t_.text(row, c);
+      for (const std::string& c : spec_.fill_match)
+        match = match && t_.text(i, c) == t_.text(row, c);
       for (const auto& [c, v] : spec_.fill_where) match = match && t_.text(i, c) == v;
       if (match) fill_row_ = i;
     }
@@ -60,7 +61,8 @@ std::optional<std::string> RowValues::get(const ValueRef& ref, bool fill) const 
       break;
     case ValueRef::From::Product: {
       double p = 1;  // columns, and numbers as constant factors
-      for (const std::string& c : ref.columns) p *= t_.has_column(c) ? t_.number(row_, c) : number(c, c);
+      for (const std::string& c : ref.columns)
+        p *= t_.has_column(c) ? t_.number(row_, c) : number(c, c);
       text = fmt::format("{}", p);
       break;
     }
@@ -94,8 +96,7 @@ std::string RowValues::label() const {
 
 int64_t RowValues::integer(const std::string& key, const std::string& text) const {
   const double v = number(key, text);
-  if (v != std::floor(v) || std::abs(v) > 1e15)
-    throw InputError(where(), key, text, "an integer");
+  if (v != std::floor(v) || std::abs(v) > 1e15) throw InputError(where(), key, text, "an integer");
   return static_cast<int64_t>(v);
 }
 
@@ -145,9 +146,18 @@ void set_knob(ParallelConfig& c, const std::string& key, const std::string& text
       }
     throw InputError(at.where(), key, text, "none, selective or full");
   }
+  if (key == "recompute_method") {
+    for (int r = 0; r < 2; ++r)
+      if (text == kRecomputeMethodNames[r]) {
+        c.recompute_method = static_cast<RecomputeMethod>(r);
+        return;
+      }
+    throw InputError(at.where(), key, text, "uniform or block");
+  }
+  if (key == "recompute_num_layers") return degree(&ParallelConfig::recompute_layers);
   throw InputError(at.where(), key, text,
                    "a layout knob: tp, pp, dp, cp, ep, etp, vpp, mbs, sp, zero_stage, recompute, "
-                   "gpus");
+                   "recompute_method, recompute_num_layers, gpus");
 }
 
 namespace {
@@ -182,11 +192,12 @@ ModelSpec model_from_columns(const TableSpec& s, const RowValues& v) {
   m.norm = gpt ? NormKind::LayerNorm : NormKind::RmsNorm;
   m.position_embedding = gpt ? PositionEmbedding::Learned : PositionEmbedding::Rope;
   m.linear_bias = m.dropout = gpt;
-  m.tied_embeddings = field("tied_embeddings") ? v.boolean("tied_embeddings", *field("tied_embeddings"))
-                                               : gpt;
+  m.tied_embeddings =
+      field("tied_embeddings") ? v.boolean("tied_embeddings", *field("tied_embeddings")) : gpt;
   if (m.num_layers < 1 || m.hidden_size < 1 || m.num_attention_heads < 1 || m.num_kv_heads < 1 ||
       m.hidden_size % m.num_attention_heads != 0 || m.num_attention_heads % m.num_kv_heads != 0)
-    throw InputError(v.where(), "model", v.label(), "consistent shapes (heads divide the hidden size)");
+    throw InputError(v.where(), "model", v.label(),
+                     "consistent shapes (heads divide the hidden size)");
   m.name = v.label();
   return m;
 }
@@ -226,7 +237,8 @@ std::vector<ParallelConfig> candidates(const TableSpec& s, const RowValues& v,
   for (const auto& [key, ref] : s.layout)
     if (const auto text = v.get(ref)) fixed[key] = *text;
   if (!s.cases_column.empty()) {
-    const std::string& c = v.get(ValueRef{ValueRef::From::Column, "", {s.cases_column}, {}}).value_or("");
+    const std::string& c =
+        v.get(ValueRef{ValueRef::From::Column, "", {s.cases_column}, {}}).value_or("");
     auto it = s.cases.find(c);
     if (it == s.cases.end()) throw InputError(v.where(), s.cases_column, c, "one of the cases");
     for (const auto& [k, x] : it->second) fixed[k] = x;
@@ -255,8 +267,7 @@ std::vector<ParallelConfig> candidates(const TableSpec& s, const RowValues& v,
       c.dp = static_cast<int32_t>(*gpus % denom == 0 ? *gpus / denom : 0);
     }
     if (c.tp == 1) c.sp = false;  // sequence parallelism is a no-op without TP
-    if (c.dp >= 1 && !illegal_reason(spec, c) &&
-        std::find(out.begin(), out.end(), c) == out.end())
+    if (c.dp >= 1 && !illegal_reason(spec, c) && std::find(out.begin(), out.end(), c) == out.end())
       out.push_back(c);
     size_t k = 0;
     while (k < axes.size() && ++at[k] == axes[k].second.size()) at[k++] = 0;
@@ -282,8 +293,10 @@ std::vector<PreparedRow> prepare_rows(const TableSpec& s, const ReferenceContext
     spec.name = s.name;
     spec.model = s.model.given() ? named_model(s, v, ctx) : model_from_columns(s, v);
     spec.training = row_training(s, v, ctx, spec.model);
-    for (const auto& [gpu, f] : ctx.end_to_end_override) spec.training.framework.end_to_end[gpu] = f;
-    spec.hardware.push_back(load_hardware(ctx, required_text(s, s.hardware, v, "hardware"), s.path));
+    for (const auto& [gpu, f] : ctx.end_to_end_override)
+      spec.training.framework.end_to_end[gpu] = f;
+    spec.hardware.push_back(
+        load_hardware(ctx, required_text(s, s.hardware, v, "hardware"), s.path));
     spec.network = load_network(ctx, required_text(s, s.network, v, "network"), s.path);
     spec.search.allow_tp_across_nodes = s.allow_tp_across_nodes;
     spec.search.allow_uneven_pp = s.allow_uneven_pp;
@@ -294,7 +307,8 @@ std::vector<PreparedRow> prepare_rows(const TableSpec& s, const ReferenceContext
     if (!s.status_column.empty()) r.run_ok = t.text(i, s.status_column) == s.status_ok;
     for (const Measure& m : s.measures) {
       const std::string& x = t.text(i, m.column);
-      r.measured.push_back(x.empty() ? std::numeric_limits<double>::quiet_NaN() : t.number(i, m.column));
+      r.measured.push_back(x.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                     : t.number(i, m.column));
     }
     rows.push_back(std::move(r));
   }

@@ -46,7 +46,7 @@ class RowValues {
 struct PreparedRow {
   size_t csv_row = 0;
   std::string label;
-  SweepSpec spec;  ///< model, hardware[0], network, training, search flags
+  SweepSpec spec;                          ///< model, hardware[0], network, training, search flags
   std::vector<ParallelConfig> candidates;  ///< legal layouts (empty: none can run)
   /// Memory tables: the layouts of each measure (its knob overrides applied).
   std::vector<std::vector<ParallelConfig>> measure_candidates;

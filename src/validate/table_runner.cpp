@@ -132,15 +132,19 @@ std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<Pr
   return out;
 }
 
+ValidationTable measure_table(const TableSpec& spec, const Measure& m) {
+  ValidationTable t(spec.name,
+                    fmt::format("{}{}", m.column, m.unit.empty() ? "" : " (" + m.unit + ")"));
+  for (const auto& [knob, candidates] : spec.search)
+    if (candidates.size() > 1) t.searched.push_back(knob);
+  return t;
+}
+
 std::vector<ValidationTable> summarize(const TableSpec& spec, const std::vector<PreparedRow>& rows,
                                        const std::vector<RowResult>& results) {
   std::vector<ValidationTable> out;
   for (size_t k = 0; k < spec.measures.size(); ++k) {
-    const Measure& m = spec.measures[k];
-    ValidationTable t{spec.name,
-                      fmt::format("{}{}", m.column, m.unit.empty() ? "" : " (" + m.unit + ")"),
-                      {},
-                      {}};
+    ValidationTable t = measure_table(spec, spec.measures[k]);
     for (size_t i = 0; i < rows.size(); ++i) {
       const double measured = rows[i].measured[k], predicted = results[i].predicted[k];
       if (!rows[i].run_ok || std::isnan(measured)) continue;

@@ -76,7 +76,8 @@ TableSpec load_table_spec(const std::string& path) {
   t.source = m.string("source");
   const std::vector<std::string> kinds = {"training", "memory", "gemm", "collective", "attention"};
   t.kind = kinds[static_cast<size_t>(m.choice_or("kind", kinds, 0))];
-  t.suite = m.choice_or("suite", {"default", "hf-ultrascale"}, 0) == 0 ? "default" : "hf-ultrascale";
+  t.suite =
+      m.choice_or("suite", {"default", "hf-ultrascale"}, 0) == 0 ? "default" : "hf-ultrascale";
   t.end_to_end = m.boolean_or("end_to_end", false);
   for (auto [key, ref] : {std::pair{"hardware", &t.hardware}, std::pair{"network", &t.network},
                           std::pair{"framework", &t.framework}, std::pair{"dtype", &t.dtype}})
@@ -98,7 +99,8 @@ TableSpec load_table_spec(const std::string& path) {
       f.finish();
     }
     for (const std::string& k : mm.keys())
-      if (k != "name" && k != "architecture" && k != "fill_from") t.model_fields[k] = parse_ref(mm, k);
+      if (k != "name" && k != "architecture" && k != "fill_from")
+        t.model_fields[k] = parse_ref(mm, k);
     mm.finish();
   }
   t.training = parse_refs(m, "training");
@@ -118,7 +120,8 @@ TableSpec load_table_spec(const std::string& path) {
   if (m.has("search")) {
     const YamlMap s = m.map("search");
     for (const std::string& k : s.keys()) t.search[k] = strings(s, k);
-    t.allow_tp_across_nodes = s.has("allow_tp_across_nodes") && s.boolean_or("allow_tp_across_nodes", false);
+    t.allow_tp_across_nodes =
+        s.has("allow_tp_across_nodes") && s.boolean_or("allow_tp_across_nodes", false);
     t.allow_uneven_pp = s.has("allow_uneven_pp") && s.boolean_or("allow_uneven_pp", false);
     t.search.erase("allow_tp_across_nodes");
     t.search.erase("allow_uneven_pp");

@@ -28,10 +28,10 @@ UltrascaleResult validate_ultrascale(const FitTable& sweep) {
   const CsvTable t(spec.csv);
   const std::vector<RowResult> res = evaluate_rows(spec, sweep.rows);
   UltrascaleResult out;
-  out.throughput = {spec.name, "tokens/s/GPU (Success rows)", {}, {}};
-  out.throughput_pp_suspect = {spec.name, "tokens/s/GPU (pp > 1 before the pp fix)", {}, {}};
-  out.throughput_pp1 = {spec.name, "tokens/s/GPU (Success rows, pp = 1)", {}, {}};
-  out.memory = {spec.name, "peak reserved GB (Success rows)", {}, {}};
+  out.throughput = {spec.name, "tokens/s/GPU (Success rows)"};
+  out.throughput_pp_suspect = {spec.name, "tokens/s/GPU (pp > 1 before the pp fix)"};
+  out.throughput_pp1 = {spec.name, "tokens/s/GPU (Success rows, pp = 1)"};
+  out.memory = {spec.name, "peak reserved GB (Success rows)"};
   for (size_t i = 0; i < sweep.rows.size(); ++i) {
     const PreparedRow& row = sweep.rows[i];
     const RowResult& r = res[i];

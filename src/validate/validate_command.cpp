@@ -30,6 +30,9 @@ namespace {
 // Prints a table (worst rows first when it has more than `max_rows`).
 void print_table(const ValidationTable& t, int max_rows, const std::string& note = "") {
   fmt::print("== {} ({}){}\n", t.file, t.metric, note.empty() ? "" : ", " + note);
+  if (!t.searched.empty())
+    fmt::print("  not published: {}; predicted at the fastest feasible setting (shown in [ ])\n",
+               fmt::join(t.searched, ", "));
   fmt::print("  {:<64} {:>12} {:>12} {:>8}\n", "row", "predicted", "measured", "error");
   std::vector<ValidationRow> rows = t.rows;
   const bool worst_only = static_cast<int>(rows.size()) > max_rows;
@@ -90,11 +93,13 @@ int run_cross_validation(const std::vector<TableSpec>& specs, const ReferenceCon
                 fmt::format("out-of-sample: factors step {:.3f}, elementwise {:.3f} fitted on {}",
                             h.fitted.step, h.fitted.elementwise, fmt::join(h.trained_on, " + ")));
   }
-  fmt::print("{:<40} {:>8} {:>6} {:>12} {:>14}\n", "table", "gpu", "rows", "in-sample", "out-of-sample");
+  fmt::print("{:<40} {:>8} {:>6} {:>12} {:>14}\n", "table", "gpu", "rows", "in-sample",
+             "out-of-sample");
   for (const HeldOut& h : cv.tables)
-    fmt::print("{:<40} {:>8} {:>6} {:>11.1f}% {:>13}\n", h.table, h.gpu.substr(0, 4),
-               h.in_sample.rows.size(), h.in_sample.mape(),
-               h.trained_on.empty() ? std::string("-") : fmt::format("{:.1f}%", h.out_of_sample.mape()));
+    fmt::print(
+        "{:<40} {:>8} {:>6} {:>11.1f}% {:>13}\n", h.table, h.gpu.substr(0, 4),
+        h.in_sample.rows.size(), h.in_sample.mape(),
+        h.trained_on.empty() ? std::string("-") : fmt::format("{:.1f}%", h.out_of_sample.mape()));
   fmt::print("in-sample MAPE: {:.1f}% (factors fitted on every table of the GPU type)\n",
              cv.in_sample_mape);
   fmt::print("cross-validated MAPE: {:.1f}%\n", cv.out_of_sample_mape);
@@ -119,9 +124,10 @@ int run_validate(const ValidateOptions& o) {
       all.push_back(std::move(t));
     }
   }
-  fmt::print("overall MAPE: {:.1f}% (in-sample for the end-to-end tables; --cross-validate "
-             "for out-of-sample)\n",
-             pooled_mape(all, nullptr));
+  fmt::print(
+      "overall MAPE: {:.1f}% (in-sample for the end-to-end tables; --cross-validate "
+      "for out-of-sample)\n",
+      pooled_mape(all, nullptr));
   return 0;
 }
 

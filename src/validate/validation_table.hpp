@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rapid {
@@ -14,12 +15,18 @@ struct ValidationRow {
 };
 
 struct ValidationTable {
+  ValidationTable() = default;
+  ValidationTable(std::string file_name, std::string what)
+      : file(std::move(file_name)), metric(std::move(what)) {}
   std::string file;    ///< reference file name
   std::string metric;  ///< what is compared, with unit
   std::vector<ValidationRow> rows;
   /// Rows the publisher ran that the model finds infeasible (out of memory, no legal
   /// layout): not in `rows`, printed and counted apart.
   std::vector<std::string> infeasible;
+  /// Knobs the table does not publish, searched for the fastest feasible setting (as the
+  /// publishers tuned their runs); the setting taken is shown in each row's label.
+  std::vector<std::string> searched;
   double mape() const;  ///< mean absolute percentage error over rows, %
 };
 
