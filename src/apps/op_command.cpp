@@ -62,6 +62,18 @@ void print_row(const AttentionTiming& t, bool chosen, const HardwareSpec& hw) {
       t.time_s * 1e6);
 }
 
+// --impl: a fused kernel the hardware file gives efficiencies for.
+AttentionImpl parse_impl(const std::string& name, const HardwareSpec& hw) {
+  std::string listed;
+  for (AttentionImpl a : hw.attention_kernels()) {
+    if (name == attention_impl_name(a)) return a;
+    listed += std::string(listed.empty() ? "" : ", ") + attention_impl_name(a);
+  }
+  throw InputError(kCli, "--impl", name,
+                   fmt::format("a kernel of {}'s attention_kernels: {}", hw.name,
+                               listed.empty() ? "none listed" : listed));
+}
+
 // Shape arguments: 1 to 2^24 (larger ones overflow the products the model forms).
 void check_positive(int64_t v, const char* key) {
   if (v < 1 || v > (int64_t{1} << 24))
@@ -75,7 +87,9 @@ OpCommand::OpCommand(CLI::App& app) {
   op_->require_subcommand(1);
   AttentionOpOptions& o = attention_options_;
   attention_ = op_->add_subcommand(
-      "attention", "FlashAttention-2: every candidate tile (Br x Bc), the chosen one marked *");
+      "attention",
+      "a fused attention kernel (FA2, FA3, cuDNN): every candidate tile (Br x Bc), the chosen "
+      "one marked *");
   attention_->add_option("--hardware", o.hardware, "hardware YAML file")->required();
   attention_->add_option("--seq", o.seq, "query tokens per sequence")->required();
   attention_->add_option("--seq-kv", o.seq_kv, "key/value tokens (default: --seq)");
@@ -87,6 +101,9 @@ OpCommand::OpCommand(CLI::App& app) {
   attention_->add_flag("--backward", o.backward, "the backward pass (default: forward)");
   attention_->add_option("--tile", o.tile, "force a tile BRxBC, e.g. 128x64 (default: best)");
   attention_->add_option("--dtype", o.dtype, "element type: fp16, bf16, fp8, ... (default bf16)");
+  attention_->add_option("--impl", o.impl,
+                         "kernel: fa2, fa3 or cudnn, one of the hardware file's "
+                         "attention_kernels (default fa2)");
 }
 
 bool OpCommand::parsed() const {
@@ -115,6 +132,7 @@ int run_attention_op(const AttentionOpOptions& o) {
     throw InputError(o.hardware, "tensor_peak", o.dtype,
                      fmt::format("a {} tensor peak, since --dtype is {}", o.dtype, o.dtype));
   const TileChoice forced = o.tile.empty() ? TileChoice{} : parse_tile(o.tile);
+  const AttentionImpl impl = parse_impl(o.impl, hw);
 
   AttentionShape s;
   s.batch_heads = o.batch * o.heads;
@@ -123,7 +141,7 @@ int run_attention_op(const AttentionOpOptions& o) {
   s.head_dim = o.head_dim;
   s.gqa_group = o.heads / kv_heads;
   s.causal = o.causal;
-  const AttentionModel model(hw, dtype);
+  const AttentionModel model(hw, dtype, impl);
   auto eval = [&](TileChoice t) { return o.backward ? model.backward(s, t) : model.forward(s, t); };
   const AttentionTiming automatic = eval({});
   const AttentionTiming chosen = forced.automatic() ? automatic : eval(forced);
@@ -137,10 +155,10 @@ int run_attention_op(const AttentionOpOptions& o) {
   }
 
   fmt::print(
-      "flash_attention{} on {} ({}): batch {} x {} heads ({} K/V heads, GQA group {}), "
+      "{} attention{} on {} ({}): batch {} x {} heads ({} K/V heads, GQA group {}), "
       "seq {} x {}, head dim {}, {}\n",
-      o.backward ? "_bwd" : "", hw.name, o.dtype, o.batch, o.heads, kv_heads, s.gqa_group, s.seq_q,
-      s.seq_kv, s.head_dim, s.causal ? "causal" : "no mask");
+      attention_impl_name(impl), o.backward ? " backward" : "", hw.name, o.dtype, o.batch, o.heads,
+      kv_heads, s.gqa_group, s.seq_q, s.seq_kv, s.head_dim, s.causal ? "causal" : "no mask");
   fmt::print(
       "{} {:>9} {:>6} {:>6} {:>7} {:>5} {:>7} {:>8} {:>7} {:>8} {:>8} {:>10} {:>9} "
       "{:>7} {:>9}\n",

@@ -25,6 +25,7 @@ struct AttentionOpOptions {
   bool backward = false;  ///< the backward pass instead of the forward
   std::string tile;       ///< "BRxBC" to force a tile; empty: automatic
   std::string dtype = "bf16";
+  std::string impl = "fa2";  ///< fa2, fa3 or cudnn (one the hardware file lists)
 };
 
 /// Registers `op` and its subcommands on `app` (one call from main); run() executes the

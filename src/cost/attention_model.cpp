@@ -1,10 +1,10 @@
 // Fused attention tile model (FlashAttention-2, FlashAttention-3, cuDNN). Every formula is
-// derived in docs/attention.md; the comments name the section. Sources: Dao et al. 2022 "FlashAttention" (tiling, online softmax);
-// Dao 2023 "FlashAttention-2" (Algorithms 1 and 2, sec. 3.2 parallelism over the sequence,
-// sec. 3.3 work partitioning between warps); flash-attention v2 sources
-// (csrc/flash_attn/src/kernel_traits.h, flash_*_launch_template.h: SMEM of each kernel,
-// the pre-processing and dQ conversion kernels of the backward); NVIDIA A100 (2020) and
-// H100 (2022) architecture whitepapers (register file, warps per SM).
+// derived in docs/attention.md; the comments name the section. Sources: Dao et al. 2022
+// "FlashAttention" (tiling, online softmax); Dao 2023 "FlashAttention-2" (Algorithms 1 and 2,
+// sec. 3.2 parallelism over the sequence, sec. 3.3 work partitioning between warps);
+// flash-attention v2 sources (csrc/flash_attn/src/kernel_traits.h, flash_*_launch_template.h: SMEM
+// of each kernel, the pre-processing and dQ conversion kernels of the backward); NVIDIA A100 (2020)
+// and H100 (2022) architecture whitepapers (register file, warps per SM).
 #include "rapid/cost/attention_model.hpp"
 
 #include <algorithm>
@@ -116,15 +116,21 @@ AttentionModel::AttentionModel(const HardwareSpec& hw, DType dtype, AttentionImp
   const double peak = own > 0 ? own : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)];
   cc_ = hw.compute_capability;
   fp8_ = dtype == DType::FP8;
-  // FA3's warp specialization, and cuDNN's Hopper kernels, overlap softmax with the other
-  // warpgroup's MMA (Shah et al. 2024, sec 3.1 "ping-pong scheduling"); FA2 runs them in
-  // sequence within a warp (Shah et al. 2024, sec 2.3).
-  overlap_softmax_ = impl_ == AttentionImpl::FA3 || (impl_ == AttentionImpl::CuDNN && cc_ >= 9.0);
-  const double per_sm_peak = peak / static_cast<double>(hw.num_sms);
+  // FA3's warp-specialized kernels, and cuDNN's Hopper kernels, are persistent: one block
+  // (a producer and two consumer warpgroups) per SM (Shah et al. 2024, sec 3.1).
+  persistent_ = impl_ == AttentionImpl::FA3 || (impl_ == AttentionImpl::CuDNN && cc_ >= 9.0);
+  // FP8 MMAs reach a smaller share of their peak than bf16 ones: the ratio of the measured
+  // best FP8 and bf16 matmuls (hardware file, [MAMF]), not the bf16 efficiency doubled.
+  const double fp8_mma = fp8_ && own > 0 && hw.gemm_fp8_efficiency > 0
+                             ? hw.gemm_fp8_efficiency / hw.gemm_efficiency
+                             : 1.0;
+  const double per_sm_peak = peak / static_cast<double>(hw.num_sms) * fp8_mma;
   sms_ = static_cast<double>(std::max<int64_t>(1, hw.num_sms - reserved_sms));
   const HardwareSpec::KernelEfficiency e = hw.attention_kernel_efficiency(impl_);
   sm_rate_fwd_ = per_sm_peak * (e.forward > 0 ? e.forward : 0.5);
   sm_rate_bwd_ = per_sm_peak * (e.backward > 0 ? e.backward : 0.5);
+  softmax_exposed_fwd_ = e.softmax_forward;
+  softmax_exposed_bwd_ = e.softmax_backward;
   // One score element: one exponential on the special-function units, kSoftmaxFp32Ops on
   // the FP32 lanes (the vector peak counts an FMA as 2 FLOPs).
   const double sfu_per_sm = hw.sfu_per_sm_per_clock * hw.sm_clock_Hz;
@@ -163,7 +169,7 @@ AttentionTiming AttentionModel::evaluate(bool bwd, const AttentionShape& s, int 
   const double by_regs = std::floor(kRegisterFileBytes / t.register_bytes);
   // FA3 and cuDNN's Hopper kernels are persistent: one block (two consumer warpgroups and
   // a producer) per SM.
-  const double cap = overlap_softmax_ ? 1.0 : double{kMaxBlocksPerSm};
+  const double cap = persistent_ ? 1.0 : double{kMaxBlocksPerSm};
   t.blocks_per_sm = static_cast<int>(std::min({by_smem, by_regs, cap}));
   t.fits = t.blocks_per_sm >= 1;
   const double occupancy = std::max(1, t.blocks_per_sm);  // a non-fitting tile: as if spilled
@@ -198,9 +204,12 @@ AttentionTiming AttentionModel::evaluate(bool bwd, const AttentionShape& s, int 
   if (!bwd) rate *= (1.0 + rescale_ / (4.0 * kReferenceBlockKv)) / (1.0 + rescale_ / (4.0 * bc));
   t.mma_pair_s = flops_pair / rate;
   t.softmax_pair_s = br * bc * softmax_elem_s_;
-  const double pair_s = overlap_softmax_
-                            ? std::max(t.mma_pair_s + t.softmax_pair_s, 2.0 * t.mma_pair_s) / 2.0
-                            : t.mma_pair_s + t.softmax_pair_s;
+  // What the kernel's scheduling leaves exposed of it (warps of other blocks, or the other
+  // warpgroup under ping-pong, hide the rest behind their MMAs): a share fitted per kernel
+  // on its published head-dim sweep, where the MMA work per score element grows with the
+  // head dim and the softmax work does not (docs/attention.md "Softmax").
+  const double pair_s =
+      t.mma_pair_s + (bwd ? softmax_exposed_bwd_ : softmax_exposed_fwd_) * t.softmax_pair_s;
   t.flops = pairs * flops_pair;
   t.compute_s = busiest * pair_s;
   t.fill_s = kFillPairs * std::ceil(blocks / slots) * pair_s;

@@ -203,6 +203,12 @@ bool Simulator::Impl::run_pass(Inst& s) {
   while (true) {
     switch (s.sub) {
       case Sub::AtBoundary:
+        // Interference is accounted where DP traffic is posted or awaited (and at the
+        // pass's end): the same points whether the owners between run folded or op by op.
+        if ((s.pos == n ||
+             (s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos)) &&
+            dp_interference(s) == kDeferred)
+          return false;
         // Posts at this boundary; consecutive ops go in one event (first op, count).
         while (s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos &&
                !sp.hooks[static_cast<size_t>(s.hook)].gate) {
@@ -219,7 +225,6 @@ bool Simulator::Impl::run_pass(Inst& s) {
         s.sub = Sub::AtGate;
         break;
       case Sub::AtGate: {
-        if (dp_interference(s) == kDeferred) return false;
         bool waited = false;
         for (; s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos;
              ++s.hook) {

@@ -71,6 +71,8 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
       HardwareSpec::KernelEfficiency& x = h.attention_efficiency[static_cast<size_t>(i)];
       x.forward = e.number_or("forward", 0.0, 0.01, 1.0);
       x.backward = e.number_or("backward", 0.0, 0.01, 1.0);
+      x.softmax_forward = e.number_or("softmax_forward", 1.0, 0.0, 4.0);
+      x.softmax_backward = e.number_or("softmax_backward", 1.0, 0.0, 4.0);
       e.finish();
       if (x.forward <= 0 || x.backward <= 0)
         k.fail(kAttentionImplNames[i], "<incomplete>", "forward and backward efficiencies");

@@ -21,7 +21,7 @@ namespace {
 //   f(32) = 0.859249, f(64) = 0.948214, f(128) = 1.
 //   softmax per score element (no SM clock given: no special-function term): 4 FP32 ops at
 //   66.9e12 / 2 / 132 = 2.534091e11 per SM and second -> sigma = 1.578475e-11 s;
-//   FA2 runs MMA and softmax in sequence: pair(Br, Bc) = MMA + Br Bc sigma:
+//   exposed softmax share 1 (none of it hidden): pair(Br, Bc) = MMA + 1 x Br Bc sigma:
 //   pair(128,128) = 8388608 / 4.1225e12 + 16384 sigma = 2.034830 + 0.258617 = 2.293453 us,
 //   pair(64,64) = 2097152 / (4.1225e12 * 0.948214) + 4096 sigma = 0.536492 + 0.064654
 //   = 0.601146 us; one fill pair per wave of resident blocks is added outside the max.

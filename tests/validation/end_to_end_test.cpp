@@ -36,10 +36,11 @@ TEST(HfUltrascale, OomClassificationAtLeastNinetyFivePercent) {
   const UltrascaleResult u = validate_ultrascale(prepare_ultrascale(specs, ctx));
   std::printf("OOM classification %.1f%% of %d rows (%d false fit, %d false OOM)\n",
               u.oom_accuracy(), u.oom_rows, u.oom_false_fit, u.oom_false_oom);
-  std::printf("throughput (reported, not bounded): trusted %.1f%%, pp = 1 %.1f%%, pre-fix pp %.1f%%; "
-              "reserved memory %.1f%%\n",
-              u.throughput.mape(), u.throughput_pp1.mape(), u.throughput_pp_suspect.mape(),
-              u.memory.mape());
+  std::printf(
+      "throughput (reported, not bounded): trusted %.1f%%, pp = 1 %.1f%%, pre-fix pp %.1f%%; "
+      "reserved memory %.1f%%\n",
+      u.throughput.mape(), u.throughput_pp1.mape(), u.throughput_pp_suspect.mape(),
+      u.memory.mape());
   ASSERT_EQ(u.oom_rows, 1824);
   EXPECT_GE(u.oom_accuracy(), 95.0);
 }

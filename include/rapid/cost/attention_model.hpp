@@ -80,10 +80,10 @@ struct AttentionTiming {
   double hbm_bytes = 0;       ///< main kernel's HBM traffic (reads and writes)
   double l2_bytes = 0;        ///< main kernel's SM <-> L2 traffic (reads, writes, atomics)
   double effective_bandwidth_Bps = 0;  ///< read_bytes / time_s
-  double mma_pair_s = 0;      ///< one tile pair's tensor-core time on one SM
-  double softmax_pair_s = 0;  ///< one tile pair's exponentials and FP32 ops on one SM
-  double compute_s = 0;       ///< main kernel: tile pairs on the busiest SM
-  double fill_s = 0;          ///< pipeline fill: one tile pair per wave, in sequence
+  double mma_pair_s = 0;               ///< one tile pair's tensor-core time on one SM
+  double softmax_pair_s = 0;           ///< one tile pair's exponentials and FP32 ops on one SM
+  double compute_s = 0;                ///< main kernel: tile pairs on the busiest SM
+  double fill_s = 0;                   ///< pipeline fill: one tile pair per wave, in sequence
   double memory_s = 0;                 ///< main kernel, HBM or L2 bound
   double aux_bytes = 0;                ///< HBM traffic of the auxiliary kernels (backward)
   double aux_s = 0;                    ///< time of the auxiliary kernels (backward)
@@ -95,8 +95,8 @@ struct AttentionTiming {
 /// a GPU of compute capability `cc` (FA2: csrc/flash_attn/src/flash_{fwd,bwd}_launch_
 /// template.h; FA3: hopper/tile_size.h and flash_bwd_launch_template.h; cuDNN's kernels are
 /// closed: FA3's tiles stand in for them on Hopper, FA2's elsewhere).
-TileChoice kernel_tile(AttentionImpl impl, int64_t head_dim, bool causal, bool backward,
-                       bool fp8, double cc);
+TileChoice kernel_tile(AttentionImpl impl, int64_t head_dim, bool causal, bool backward, bool fp8,
+                       double cc);
 
 /// Fused attention time model for one GPU, one element type and one implementation.
 /// Thread-safe (const), allocation-free; keeps a copy of the few hardware numbers it needs.
@@ -130,13 +130,14 @@ class AttentionModel {
   AttentionTiming best(bool backward, const AttentionShape& s) const;
 
   AttentionImpl impl_;
-  bool overlap_softmax_;  // two warpgroups ping-pong softmax against the other's MMA
-  bool fp8_;              // 8-bit operands (FA3 FP8 tiles)
-  double cc_;             // compute capability
-  double sms_;            // streaming multiprocessors left to the kernel
-  double sm_rate_fwd_;    // FLOP/s of one SM: tensor peak / SMs x forward efficiency
-  double sm_rate_bwd_;    // the same with the backward efficiency
+  bool persistent_;        // one block per SM (warp-specialized Hopper kernels)
+  bool fp8_;               // 8-bit operands (FA3 FP8 tiles)
+  double cc_;              // compute capability
+  double sms_;             // streaming multiprocessors left to the kernel
+  double sm_rate_fwd_;     // FLOP/s of one SM: tensor peak / SMs x forward efficiency
+  double sm_rate_bwd_;     // the same with the backward efficiency
   double softmax_elem_s_;  // one SM's time for one score element's exp and FP32 ops
+  double softmax_exposed_fwd_, softmax_exposed_bwd_;  // its share not hidden by MMAs
   double rescale_;   // tensor-core / FP32 rate ratio for the per-tile rescale term
   double smem_;      // bytes of shared memory per SM
   double l2_size_;   // bytes

@@ -47,15 +47,20 @@ struct HardwareSpec {
   /// Fused attention kernels this GPU runs (attention_kernels: in the file), each one's
   /// main-loop tensor-core efficiency forward and backward; 0 = not available. Indexed by
   /// AttentionImpl.
+  /// A fused attention kernel on this GPU: its tensor-core efficiency in the main loop
+  /// (forward, backward) and the share of each score element's softmax work (one
+  /// exponential on the special-function units and its FP32 ops) that the kernel's
+  /// scheduling does not hide behind the MMAs (FA3 ping-pong hides more than FA2).
   struct KernelEfficiency {
     double forward = 0, backward = 0;
+    double softmax_forward = 1, softmax_backward = 1;
     bool operator==(const KernelEfficiency&) const = default;
   };
   std::array<KernelEfficiency, kNumAttentionImpls> attention_efficiency{};
   /// CUDA compute capability (8.0 A100, 9.0 H100): picks the kernels' tile shapes.
   double compute_capability = 8.0;
   double gemm_fp8_efficiency = 0;  ///< large FP8 GEMM TFLOP/s / FP8 peak (0: as bf16)
-  double memory_efficiency = 0.8;        ///< streaming-kernel bandwidth / HBM peak
+  double memory_efficiency = 0.8;  ///< streaming-kernel bandwidth / HBM peak
   /// Memory-bound elementwise ops of a training step (norms, activations, residuals,
   /// softmax, optimizer): their achieved fraction of HBM bandwidth. Not in the hardware
   /// file: the stack's end-to-end factor for this GPU (with_end_to_end()).
