@@ -37,7 +37,8 @@ TEST_F(Pipeline, BubbleFractionIsPpMinusOneOverVppTimesM) {
   for (int vpp : {1, 2}) {
     c.vpp = vpp;
     EvalResult r = equal_stages(c);
-    const double busy = r.compute_time_s + r.tp_comm_time_s + r.pp_comm_time_s + r.host_bound_time_s;
+    const double busy =
+        r.compute_time_s + r.tp_comm_time_s + r.pp_comm_time_s + r.host_bound_time_s;
     EXPECT_NEAR(r.step_time_s, busy + r.bubble_time_s + r.optimizer_time_s, 1e-12);
     EXPECT_NEAR(r.bubble_time_s / busy, 3.0 / (vpp * 8.0), 1e-9) << "vpp " << vpp;
   }

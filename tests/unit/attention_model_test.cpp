@@ -181,9 +181,9 @@ TEST(AttentionModel, BestTileGrowsWithSequenceLength) {
 //     = 53.3 KiB -> 4; occupancy 3 -> 300 blocks in flight, 64 query tiles per head ->
 //     4.6875 heads x 2*4096*128*2 B = 9830400 B <= 10 MiB: every K/V re-read hits.
 //     Compute: 204800 pairs, 16 blocks of 128 pairs per SM -> 2048 * 4*64*32*128 / 1e12
-//     = 2.147 ms; 1600 blocks / 300 slots -> 6 waves, fill 6 pairs = 6.291 us. L2: K/V 204800 * 16384 + Q, O, LSE 25*4096*516 = 3408281600 B / 1e12
-//     = 3.408 ms. HBM: K/V once 52428800 + 52838400 = 105267200 B -> 1.053 ms.
-//     Time 3.408 + 0.006 = 3.414 ms (L2 bound).
+//     = 2.147 ms; 1600 blocks / 300 slots -> 6 waves, fill 6 pairs = 6.291 us. L2: K/V 204800 *
+//     16384 + Q, O, LSE 25*4096*516 = 3408281600 B / 1e12 = 3.408 ms. HBM: K/V once 52428800 +
+//     52838400 = 105267200 B -> 1.053 ms. Time 3.408 + 0.006 = 3.414 ms (L2 bound).
 //   128 x 32: SMEM 48 KiB -> 2; registers 4 (16384 + 4096) / 0.75 = 106.7 KiB -> 2;
 //     200 blocks in flight / 32 query tiles per head = 6.25 heads -> 13107200 B > 10 MiB:
 //     hit rate 10485760 / 13107200 = 0.8. Compute 1024 * 2097152 / 1e12 = 2.147 ms;

@@ -44,6 +44,37 @@ TEST_F(Korthikanti22B, FullRecomputeKeepsOnlyTheInput) {
   EXPECT_NEAR(layer_activation_bytes(spec.model, spec.training, par), 2.0 * sbh / 8, 1.0);
 }
 
+// Partial full recompute on one stage (Megatron --recompute-method, --recompute-num-layers):
+// 22B (48 layers) at TP8 SP, PP2, mbs 4, 16 micro-batches: stage 0 holds 24 layers and,
+// under 1F1B, pp - 0 = 2 micro-batches in flight. Per layer (Korthikanti eq. 5-6 with SP,
+// unfused attention): all kept K = sbh/t (34 + 5as/h) = sbh/8 (34 + 106.667); input only
+// I = 2 sbh / t. block k = 3: the first 3 layers of the chunk keep their input, the other
+// 21 everything; one recomputed layer's activations exist while its backward runs:
+//   2 (3 I + 21 K) + K.
+// uniform k = 3: groups of 3 layers keep their input, ceil(24 / 3) = 8 checkpoints; one
+// group recomputed at a time:   2 (8 I) + 3 K.
+TEST_F(Korthikanti22B, RecomputeNumLayersOnOneStage) {
+  spec.training.global_batch_size = 64;
+  par.sp = true;
+  par.pp = 2;
+  par.recompute = Recompute::Full;
+  par.recompute_layers = 3;
+  const double K = sbh / 8 * (34.0 + 5.0 * 64 * 2048 / 6144), I = 2.0 * sbh / 8;
+  Workload w;
+  auto activations = [&](RecomputeMethod method) {
+    par.recompute_method = method;
+    build_workload(spec.model, spec.training, spec.network, par, w);
+    EXPECT_EQ(w.stages[0].num_layers, 24);
+    EXPECT_EQ(w.stages[0].chunks_in_flight, 2);
+    return stage_memory(spec.model, spec.training, w, 0).layer_activations_bytes;
+  };
+  EXPECT_NEAR(activations(RecomputeMethod::Block), 2 * (3 * I + 21 * K) + K, 1e3);
+  EXPECT_NEAR(activations(RecomputeMethod::Uniform), 2 * (8 * I) + 3 * K, 1e3);
+  // k = 1, uniform, is plain full recompute: 24 checkpoints and one layer recomputed.
+  par.recompute_layers = 1;
+  EXPECT_NEAR(activations(RecomputeMethod::Uniform), 2 * (24 * I) + K, 1e3);
+}
+
 TEST(MemoryModel, ZeroStagesShardWhatTheyShouldByDp) {
   // Rajbhandari et al. 2020, Figure 1: with P parameters, 2P weights, K*P grads (here fp32
   // main grads, 4P) and 12P Adam states; ZeRO-1 shards the states, -2 also the grads,

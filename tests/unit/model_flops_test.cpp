@@ -18,7 +18,8 @@ double workload_flops_per_token(const SweepSpec& s, ParallelConfig c) {
 
 TEST(ModelFlops, Llama3_70B_MatchesSixNPlusAttention) {
   SweepSpec s = test::spec_with("llama3-70b", "h100-sxm5-80gb", "dgx-h100-superpod", 1, 8192);
-  s.training.framework.attention = {AttentionImpl::Unfused};  // unfused: the full s x s scores, as the rule counts
+  s.training.framework.attention = {
+      AttentionImpl::Unfused};  // unfused: the full s x s scores, as the rule counts
   // By hand, h=8192, a=64, g=8, d=128, f=28672, V=128256, L=80, s=8192:
   //   layer matmul params = h(a+2g)d + a d h + 3 h f
   //                       = 83,886,080 + 67,108,864 + 704,643,072 = 855,638,016

@@ -30,6 +30,20 @@ InputError load_error(const std::string& name, const std::string& text) {
   return InputError("", "", "", "");
 }
 
+TEST(SpecErrors, UnknownFrameworkListsTheKnownStacks) {
+  // training.framework names a file of configs/frameworks; an unknown one is an input error
+  // (exit 2) naming the key and value and listing the stacks shipped.
+  InputError e =
+      load_error("stack.yaml",
+                 "model: llama3-8b\nhardware: h100-sxm5-80gb\nnetwork: dgx-h100-superpod\n"
+                 "gpus: 16\ntraining: {global_batch_size: 64, framework: megatron-9}\n");
+  EXPECT_EQ(e.key(), "training.framework");
+  EXPECT_EQ(e.value(), "megatron-9");
+  const std::string what = e.what();
+  for (const char* known : {"megatron-core-0.8", "nemo-24.07", "nanotron"})
+    EXPECT_NE(what.find(known), std::string::npos) << what;
+}
+
 TEST(SpecErrors, UnknownKeyIsNamed) {
   InputError e = load_error("typo.yaml", job("model: llama3-8b", "gpu_count: 8\n"));
   EXPECT_EQ(e.key(), "gpu_count");
