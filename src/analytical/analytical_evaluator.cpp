@@ -1,5 +1,8 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
 
+#include <array>
+#include <atomic>
+
 #include <algorithm>
 #include <limits>
 
@@ -8,6 +11,15 @@
 #include "rapid/workload/model_flops.hpp"
 
 namespace rapid {
+
+namespace {
+
+uint64_t next_evaluator_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const TrainingSpec& training,
                                          const HardwareSpec& hw, const NetworkSpec& net)
@@ -18,7 +30,59 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const TrainingS
       interference_(hw_, net, training, attention_kernel(hw, training)),
       collective_(hw_, net),
       model_flops_per_token_(model_flops_per_token(model, training.seq_length)),
-      step_efficiency_(hw_.step_efficiency * training.compute_efficiency) {}
+      step_efficiency_(hw_.step_efficiency * training.compute_efficiency),
+      id_(next_evaluator_id()) {}
+
+namespace {
+
+// The template times of the last few layouts this thread evaluated, per evaluator. A
+// sweep's points come in blocks whose innermost axes are the recompute options and the
+// ZeRO stage: a few entries hold a block's layouts.
+struct TemplateCacheEntry {
+  uint64_t evaluator = 0;
+  ParallelConfig key;
+  AnalyticalEvaluator::TemplateTimes times;
+};
+constexpr size_t kTemplateCacheSize = 32;
+thread_local std::array<TemplateCacheEntry, kTemplateCacheSize> template_cache;
+thread_local size_t template_cache_next = 0;
+
+ParallelConfig template_key(const ParallelConfig& par) {
+  ParallelConfig k = par;
+  k.zero_stage = 0;
+  return k;
+}
+
+}  // namespace
+
+const AnalyticalEvaluator::TemplateTimes* AnalyticalEvaluator::cached_template_times(
+    const ParallelConfig& par) const {
+  const ParallelConfig key = template_key(par);
+  for (const TemplateCacheEntry& e : template_cache)
+    if (e.evaluator == id_ && e.key == key) return &e.times;
+  return nullptr;
+}
+
+const AnalyticalEvaluator::TemplateTimes& AnalyticalEvaluator::template_times(
+    const Workload& w) const {
+  TemplateCacheEntry& e = template_cache[template_cache_next];
+  template_cache_next = (template_cache_next + 1) % kTemplateCacheSize;
+  e.evaluator = id_;
+  e.key = template_key(w.par);
+  TemplateTimes& t = e.times;
+  t.lf = pass_time(w.layer.forward, w);
+  t.lb = pass_time(w.layer.backward, w);
+  t.lr = pass_time(w.layer.recompute, w);
+  t.mf = pass_time(w.moe_layer.forward, w);
+  t.mb = pass_time(w.moe_layer.backward, w);
+  t.mr = pass_time(w.moe_layer.recompute, w);
+  t.ef = pass_time(w.embedding.forward, w);
+  t.eb = pass_time(w.embedding.backward, w);
+  t.hf = pass_time(w.lm_head.forward, w);
+  t.hb = pass_time(w.lm_head.backward, w);
+  t.flops = template_flops(w);
+  return t;
+}
 
 AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<Op>& ops,
                                                              const Workload& w) const {
@@ -58,6 +122,11 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
 }
 
 void AnalyticalEvaluator::fill_rates(const Workload& w, double step_s, EvalResult& r) const {
+  fill_rates(w, template_flops(w), step_s, r);
+}
+
+void AnalyticalEvaluator::fill_rates(const Workload& w, const TemplateFlops& f, double step_s,
+                                     EvalResult& r) const {
   const double gpus = static_cast<double>(w.par.num_gpus());
   const double tokens = static_cast<double>(w.tokens_per_step());
   r.step_time_s = step_s;
@@ -66,7 +135,7 @@ void AnalyticalEvaluator::fill_rates(const Workload& w, double step_s, EvalResul
   const double peak = compute_.peak_FLOPs() * gpus * step_s;
   r.mfu = model_flops_per_token_ * tokens / peak;
   // HFU adds the recomputed forward work to the model FLOPs (Chowdhery et al. 2022, App. B).
-  const double recompute_flops = workload_step_flops(w, true) - workload_step_flops(w, false);
+  const double recompute_flops = step_flops(w, f, true) - step_flops(w, f, false);
   r.hfu = (model_flops_per_token_ * tokens + recompute_flops) / peak;
 }
 
@@ -128,16 +197,16 @@ ChunkLayers chunk_layers_of(const ModelSpec& model, const ParallelConfig& par, c
 }  // namespace
 
 void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
+  evaluate(w, template_times(w), r);
+}
+
+void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
+                                   EvalResult& r) const {
   const ParallelConfig& par = w.par;
   const double m = static_cast<double>(w.num_microbatches);
   const int64_t pp = par.pp, vpp = par.vpp;
-
-  const PassTime lf = pass_time(w.layer.forward, w), lb = pass_time(w.layer.backward, w);
-  const PassTime lr = pass_time(w.layer.recompute, w);
-  const PassTime mf = pass_time(w.moe_layer.forward, w), mb = pass_time(w.moe_layer.backward, w);
-  const PassTime mr = pass_time(w.moe_layer.recompute, w);
-  const PassTime ef = pass_time(w.embedding.forward, w), eb = pass_time(w.embedding.backward, w);
-  const PassTime hf = pass_time(w.lm_head.forward, w), hb = pass_time(w.lm_head.backward, w);
+  const PassTime &lf = tt.lf, &lb = tt.lb, &lr = tt.lr, &mf = tt.mf, &mb = tt.mb, &mr = tt.mr;
+  const PassTime &ef = tt.ef, &eb = tt.eb, &hf = tt.hf, &hb = tt.hb;
   const double p2p_one =
       pp > 1 ? collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP))
              : 0.0;
@@ -170,6 +239,12 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
 
   thread_local std::vector<StageDp> dp;
   dp.assign(static_cast<size_t>(pp), StageDp{});
+  struct DpMemo {
+    bool valid = false;
+    double params = 0, units = 0, sf = 0, sb = 0;
+    DpTime d;
+  };
+  DpMemo dp_memo[2];  // dense, experts
   double optimizer_max = 0;
   double lead = 0;  // when the stage's first forward can start: the fill ahead of it
   for (int64_t j = 0; j < pp; ++j) {
@@ -224,9 +299,20 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
                                               ? st.num_moe_layers
                                               : st.num_layers + (st.has_embedding ? 1 : 0) +
                                                     (st.has_lm_head ? 1 : 0));
-      const DpTime d = dp_time(traffic, w.group(static_cast<CommGroup>(group)), collective_, sf, sb,
-                               training_.grad_bucket_bytes, training_.overlap_grad_reduce,
-                               training_.overlap_param_gather);
+      // Stages alike (same parameters, units and pass times) have the same DP times.
+      DpMemo& memo = dp_memo[group == static_cast<double>(CommGroup::EDP) ? 1 : 0];
+      if (!(memo.valid && memo.params == params && memo.units == traffic.units && memo.sf == sf &&
+            memo.sb == sb)) {
+        memo = {true,
+                params,
+                traffic.units,
+                sf,
+                sb,
+                dp_time(traffic, w.group(static_cast<CommGroup>(group)), collective_, sf, sb,
+                        training_.grad_bucket_bytes, training_.overlap_grad_reduce,
+                        training_.overlap_param_gather)};
+      }
+      const DpTime& d = memo.d;
       sync.total += d.step_total();
       sync.mb_total += d.mb_total;
       // Overlapped DP traffic takes SMs and bandwidth from the passes it runs beside.
@@ -313,7 +399,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
     step = std::max(step,
                     pt.end[j] + fill + drain + d.reduce_exposed + d.gather_after + optimizer_max);
   }
-  fill_rates(w, step, r);
+  fill_rates(w, tt.flops, step, r);
 
   // Breakdown of the bottleneck stage, the one with the most work in the step
   // (docs/model.md "Breakdown"): its compute, exposed TP/CP comm, sends, exposed DP,

@@ -50,11 +50,20 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
     r.fit_hint_value = hint.value;
     return;
   }
-  build_workload_ops(spec_.model, spec_.training, w);
-  if (f == Fidelity::Des)
+  if (f == Fidelity::Des) {
+    build_workload_ops(spec_.model, spec_.training, w);
     des_[static_cast<size_t>(p.hardware)]->evaluate(w, r);
-  else
-    evaluators_[static_cast<size_t>(p.hardware)]->evaluate(w, r);
+  } else {
+    // Layouts that differ only in their ZeRO stage share their op templates' times: the
+    // ops are built (and timed) once for them.
+    const AnalyticalEvaluator& ev = *evaluators_[static_cast<size_t>(p.hardware)];
+    const AnalyticalEvaluator::TemplateTimes* t = ev.cached_template_times(w.par);
+    if (!t) {
+      build_workload_ops(spec_.model, spec_.training, w);
+      t = &ev.template_times(w);
+    }
+    ev.evaluate(w, *t, r);
+  }
   if (r.status != Status::Ok) return;
   if (r.bubble_time_s > 0.2 * r.step_time_s) r.flags |= kFlagPipelineBubble;
   if (r.mfu >= 0.9 * hw.gemm_efficiency) r.flags |= kFlagHighUtilization;

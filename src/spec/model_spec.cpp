@@ -1,5 +1,7 @@
 #include "rapid/spec/model_spec.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "rapid/spec/yaml_reader.hpp"
@@ -7,9 +9,13 @@
 namespace rapid {
 
 int64_t MoeSpec::moe_layers_in(int64_t first, int64_t last) const {
-  int64_t n = 0;
-  for (int64_t i = first; i < last; ++i) n += is_moe_layer(i) ? 1 : 0;
-  return n;
+  if (!enabled()) return 0;
+  // Layers first_dense_layers + k layer_freq: the multiples of layer_freq in [lo, hi).
+  const int64_t lo = std::max(first, first_dense_layers) - first_dense_layers;
+  const int64_t hi = last - first_dense_layers;
+  if (hi <= lo) return 0;
+  auto below = [&](int64_t x) { return (x + layer_freq - 1) / layer_freq; };
+  return below(hi) - below(lo);
 }
 
 namespace {

@@ -122,7 +122,8 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
   const double layer_flops =
       6.0 * static_cast<double>(model.layer_params()) +
       12.0 * static_cast<double>(training.seq_length * model.num_attention_heads * model.head_dim);
-  std::vector<double> extra(static_cast<size_t>(pp), 0.0);
+  thread_local std::vector<double> extra;
+  extra.assign(static_cast<size_t>(pp), 0.0);
   extra.back() += 6.0 * static_cast<double>(model.vocab_size) * h / layer_flops;
   const bool balanced = model.num_layers % pp != 0 || training.balance_pipeline_stages;
   const std::vector<int64_t> layers = assign_layers(model.num_layers, pp, balanced, extra);
@@ -147,38 +148,52 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
     // Layers replaying their forward: every layer, or under block recompute the first
     // recompute_layers of each chunk (counted layer by layer: MoE layers fall where they do).
     st.recompute_dense = st.recompute_moe = 0;
-    if (par.recompute != Recompute::None) {
+    if (par.recompute != Recompute::None && !model.moe.enabled()) {
+      for (int64_t c = 0; c < par.vpp; ++c) {
+        const int64_t n = chunk_layers(st.num_layers, par.vpp, c);
+        st.recompute_dense +=
+            layer_recomputed(par, n - 1) ? n : std::min<int64_t>(n, par.recompute_layers);
+      }
+    } else if (par.recompute != Recompute::None) {
       int64_t layer = st.first_layer;
       for (int64_t c = 0; c < par.vpp; ++c)
         for (int64_t k = 0; k < chunk_layers(st.num_layers, par.vpp, c); ++k, ++layer)
-          if (layer_recomputed(par, k)) ++(model.moe.is_moe_layer(layer) ? st.recompute_moe : st.recompute_dense);
+          if (layer_recomputed(par, k))
+            ++(model.moe.is_moe_layer(layer) ? st.recompute_moe : st.recompute_dense);
     }
   }
 }
 
-double workload_step_flops(const Workload& w, bool with_recompute) {
+TemplateFlops template_flops(const Workload& w) {
   auto sum = [](const std::vector<Op>& ops) {
     double f = 0;
     for (const Op& op : ops) f += op.flops;
     return f;
   };
   auto pass = [&](const OpTemplate& t) { return sum(t.forward) + sum(t.backward); };
-  const double per_mb_layer = pass(w.layer), per_mb_moe = pass(w.moe_layer);
-  const double rc_layer = sum(w.layer.recompute), rc_moe = sum(w.moe_layer.recompute);
+  return {pass(w.layer),     pass(w.moe_layer), sum(w.layer.recompute), sum(w.moe_layer.recompute),
+          pass(w.embedding), pass(w.lm_head)};
+}
+
+double step_flops(const Workload& w, const TemplateFlops& t, bool with_recompute) {
   double per_mb = 0;
   for (const StageInfo& st : w.stages) {
-    per_mb += per_mb_layer * static_cast<double>(st.num_layers - st.num_moe_layers) +
-              per_mb_moe * static_cast<double>(st.num_moe_layers);
+    per_mb += t.layer * static_cast<double>(st.num_layers - st.num_moe_layers) +
+              t.moe_layer * static_cast<double>(st.num_moe_layers);
     if (with_recompute)
-      per_mb += rc_layer * static_cast<double>(st.recompute_dense) +
-                rc_moe * static_cast<double>(st.recompute_moe);
-    if (st.has_embedding) per_mb += pass(w.embedding);
-    if (st.has_lm_head) per_mb += pass(w.lm_head);
+      per_mb += t.layer_recompute * static_cast<double>(st.recompute_dense) +
+                t.moe_recompute * static_cast<double>(st.recompute_moe);
+    if (st.has_embedding) per_mb += t.embedding;
+    if (st.has_lm_head) per_mb += t.lm_head;
   }
   // Each stage's ops are per GPU; tp*cp GPUs share one stage of one micro-batch and dp
   // replicas run their own micro-batches.
   const double gpus_per_stage = static_cast<double>(w.par.tp) * w.par.cp;
   return per_mb * gpus_per_stage * static_cast<double>(w.num_microbatches) * w.par.dp;
+}
+
+double workload_step_flops(const Workload& w, bool with_recompute) {
+  return step_flops(w, template_flops(w), with_recompute);
 }
 
 }  // namespace rapid

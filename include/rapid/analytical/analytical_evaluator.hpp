@@ -58,6 +58,21 @@ class AnalyticalEvaluator final : public Evaluator {
   };
   PassTime pass_time(const std::vector<Op>& ops, const Workload& w) const;
 
+  /// What evaluate() reads of the op templates: each template pass's PassTime and flops.
+  /// They depend on the layout but not on its ZeRO stage (the DP traffic is not in the
+  /// templates): a sweep's points that differ in it share them.
+  struct TemplateTimes {
+    PassTime lf, lb, lr, mf, mb, mr, ef, eb, hf, hb;  // layer, MoE layer, embedding, head
+    TemplateFlops flops;
+  };
+  /// The template times of w.par when this thread computed them lately (a small cache),
+  /// else nullptr: the caller then builds the ops and asks template_times().
+  const TemplateTimes* cached_template_times(const ParallelConfig& par) const;
+  /// Computes the template times of `w` (its ops built) and caches them.
+  const TemplateTimes& template_times(const Workload& w) const;
+  /// evaluate() with the template times of w.par (its ops need not be built).
+  void evaluate(const Workload& w, const TemplateTimes& t, EvalResult& r) const;
+
   const ComputeCost& compute_cost() const { return compute_; }
   const InterferenceModel& interference() const { return interference_; }
   const CollectiveCost& collective_cost() const { return collective_; }
@@ -73,6 +88,8 @@ class AnalyticalEvaluator final : public Evaluator {
   CollectiveCost collective_;
   double model_flops_per_token_;
   double step_efficiency_;  // end-to-end compute efficiency: hardware's x framework's
+  uint64_t id_;             // this evaluator in the template-times cache
+  void fill_rates(const Workload& w, const TemplateFlops& f, double step_s, EvalResult& r) const;
 };
 
 }  // namespace rapid

@@ -26,7 +26,9 @@ class PointEvaluator {
 
   /// Evaluates point `p` into `r` with the object's fidelity (Auto: analytical), using
   /// `scratch` for the workload. Thread-safe when each thread passes its own scratch and
-  /// result.
+  /// result. `scratch` holds the point's layout afterwards; its op templates are the
+  /// point's under the DES, and under the analytical model unless the point's template
+  /// times were cached (a layout differing only in its ZeRO stage was evaluated before).
   void evaluate(const Point& p, Workload& scratch, EvalResult& r) const {
     evaluate(p, scratch, r, fidelity_);
   }
@@ -46,7 +48,7 @@ class PointEvaluator {
  private:
   const SweepSpec& spec_;
   Fidelity fidelity_;
-  std::vector<std::unique_ptr<Evaluator>> evaluators_;
+  std::vector<std::unique_ptr<AnalyticalEvaluator>> evaluators_;
   std::vector<std::unique_ptr<DesEvaluator>> des_;
 };
 

@@ -122,4 +122,15 @@ GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node);
 /// workload (forward + backward, plus recompute when `with_recompute`).
 double workload_step_flops(const Workload& w, bool with_recompute);
 
+/// Floating-point operations of one micro-batch through each op template (the part of
+/// workload_step_flops that depends on the templates only).
+struct TemplateFlops {
+  double layer = 0, moe_layer = 0;                ///< forward + backward
+  double layer_recompute = 0, moe_recompute = 0;  ///< the replayed forward
+  double embedding = 0, lm_head = 0;              ///< forward + backward
+};
+TemplateFlops template_flops(const Workload& w);
+/// workload_step_flops from the templates' flops `t` and the stages of `w`.
+double step_flops(const Workload& w, const TemplateFlops& t, bool with_recompute);
+
 }  // namespace rapid
