@@ -3,6 +3,8 @@
 #include <array>
 #include <atomic>
 
+#include "rapid/analytical/offload.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -159,6 +161,8 @@ struct StageDp {
   double gather_exposed = 0, gather_interference = 0, gather_after = 0;
   // Compute lost to the DP collectives beside each micro-batch's passes (ZeRO 2/3).
   double mb_interference_f = 0, mb_interference_b = 0;
+  // Per micro-batch: activation offload copies the passes do not hide (offload.hpp).
+  double offload_exposed = 0;
   double exposed() const { return reduce_exposed + gather_exposed + gather_after; }
   double interference() const { return reduce_interference + gather_interference; }
 };
@@ -367,6 +371,12 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       pipe.bwd[k] =
           bwd_pass[k].time + (sync.mb_exposed + sync.mb_interference_b) / static_cast<double>(vpp);
     }
+    // Activations offloaded to the host: the first layers' copies beyond what the stage's
+    // passes hide (offload.hpp), on its first chunk (where those layers are).
+    const OffloadTime off = offload_time(model_, training_, hw_, par, st, sf, sb);
+    pipe.fwd[k0] += off.fwd_exposed;
+    pipe.bwd[k0] += off.bwd_exposed;
+    sync.offload_exposed = off.fwd_exposed + off.bwd_exposed;
 
     // Adam over the local optimizer shard: read master, m, v, grad (16 B), write master,
     // m, v (12 B) and the 16-bit weights (2 B), plus one read of the grads for the norm.
@@ -427,9 +437,10 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   r.dp_comm_time_s = dp_total;
   r.dp_exposed_time_s = db.exposed() + m * db.mb_exposed;
   r.optimizer_time_s = optimizer_max;
+  r.offload_time_s = m * db.offload_exposed;
   r.bubble_time_s = std::max(0.0, step - r.compute_time_s - r.interference_time_s -
                                       r.tp_comm_time_s - r.host_bound_time_s - r.pp_comm_time_s -
-                                      r.dp_exposed_time_s - r.optimizer_time_s);
+                                      r.dp_exposed_time_s - r.optimizer_time_s - r.offload_time_s);
   derive_comm_totals(r);
 }
 

@@ -1,5 +1,7 @@
 #include "rapid/des/des_evaluator.hpp"
 
+#include "rapid/analytical/offload.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -32,6 +34,10 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   in.collective = &analytical_.collective_cost();
   in.step_efficiency = analytical_.step_efficiency();
   in.interference = &analytical_.interference();
+  if (w.par.offload_layers > 0)
+    for (const StageInfo& st : w.stages)
+      in.offload_copy_s.push_back(
+          offload_time(model_, training_, analytical_.hardware(), w.par, st, 0, 0).copy_s);
   des::SimOptions opt;
   opt.replicas = options_.replicas;
   opt.coalesce = options_.coalesce;
@@ -46,7 +52,8 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   // Breakdown of the bottleneck instance, the one with the most work in the step (the
   // analytical model's definition, docs/model.md "Breakdown"): the bubble is the rest.
   auto busy = [](const des::InstanceTimes& x) {
-    return x.compute + x.interference + x.tp_comm + x.pp_comm + x.host + x.dp_exposed + x.optimizer;
+    return x.compute + x.interference + x.tp_comm + x.pp_comm + x.host + x.dp_exposed +
+           x.optimizer + x.offload;
   };
   size_t b = 0;
   for (size_t i = 1; i < res.instances.size(); ++i)
@@ -60,6 +67,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   r.dp_exposed_time_s = c.dp_exposed;
   r.host_bound_time_s = c.host;
   r.optimizer_time_s = c.optimizer;
+  r.offload_time_s = c.offload;
   r.bubble_time_s = std::max(0.0, res.step_time_s - busy(c));
   r.dp_comm_time_s = 0;
   for (const des::InstanceTimes& x : res.instances)

@@ -93,9 +93,10 @@ struct Inst {
   // alone and beside a DP collective (interference.hpp), its compute alone up to `checked`,
   // the extension added there (compute of the interval after it).
   SimTime checked = 0, pass_compute = 0, pass_dp = 0, checked_compute = 0, carry = 0;
+  SimTime pass_start = 0;  ///< when the current pass's compute began
   // Accounting (ps).
   SimTime compute = 0, interf = 0, tp = 0, pp = 0, bubble = 0, host_wait = 0, dp_exposed = 0,
-          opt = 0;
+          opt = 0, offload = 0;
   SimTime end = 0;
 };
 
@@ -199,6 +200,7 @@ struct Simulator::Impl {
   /// scheduled (the DP stream's overlap up to s.t is not known yet).
   static constexpr SimTime kDeferred = -1;
   SimTime dp_interference(Inst& s);
+  void offload(Inst& s);
   void wake(int32_t i) {
     inst[static_cast<size_t>(i)].wait = Wait::None;
     resume(i);

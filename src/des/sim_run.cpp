@@ -90,6 +90,20 @@ SimTime Simulator::Impl::dp_interference(Inst& s) {
   return ext;
 }
 
+// Activation offload (offload.hpp): the copies of the stage's first layers run beside the
+// pass; what outlasts all of it but its first layer's forward (last layer's backward) is
+// exposed at its end.
+void Simulator::Impl::offload(Inst& s) {
+  const double copy = in.offload_copy_s[static_cast<size_t>(s.stage)];
+  const auto L = static_cast<double>(w->stages[static_cast<size_t>(s.stage)].num_layers);
+  if (copy <= 0 || L < 2) return;
+  const double span = to_seconds(s.t - s.pass_start);
+  const double exposed = std::max(0.0, copy - span * (L - 1.0) / L);
+  const SimTime e = to_ps(exposed);
+  s.t += e;
+  s.offload += e;
+}
+
 void Simulator::Impl::run_events() {
   for (size_t i = 0; i < inst.size(); ++i) resume(static_cast<int32_t>(i));
   while (!queue.empty()) {
@@ -239,6 +253,7 @@ bool Simulator::Impl::run_pass(Inst& s) {
           s.checked_compute = s.pass_compute;
           s.carry = 0;
         }
+        if (s.pos == n && pr.chunk == 0 && !in.offload_copy_s.empty()) offload(s);
         s.sub = s.pos == n ? Sub::PassEnd : Sub::InOwner;
         s.item = 0;
         // Fold what shares links only with this stage's DP traffic while that is idle and
@@ -382,7 +397,7 @@ void Simulator::Impl::resume(int32_t i) {
         s.had_sends = false;
         s.sends_done = 0;
         s.phase = Phase::InPass;
-        s.checked = s.t;
+        s.checked = s.pass_start = s.t;
         s.pass_compute = s.pass_dp = s.checked_compute = s.carry = 0;
         s.sub = Sub::AtBoundary;
         s.pos = 0;

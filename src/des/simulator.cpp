@@ -47,6 +47,7 @@ void Simulator::run(const Workload& w, const SimInputs& in, const SimOptions& op
     t.dp_exposed = to_seconds(x.dp_exposed);
     t.dp_busy = to_seconds(s.streams[static_cast<size_t>(x.stage)].busy_ps);
     t.optimizer = to_seconds(x.opt);
+    t.offload = to_seconds(x.offload);
     if (x.end > s.inst[static_cast<size_t>(out.critical)].end)
       out.critical = static_cast<int32_t>(i);
     out.instances.push_back(t);

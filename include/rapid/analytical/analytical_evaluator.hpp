@@ -74,6 +74,8 @@ class AnalyticalEvaluator final : public Evaluator {
   void evaluate(const Workload& w, const TemplateTimes& t, EvalResult& r) const;
 
   const ComputeCost& compute_cost() const { return compute_; }
+  /// The GPU as the stack runs it (stack_hardware).
+  const HardwareSpec& hardware() const { return hw_; }
   const InterferenceModel& interference() const { return interference_; }
   const CollectiveCost& collective_cost() const { return collective_; }
   /// Compute ops take compute_cost().time(op) / step_efficiency() (shared with the DES).

@@ -48,6 +48,9 @@ struct SimInputs {
   double step_efficiency = 1.0;  ///< compute ops take ComputeCost::time / step_efficiency
   /// Compute beside communication kernels (TP overlap, the DP stream); nullptr: none.
   const InterferenceModel* interference = nullptr;
+  /// Per stage: one direction's activation-offload copies of a micro-batch (offload.hpp);
+  /// empty: no offload.
+  std::vector<double> offload_copy_s;
 };
 
 enum class ReplicaMode : uint8_t {
@@ -65,7 +68,7 @@ struct SimOptions {
 /// Where one stage instance's time went (seconds); the critical instance's fill EvalResult.
 struct InstanceTimes {
   double end = 0, compute = 0, interference = 0, tp_comm = 0, pp_comm = 0, bubble = 0, host = 0;
-  double dp_exposed = 0, dp_busy = 0, optimizer = 0;
+  double dp_exposed = 0, dp_busy = 0, optimizer = 0, offload = 0;
 };
 
 /// One class of links that the simulation loaded alike.

@@ -72,6 +72,7 @@ struct EvalResult {
   double dp_exposed_time_s = kNaN;    ///< DP/ZeRO traffic not hidden by compute
   double bubble_time_s = kNaN;        ///< pipeline fill/drain idle time
   double host_bound_time_s = kNaN;    ///< GPU idle waiting for the host to issue ops
+  double offload_time_s = kNaN;       ///< activation offload copies the passes do not hide
   double optimizer_time_s = kNaN;
   double comm_compute_ratio = kNaN;  ///< all communication time / compute time
 

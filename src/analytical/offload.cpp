@@ -1,0 +1,28 @@
+#include "rapid/analytical/offload.hpp"
+
+#include <algorithm>
+
+#include "rapid/memory/memory_model.hpp"
+
+namespace rapid {
+
+OffloadTime offload_time(const ModelSpec& model, const TrainingSpec& training,
+                         const HardwareSpec& hw, const ParallelConfig& par, const StageInfo& st,
+                         double fwd_s, double bwd_s) {
+  OffloadTime t;
+  if (par.offload_layers <= 0 || st.num_layers < 2 || hw.pcie_bandwidth_Bps <= 0) return t;
+  const double k = static_cast<double>(std::min<int64_t>(par.offload_layers, st.num_layers - 1));
+  const double L = static_cast<double>(st.num_layers);
+  // Offload needs recompute off (Megatron-Core raises otherwise): all activations kept.
+  const double moe = static_cast<double>(st.num_moe_layers) / L;
+  const double per_layer =
+      (1.0 - moe) * layer_activation_bytes(model, training, par, false) +
+      (moe > 0 ? moe * layer_activation_bytes(model, training, par, true) : 0.0);
+  t.copy_s = k * per_layer / hw.pcie_bandwidth_Bps;
+  const double hide = (L - 1.0) / L;
+  t.fwd_exposed = std::max(0.0, t.copy_s - fwd_s * hide);
+  t.bwd_exposed = std::max(0.0, t.copy_s - bwd_s * hide);
+  return t;
+}
+
+}  // namespace rapid
