@@ -138,22 +138,18 @@ void set_knob(ParallelConfig& c, const std::string& key, const std::string& text
     c.zero_stage = static_cast<int8_t>(z);
     return;
   }
-  if (key == "recompute") {
-    for (int r = 0; r < 3; ++r)
-      if (text == kRecomputeNames[r]) {
-        c.recompute = static_cast<Recompute>(r);
+  // An enum knob by its names (the HDF5 enum member names).
+  auto named = [&](auto& field, const auto& names, const char* expected) {
+    for (size_t r = 0; r < std::size(names); ++r)
+      if (text == names[r]) {
+        field = static_cast<std::remove_reference_t<decltype(field)>>(r);
         return;
       }
-    throw InputError(at.where(), key, text, "none, selective or full");
-  }
-  if (key == "recompute_method") {
-    for (int r = 0; r < 2; ++r)
-      if (text == kRecomputeMethodNames[r]) {
-        c.recompute_method = static_cast<RecomputeMethod>(r);
-        return;
-      }
-    throw InputError(at.where(), key, text, "uniform or block");
-  }
+    throw InputError(at.where(), key, text, expected);
+  };
+  if (key == "recompute") return named(c.recompute, kRecomputeNames, "none, selective or full");
+  if (key == "recompute_method")
+    return named(c.recompute_method, kRecomputeMethodNames, "uniform or block");
   if (key == "recompute_num_layers") return degree(&ParallelConfig::recompute_layers);
   throw InputError(at.where(), key, text,
                    "a layout knob: tp, pp, dp, cp, ep, etp, vpp, mbs, sp, zero_stage, recompute, "

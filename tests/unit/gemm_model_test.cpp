@@ -2,29 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "test_support.hpp"
+
 namespace rapid {
 namespace {
 
-// A made-up GPU with round numbers so every case can be checked by hand: 100 SMs,
-// bf16 peak 100 TFLOP/s (1 TFLOP/s per SM), efficiency 1, no prologue, no launch, L2 feed
-// and size large enough never to limit, HBM 1 TB/s at efficiency 1.
-HardwareSpec round_gpu() {
-  HardwareSpec hw;
-  hw.num_sms = 100;
-  hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)] = 100e12;
-  hw.gemm_efficiency = 1.0;
-  hw.gemm_tile_overhead_s = 0.0;
-  hw.kernel_launch_s = 0.0;
-  hw.l2_bandwidth_Bps = 1e18;
-  hw.l2_multicast = 1.0;
-  hw.l2_size_bytes = 1e12;
-  hw.hbm_bandwidth_Bps = 1e12;
-  hw.memory_efficiency = 1.0;
-  return hw;
-}
+// test::round_gpu(): 100 SMs of 1 TFLOP/s, efficiency 1, no tile fill or launch, L2 never
+// limiting, HBM 1 TB/s (test_support.hpp), so every case can be checked by hand.
 
 TEST(GemmModel, OneTileMoreThanAFullWaveTakesTwoWaves) {
-  GemmModel g(round_gpu(), DType::BF16);
+  GemmModel g(test::round_gpu(), DType::BF16);
   // 128x128 tiles: m = 128 * 100 gives exactly 100 tiles = one full wave of 100 SMs;
   // one more row of tiles (m = 128 * 101) gives 101 tiles -> 2 waves.
   // Per tile (k = 1024): 2 * 128 * 128 * 1024 FLOP / 1e12 FLOP/s = 33.554 us.
@@ -48,14 +35,14 @@ TEST(GemmModel, OneTileMoreThanAFullWaveTakesTwoWaves) {
 }
 
 TEST(GemmModel, PartialEdgeTilesCostWholeTiles) {
-  GemmModel g(round_gpu(), DType::BF16);
+  GemmModel g(test::round_gpu(), DType::BF16);
   // m = 129 needs 2 tiles of 128 rows: same time as m = 256.
   EXPECT_DOUBLE_EQ(g.time_with(129, 128, 1024, 1, 128, 128, 1).compute_s,
                    g.time_with(256, 128, 1024, 1, 128, 128, 1).compute_s);
 }
 
 TEST(GemmModel, DoublingHbmBandwidthSpeedsOnlyTheBandwidthBoundShape) {
-  HardwareSpec hw = round_gpu();
+  HardwareSpec hw = test::round_gpu();
   GemmModel slow(hw, DType::BF16);
   hw.hbm_bandwidth_Bps *= 2;
   GemmModel fast(hw, DType::BF16);
@@ -77,7 +64,7 @@ TEST(GemmModel, DoublingHbmBandwidthSpeedsOnlyTheBandwidthBoundShape) {
 }
 
 TEST(GemmModel, OperandFeedLimitsSmallTilesWhenL2IsSlow) {
-  HardwareSpec hw = round_gpu();
+  HardwareSpec hw = test::round_gpu();
   hw.l2_bandwidth_Bps = 10e12;  // 10 TB/s shared by 100 active SMs: 100 GB/s each
   GemmModel g(hw, DType::BF16);
   // 64x64 tile: 2 * 64 * 64 / ((64 + 64) * 2 B) = 32 FLOP/B -> 3.2 TFLOP/s > 1 TFLOP/s peak:

@@ -14,23 +14,9 @@
 namespace rapid {
 namespace {
 
-// 100 SMs of 1 TFLOP/s (bf16, efficiency 1), no tile fill or launch, L2 never limiting,
-// HBM 1 TB/s: every GEMM below is compute-bound and timed by waves of 128 x 128 tiles.
-HardwareSpec round_gpu() {
-  HardwareSpec hw;
-  hw.num_sms = 100;
-  hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)] = 100e12;
-  hw.gemm_efficiency = 1.0;
-  hw.gemm_tile_overhead_s = 0.0;
-  hw.kernel_launch_s = 0.0;
-  hw.l2_bandwidth_Bps = 1e18;
-  hw.l2_multicast = 1.0;
-  hw.l2_size_bytes = 1e12;
-  hw.hbm_bandwidth_Bps = 1e12;
-  hw.memory_efficiency = 1.0;
-  hw.elementwise_efficiency = 1.0;
-  return hw;
-}
+// test::round_gpu(): 100 SMs of 1 TFLOP/s (bf16, efficiency 1), no tile fill or launch, L2
+// never limiting, HBM 1 TB/s: every GEMM below is compute-bound and timed by waves of
+// 128 x 128 tiles.
 
 TEST(Interference, OneFullWaveGemmBesideSixteenChannelsNeedsASecondWave) {
   // 100 tiles of 128 x 128 (m = 12800, n = 128), k = 1024: one tile is 2 * 128 * 128 *
@@ -39,7 +25,7 @@ TEST(Interference, OneFullWaveGemmBesideSixteenChannelsNeedsASecondWave) {
   // collective of 16 channels (16 SMs): 84 SMs, ceil(100 / 84) = 2 waves + the last
   // wave's 16 tiles' epilogue = 67.109 + 0.524 = 67.633 us: 1.836x, the "nearly doubles"
   // of a 132-CTA GEMM beside a 24-block all-gather on H100 (NVIDIA developer forum).
-  const HardwareSpec hw = round_gpu();
+  const HardwareSpec hw = test::round_gpu();
   const double tile_s = 2.0 * 128 * 128 * 1024 / 1e12, epi = 128.0 * 128 * 2 / 1e12;
   const GemmModel alone(hw, DType::BF16), beside(hw, DType::BF16, 16);
   const GemmTiming a = alone.time_with(12800, 128, 1024, 1, 128, 128, 1);
@@ -56,7 +42,7 @@ TEST(Interference, ManyWaveGemmSlowsByTheSmShare) {
   // (the epilogues: 100 tiles' and 84 tiles' of the last wave, 3.3 and 2.8 us of ~2.8 ms).
   // Measured: GEMMs overlapped with NCCL collectives run 18.9% slower on average
   // (arXiv 2507.03114).
-  const HardwareSpec hw = round_gpu();
+  const HardwareSpec hw = test::round_gpu();
   const double tile_s = 2.0 * 128 * 128 * 1024 / 1e12, epi = 128.0 * 128 * 2 / 1e12;
   const GemmTiming a = GemmModel(hw, DType::BF16).time_with(128 * 8400, 128, 1024, 1, 128, 128, 1);
   const GemmTiming b =
@@ -70,7 +56,7 @@ TEST(Interference, ManyWaveGemmSlowsByTheSmShare) {
 TEST(Interference, MemoryBoundOpGetsWhatTheCollectiveLeavesOfHbm) {
   // A collective moving 100 GB/s through HBM (its copies and reductions) leaves 900 GB/s:
   // 1 GB streams in 1.111 ms instead of 1 ms.
-  const HardwareSpec hw = round_gpu();
+  const HardwareSpec hw = test::round_gpu();
   Op op;
   op.kind = OpKind::MemoryBound;
   op.bytes = 1e9;

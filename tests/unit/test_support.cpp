@@ -18,4 +18,20 @@ SweepSpec spec_with(const std::string& model, const std::string& hardware,
   return s;
 }
 
+HardwareSpec round_gpu() {
+  HardwareSpec hw;
+  hw.num_sms = 100;
+  hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)] = 100e12;
+  hw.gemm_efficiency = 1.0;
+  hw.gemm_tile_overhead_s = 0.0;
+  hw.kernel_launch_s = 0.0;
+  hw.l2_bandwidth_Bps = 1e18;
+  hw.l2_multicast = 1.0;
+  hw.l2_size_bytes = 1e12;
+  hw.hbm_bandwidth_Bps = 1e12;
+  hw.memory_efficiency = 1.0;
+  hw.elementwise_efficiency = 1.0;
+  return hw;
+}
+
 }  // namespace rapid::test

@@ -23,6 +23,11 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
   return path.string();
 }
 
+/// A made-up GPU with round numbers so that cases can be checked by hand: 100 SMs, bf16
+/// peak 100 TFLOP/s (1 TFLOP/s per SM), GEMM and memory efficiency 1, no tile overhead or
+/// launch, L2 bandwidth and size never limiting, HBM 1 TB/s.
+HardwareSpec round_gpu();
+
 /// Loads configs/<kind>/<name>.yaml of the source tree.
 SweepSpec spec_with(const std::string& model, const std::string& hardware,
                     const std::string& network, int64_t gbs, int64_t seq);
