@@ -83,8 +83,8 @@ def baseline_lines(res, pts, ok):
     name = rr.describe_layout(base, hardware=several_hw)
     lines = [f"Baseline (point {base.name}): {name}"]
     if base.status != "ok":
-        over = (base.peak_memory_bytes - base.memory_capacity_bytes) / rr.GIB
-        why = f"does not fit: {over:.2f} GiB over capacity" if base.status == "oom" else "infeasible"
+        over = base.peak_memory_bytes - base.memory_capacity_bytes
+        why = f"does not fit: {excess(over)} over capacity" if base.status == "oom" else "infeasible"
         return lines + [f"  status {base.status} ({why}); no speedup computed."]
     lines.append(f"  {base.tokens_per_s_per_gpu:.1f} tokens/s/GPU, step {base.step_time_s:.3f} s, "
                  f"MFU {100 * base.mfu:.1f}%, peak memory {base.peak_memory_bytes / rr.GIB:.1f} GiB")
@@ -97,6 +97,13 @@ def baseline_lines(res, pts, ok):
     return lines
 
 
+def excess(over_bytes):
+    """Bytes over capacity, in GiB, or in MiB under one GiB (2 MiB is not "0.00 GiB")."""
+    if over_bytes >= rr.GIB:
+        return f"{over_bytes / rr.GIB:.2f} GiB"
+    return f"{over_bytes / 2**20:.1f} MiB"
+
+
 def count_lines(pts):
     n_oom = int((pts.status == "oom").sum())
     n_inf = int((pts.status == "infeasible").sum())
@@ -105,9 +112,9 @@ def count_lines(pts):
     lines = [line]
     if n_oom:
         oom = pts[pts.status == "oom"]
-        over = (oom.peak_memory_bytes - oom.memory_capacity_bytes) / rr.GIB
+        over = oom.peak_memory_bytes - oom.memory_capacity_bytes
         i = over.idxmin()
-        lines.append(f"  smallest OOM overshoot: {over[i]:.2f} GiB "
+        lines.append(f"  smallest OOM overshoot: {excess(over[i])} "
                      f"({rr.describe_layout(oom.loc[i])}, point {i})")
     return lines
 

@@ -169,7 +169,10 @@ int run_attention_op(const AttentionOpOptions& o) {
     print_row(t, t.block_q == chosen.block_q && t.block_kv == chosen.block_kv, hw);
   }
   fmt::print("* {} x {}{}: {:.2f} us, {:.1f} TFLOP/s ({:.1f} TFLOP/s of useful work){}\n",
-             chosen.block_q, chosen.block_kv, forced.automatic() ? " (automatic)" : " (--tile)",
+             chosen.block_q, chosen.block_kv,
+             forced.automatic()
+                 ? " (automatic: the kernel's own tile for this head dim, as it ships)"
+                 : " (--tile)",
              chosen.time_s * 1e6, chosen.flops / chosen.time_s / 1e12,
              (o.backward ? 2.5 : 1.0) * 4.0 * static_cast<double>(s.batch_heads) *
                  static_cast<double>(s.seq_q) * static_cast<double>(s.seq_kv) *

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -110,6 +111,17 @@ int run_predict(const PredictOptions& o) {
   if (o.timeline && fidelity != rapid::Fidelity::Des)
     throw rapid::InputError("<command line>", "--timeline", *o.timeline,
                             "--fidelity des (the timeline is the simulation's)");
+  if (o.full && fidelity != rapid::Fidelity::Des)
+    throw rapid::InputError("<command line>", "--full", "true",
+                            "--fidelity des (it simulates every DP replica)");
+  if (o.timeline) {  // before any output: a bad path fails alone
+    const std::filesystem::path dir = std::filesystem::path(*o.timeline).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      throw rapid::InputError(
+          "<command line>", "--timeline", *o.timeline,
+          "a file in an existing directory (" + dir.string() + " does not exist)");
+  }
   rapid::DesOptions des;
   if (o.full) des.replicas = rapid::des::ReplicaMode::All;
   rapid::PointEvaluator eval(spec, fidelity, des);
@@ -172,11 +184,13 @@ int main(int argc, char** argv) {
   predict->add_option("--recompute", po.recompute, "none, selective or full");
   predict->add_option("--recompute-method", po.recompute_method,
                       "full recompute: uniform (groups) or block (the first layers of each chunk)");
-  predict->add_option("--recompute-num-layers", po.recompute_layers,
-                      "full recompute: layers per group (uniform) or per chunk (block)")
+  predict
+      ->add_option("--recompute-num-layers", po.recompute_layers,
+                   "full recompute: layers per group (uniform) or per chunk (block)")
       ->check(CLI::Range(1, 100000));
-  predict->add_option("--cpu-offload-layers", po.offload_layers,
-                      "layers whose activations go to host memory")
+  predict
+      ->add_option("--cpu-offload-layers", po.offload_layers,
+                   "layers whose activations go to host memory")
       ->check(CLI::Range(0, 100000));
   predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)")
       ->check(CLI::Range(1, 1 << 24));

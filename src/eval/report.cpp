@@ -45,8 +45,12 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
       r.grads_bytes / kGiB, r.optimizer_bytes / kGiB, r.activations_bytes / kGiB,
       r.reserve_bytes / kGiB);
   if (r.status == Status::OutOfMemory) {
-    out += fmt::format("            does not fit: {:.2f} GiB over capacity\n",
-                       r.oom_excess_bytes / kGiB);
+    // Under a GiB in MiB: a layout 2 MiB over must not read "0.00 GiB over".
+    const double over = r.oom_excess_bytes;
+    out += over >= kGiB
+               ? fmt::format("            does not fit: {:.2f} GiB over capacity\n", over / kGiB)
+               : fmt::format("            does not fit: {:.1f} MiB over capacity\n",
+                             over / (1024.0 * 1024.0));
     out += fmt::format("fits with   {}\n",
                        describe_fit_hint(static_cast<FitHint>(r.fit_hint), r.fit_hint_value));
   }
@@ -71,7 +75,7 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
     out += "warning     TP collectives below 1 MiB: latency-bound (5-10 us start-up each)\n";
   if (r.flags & kFlagPipelineBubble)
     out += "warning     pipeline bubble above 20% of the step: more micro-batches would help\n";
-  if (r.flags & kFlagNearCapacity)
+  if ((r.flags & kFlagNearCapacity) && r.status == Status::Ok)
     out += "warning     peak memory above 95% of capacity: little headroom for fragmentation\n";
   if (r.flags & kFlagHighUtilization)
     out += "warning     near the achievable peak: the analytical model's error grows here\n";

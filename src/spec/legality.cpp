@@ -30,7 +30,7 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
   }
   if (training.global_batch_size % (int64_t{c.dp} * c.mbs) != 0)
     return "global_batch_size must be divisible by dp*mbs";
-  if (c.sp && c.tp == 1) return "sp needs tp > 1";
+  if (c.sp && c.tp == 1) return "sp needs tp > 1 (set sp false)";
   if (c.sp && training.seq_length % c.tp != 0) return "sp needs seq_length divisible by tp";
   if (c.cp > 1 && training.seq_length % (2 * c.cp) != 0)
     return "cp needs seq_length divisible by 2*cp";
@@ -61,9 +61,11 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
     if (!training.framework.supports_recompute_num_layers)
       return "the stack has no partial full recompute (supports.recompute_num_layers)";
     if (c.recompute_method == RecomputeMethod::Block && c.recompute_layers >= chunk_layers)
-      return "block recompute of every layer of a model chunk is full recompute";
+      return "block recompute of every layer of a model chunk is full recompute: use fewer "
+             "recompute_num_layers than the layers per chunk (layers / pp / vpp), or uniform";
     if (c.recompute_method == RecomputeMethod::Uniform && c.recompute_layers > chunk_layers)
-      return "uniform recompute groups larger than a model chunk";
+      return "uniform recompute groups larger than a model chunk: use at most the layers per "
+             "chunk (layers / pp / vpp) as recompute_num_layers";
   }
   // Activation offload (Megatron-Core cpu_offloading): no recompute beside it, fewer layers
   // than the model has, and pipeline parallelism only where the stack supports it.
