@@ -187,6 +187,12 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   };
   rapid::SchedulerOptions so{o.chunk, !o.quiet};
   if (p.fidelity == rapid::Fidelity::Auto) so.top_k = p.top_k;
+  if (mpi.is_root() && !o.quiet)
+    for (const std::string& r : p.enumerator->unused_recompute_options())
+      std::fprintf(stderr,
+                   "rapid-sweep: note: search recompute option %s is legal for no layout "
+                   "(recompute_num_layers larger than a model chunk, or the stack lacks it)\n",
+                   r.c_str());
   rapid::Scheduler scheduler(mpi, *p.enumerator, *p.evaluator, sink, so);
   scheduler.run();
   const int64_t simulated = so.top_k > 0 ? scheduler.refine() : 0;

@@ -4,11 +4,16 @@
 
 namespace rapid {
 
-std::string ParallelConfig::describe() const {
+std::string ParallelConfig::describe_recompute() const {
   std::string rc = recompute_name(recompute);
   if (partial_recompute())
     rc += fmt::format("({} {})", kRecomputeMethodNames[static_cast<int>(recompute_method)],
                       recompute_layers);
+  return rc;
+}
+
+std::string ParallelConfig::describe() const {
+  const std::string rc = describe_recompute();
   return fmt::format("dp{} tp{} pp{} cp{} ep{} etp{} vpp{} mbs{} sp{} zero{} recompute={}{}", dp,
                      tp, pp, cp, ep, etp, vpp, mbs, sp ? 1 : 0, zero_stage, rc,
                      offload_layers > 0 ? fmt::format(" offload{}", offload_layers) : "");

@@ -94,6 +94,21 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
   }
 }
 
+std::vector<std::string> Enumerator::unused_recompute_options() const {
+  uint32_t used = 0;
+  for (const Block& b : blocks_) used |= b.options;
+  std::vector<std::string> out;
+  for (size_t r = 0; r < options_.size(); ++r) {
+    if (used & (1u << r)) continue;
+    ParallelConfig c;
+    c.recompute = options_[r].recompute;
+    c.recompute_method = options_[r].method;
+    c.recompute_layers = options_[r].layers;
+    out.push_back(c.describe_recompute());
+  }
+  return out;
+}
+
 ParallelConfig Enumerator::apply(const ParallelConfig& c, size_t option) const {
   ParallelConfig x = c;
   const RecomputeOption& o = options_[option];

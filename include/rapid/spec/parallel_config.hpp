@@ -54,6 +54,8 @@ struct ParallelConfig {
   /// "dp4 tp8 pp8 cp1 ep1 etp1 vpp1 mbs1 sp1 zero1 recompute=selective" (with the method and
   /// layers of a partial full recompute, and offloaded layers when any).
   std::string describe() const;
+  /// The recompute policy alone: `none`, `selective`, `full`, `full(block 3)`.
+  std::string describe_recompute() const;
 
   friend bool operator==(const ParallelConfig&, const ParallelConfig&) = default;
 };

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "rapid/spec/parallel_config.hpp"
@@ -40,6 +41,10 @@ class Enumerator {
 
   /// Index of the job's baseline (on hardware variant 0), or -1 when the job has none.
   int64_t baseline_index() const { return baseline_index_; }
+
+  /// The recompute options of the search (recompute x method x num_layers) that no layout
+  /// of the space can run, as `full(block 500)`: search values that add no point.
+  std::vector<std::string> unused_recompute_options() const;
 
  private:
   /// One value of the innermost axis.
