@@ -23,9 +23,10 @@ ComputeCost::ComputeCost(const HardwareSpec& hw, DType dtype, AttentionImpl atte
       launch_s_(hw.kernel_launch_s),
       contention_(contention),
       gemm_(hw, gemm_dtype(dtype), contention.reserved_sms, contention.hbm_Bps),
-      gemm_fp8_(hw, hw.tensor_peak_FLOPs[static_cast<int>(DType::FP8)] > 0 ? DType::FP8
-                                                                             : gemm_dtype(dtype),
-                contention.reserved_sms, contention.hbm_Bps),
+      gemm_fp8_(
+          hw,
+          hw.tensor_peak_FLOPs[static_cast<int>(DType::FP8)] > 0 ? DType::FP8 : gemm_dtype(dtype),
+          contention.reserved_sms, contention.hbm_Bps),
       attention_(hw, gemm_dtype(dtype), attention, contention.reserved_sms),
       attention_fp8_(hw, DType::FP8, attention, contention.reserved_sms),
       id_(detail::OpTimeCache::next_model_id()) {}

@@ -21,8 +21,8 @@ std::string trim(const std::string& s) {
 
 // One record starting at text[pos]: its fields, with `pos` moved past its line end.
 // Returns false (and sets `open_quote`) when a quoted field runs to the end of the text.
-bool read_record(const std::string& text, size_t& pos, int& line,
-                 std::vector<std::string>& fields, bool& open_quote) {
+bool read_record(const std::string& text, size_t& pos, int& line, std::vector<std::string>& fields,
+                 bool& open_quote) {
   fields.clear();
   std::string field;
   bool quoted = false;  // the current field was quoted
@@ -128,8 +128,7 @@ void CsvTable::fail(size_t row, const std::string& column, const std::string& va
                     const std::string& expected) const {
   auto it = index_.find(column);
   const int col = it == index_.end() ? -1 : static_cast<int>(it->second);
-  throw InputError(path_, column, value, expected, row < lines_.size() ? lines_[row] - 1 : -1,
-                   col);
+  throw InputError(path_, column, value, expected, row < lines_.size() ? lines_[row] - 1 : -1, col);
 }
 
 const std::string& CsvTable::text(size_t row, const std::string& column) const {
@@ -151,7 +150,8 @@ double CsvTable::number(size_t row, const std::string& column) const {
 
 int64_t CsvTable::integer(size_t row, const std::string& column) const {
   const double v = number(row, column);
-  if (v != std::floor(v) || std::abs(v) > 9.0e15) fail(row, column, text(row, column), "an integer");
+  if (v != std::floor(v) || std::abs(v) > 9.0e15)
+    fail(row, column, text(row, column), "an integer");
   return static_cast<int64_t>(v);
 }
 

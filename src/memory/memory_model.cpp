@@ -141,7 +141,8 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   // Mixed-precision Adam keeps fp32 master weights, m and v; with 16-bit gradients also an
   // fp32 copy of its gradient shard (Megatron-LM docs, distributed optimizer: 20 or 4 + 16/d
   // bytes per parameter for fp16 parameters and gradients, 18 or 6 + 12/d with fp32 grads).
-  m.optimizer_bytes = (training.optimizer_bytes + (training.grad_bytes == 2 ? 4.0 : 0.0)) * sharded(1);
+  m.optimizer_bytes =
+      (training.optimizer_bytes + (training.grad_bytes == 2 ? 4.0 : 0.0)) * sharded(1);
 
   // Activations of the chunks alive at the peak (interleaved: layers / vpp per chunk).
   const int64_t microbatches = par.num_microbatches(training.global_batch_size);
@@ -185,8 +186,7 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
     // One micro-batch (1F1B runs its backward right after): final norm input, LM head
     // input (gathered over TP), and the loss's logit buffers over the vocab shard.
     const double logits = s * par.mbs * static_cast<double>(model.vocab_size) / par.tp;
-    extra += 2.0 * sbh / sp_div + 2.0 * sbh +
-             training.framework.loss_bytes_per_logit * logits;
+    extra += 2.0 * sbh / sp_div + 2.0 * sbh + training.framework.loss_bytes_per_logit * logits;
   }
   m.activations_bytes = m.layer_activations_bytes + extra;
   m.reserve_bytes = training.memory_reserve_bytes + training.fragmentation * m.activations_bytes;
@@ -213,8 +213,8 @@ MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& trai
     // peak cannot be larger (chunks_in_flight falls with the stage index).
     if (i > 0) {
       const StageInfo &a = w.stages[i - 1], &b = w.stages[i];
-      if (a.num_layers == b.num_layers && a.num_moe_layers == b.num_moe_layers && !a.has_embedding &&
-          !a.has_lm_head && !b.has_embedding && !b.has_lm_head)
+      if (a.num_layers == b.num_layers && a.num_moe_layers == b.num_moe_layers &&
+          !a.has_embedding && !a.has_lm_head && !b.has_embedding && !b.has_lm_head)
         continue;
     }
     MemoryBreakdown m = stage_memory(model, training, w, i, par, bytes);

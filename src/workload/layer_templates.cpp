@@ -93,10 +93,10 @@ void linear(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd
     const double input = bt * static_cast<double>(m) * static_cast<double>(k);
     if (!(after_norm && D.fusions.norm_cast))
       tb.memory("fp8_cast_transpose_input", input * (D.e + 2.0), nullptr, 0);
-    tb.memory("fp8_cast_transpose_weight",
-              bt * static_cast<double>(k) * static_cast<double>(n) * (D.e + 2.0) *
-                  D.weight_casts_per_mb,
-              nullptr, 0);
+    tb.memory(
+        "fp8_cast_transpose_weight",
+        bt * static_cast<double>(k) * static_cast<double>(n) * (D.e + 2.0) * D.weight_casts_per_mb,
+        nullptr, 0);
   }
   tb.gemm(fwd, bwd_data, bwd_weight, m, n, k, batch, D.fp8);
   if (fp8 && (D.fp8.dgrad || D.fp8.wgrad))

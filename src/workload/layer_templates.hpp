@@ -29,7 +29,7 @@ struct Dims {
   int64_t h, d, heads, kv_heads, ffn, vocab;  ///< heads/kv_heads/ffn/vocab already / tp
   int tp, cp, ep, etp;
   bool sp, dropout, swiglu, flash, bias, rope;
-  int tp_overlap;  ///< 1 when TP collectives are pipelined with their GEMMs
+  int tp_overlap;   ///< 1 when TP collectives are pipelined with their GEMMs
   Fusions fusions;  ///< the stack's fused elementwise kernels
   /// FP8 (Transformer Engine) products of the linear layers; all false in bf16/fp16.
   GemmFp8 fp8;

@@ -28,9 +28,9 @@ struct PipelineInput {
 };
 
 struct PipelineTimes {
-  double makespan = 0;        ///< the last pass's end
-  std::vector<double> busy;   ///< per device: passes and the sends it waits for
-  std::vector<double> end;    ///< per device: its last pass's end
+  double makespan = 0;       ///< the last pass's end
+  std::vector<double> busy;  ///< per device: passes and the sends it waits for
+  std::vector<double> end;   ///< per device: its last pass's end
 };
 
 /// Every pass in order (the reference; tests and small cases).

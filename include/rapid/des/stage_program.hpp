@@ -27,7 +27,16 @@ using rapid::pipeline_schedule;
 /// (the backward template is the layer's recompute followed by its backward; the *Plain
 /// kinds are the backward of a layer that block recompute leaves stored).
 enum class TemplateKind : uint8_t {
-  DenseF, DenseB, MoeF, MoeB, EmbF, EmbB, HeadF, HeadB, DenseBPlain, MoeBPlain
+  DenseF,
+  DenseB,
+  MoeF,
+  MoeB,
+  EmbF,
+  EmbB,
+  HeadF,
+  HeadB,
+  DenseBPlain,
+  MoeBPlain
 };
 inline constexpr int kNumTemplateKinds = 10;
 

@@ -56,7 +56,7 @@ struct ModelSpec {
   bool dropout = false;      ///< dropout after attention/MLP (stores 1-byte masks)
   /// Default: rope with SwiGLU (Llama family), learned with GELU (GPT family).
   PositionEmbedding position_embedding = PositionEmbedding::Rope;
-  MoeSpec moe;               ///< experts (num_experts == 0: dense)
+  MoeSpec moe;  ///< experts (num_experts == 0: dense)
 
   /// Parameters of one transformer layer: QKV h*(a+2g)*d, output a*d*h, MLP 2*h*f (GELU) or
   /// 3*h*f (SwiGLU), two norms (2h or 4h with LayerNorm bias), biases when linear_bias.

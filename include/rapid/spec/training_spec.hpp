@@ -22,12 +22,12 @@ struct TrainingSpec {
   DType dtype = DType::BF16;
   FrameworkSpec framework;  ///< the stack (attention kernels, fusions, FP8 recipe, factors)
 
-  int grad_bytes = 4;                ///< bytes per main-gradient element
-  int grad_reduce_bytes = 4;         ///< bytes per element sent in the DP gradient reduction
-  int optimizer_bytes = 12;          ///< Adam: fp32 master weights + m + v = 4 + 4 + 4
-  bool overlap_grad_reduce = true;   ///< DP reduction in buckets during backward
-  bool overlap_param_gather = true;  ///< ZeRO parameter all-gathers prefetched
-  bool tp_comm_overlap = false;      ///< TP collectives pipelined with their GEMMs (TE)
+  int grad_bytes = 4;                     ///< bytes per main-gradient element
+  int grad_reduce_bytes = 4;              ///< bytes per element sent in the DP gradient reduction
+  int optimizer_bytes = 12;               ///< Adam: fp32 master weights + m + v = 4 + 4 + 4
+  bool overlap_grad_reduce = true;        ///< DP reduction in buckets during backward
+  bool overlap_param_gather = true;       ///< ZeRO parameter all-gathers prefetched
+  bool tp_comm_overlap = false;           ///< TP collectives pipelined with their GEMMs (TE)
   double host_overhead_per_op_s = 10e-6;  ///< host time to issue one op
   /// Compute speed of this stack's kernels relative to the stack the end-to-end factors
   /// were fitted on; multiplies the step efficiency.
@@ -38,7 +38,7 @@ struct TrainingSpec {
   /// Balance pipeline stages by layers plus embedding/LM-head work (uneven split) even when
   /// pp divides the layers; an uneven number of layers is always balanced this way.
   bool balance_pipeline_stages = false;
-  double grad_bucket_bytes = 160e6;  ///< DP bucket
+  double grad_bucket_bytes = 160e6;                  ///< DP bucket
   double memory_reserve_bytes = 2.0 * (1ull << 30);  ///< CUDA context, cuBLAS, NCCL buffers
   double fragmentation = 0.05;  ///< allocator fragmentation, fraction of activations
 
