@@ -1,14 +1,11 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 
-#include "rapid/analytical/offload.hpp"
-
-#include <algorithm>
-#include <limits>
-
 #include "rapid/analytical/data_parallel.hpp"
+#include "rapid/analytical/offload.hpp"
 #include "rapid/analytical/pipeline_timing.hpp"
 #include "rapid/workload/model_flops.hpp"
 
@@ -174,30 +171,6 @@ double overlap_cost(double overlap, double alone, double contended) {
   return overlap * (1.0 - alone / contended);
 }
 
-// A chunk's layers by kind, and how many of each replay their forward in backward.
-struct ChunkLayers {
-  int64_t dense = 0, moe = 0, dense_rc = 0, moe_rc = 0;
-};
-
-ChunkLayers chunk_layers_of(const ModelSpec& model, const ParallelConfig& par, const StageInfo& st,
-                            int64_t chunk) {
-  ChunkLayers c;
-  int64_t first = st.first_layer;
-  for (int64_t k = 0; k < chunk; ++k) first += chunk_layers(st.num_layers, par.vpp, k);
-  const int64_t n = chunk_layers(st.num_layers, par.vpp, chunk);
-  if (!model.moe.enabled() && !par.partial_recompute()) {
-    c.dense = n;
-    c.dense_rc = par.recompute == Recompute::None ? 0 : n;
-    return c;
-  }
-  for (int64_t k = 0; k < n; ++k) {
-    const bool moe = model.moe.is_moe_layer(first + k), rc = layer_recomputed(par, k);
-    ++(moe ? c.moe : c.dense);
-    if (rc) ++(moe ? c.moe_rc : c.dense_rc);
-  }
-  return c;
-}
-
 }  // namespace
 
 void AnalyticalEvaluator::evaluate(const Workload& w, EvalResult& r) const {
@@ -239,7 +212,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   fwd_pass.assign(static_cast<size_t>(pp * vpp), ChunkPass{});
   chunk_share.assign(static_cast<size_t>(pp * vpp), 0.0);
   bwd_pass.assign(static_cast<size_t>(pp * vpp), ChunkPass{});
-  bool uniform = true;
 
   thread_local std::vector<StageDp> dp;
   dp.assign(static_cast<size_t>(pp), StageDp{});
@@ -273,12 +245,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       bwd_pass[k] = pass(b);
       stage_f.add(f);
       stage_b.add(b);
-      // A device's chunks must take the same time for the closed form, but for the first
-      // device's first and the last device's last chunk (their extras).
-      const size_t ref = static_cast<size_t>(j * vpp + (j == 0 && vpp > 1 ? 1 : 0));
-      if (!(j == 0 && c == 0) && !(j == pp - 1 && c == vpp - 1) && c > 0 &&
-          (fwd_pass[k].time != fwd_pass[ref].time || bwd_pass[k].time != bwd_pass[ref].time))
-        uniform = false;
     }
 
     // Gradients and weights: dense ones over data x context parallel, routed experts over
@@ -290,21 +256,23 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       chunk_share[static_cast<size_t>(j * vpp + c)] /= std::max(stage_params, 1.0);
     StageDp& sync = dp[static_cast<size_t>(j)];
     sync = StageDp{};
-    const double groups[2][2] = {
-        {st.params - st.expert_params, static_cast<double>(CommGroup::DPCP)},
-        {st.expert_params, static_cast<double>(CommGroup::EDP)}};
+    const struct {
+      double params;
+      CommGroup group;
+    } groups[2] = {{st.params - st.expert_params, CommGroup::DPCP},
+                   {st.expert_params, CommGroup::EDP}};
     const size_t k0 = static_cast<size_t>(j * vpp);
     for (const auto& [params, group] : groups) {
       if (params <= 0) continue;
       DpTraffic traffic = dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, 2.0);
       // ZeRO-3 units, as the DES's owners (stage_program.cpp): each layer's dense weights,
       // the embedding and the head; the MoE layers' experts.
-      traffic.units = static_cast<double>(group == static_cast<double>(CommGroup::EDP)
-                                              ? st.num_moe_layers
-                                              : st.num_layers + (st.has_embedding ? 1 : 0) +
-                                                    (st.has_lm_head ? 1 : 0));
+      traffic.units =
+          static_cast<double>(group == CommGroup::EDP ? st.num_moe_layers
+                                                      : st.num_layers + (st.has_embedding ? 1 : 0) +
+                                                            (st.has_lm_head ? 1 : 0));
       // Stages alike (same parameters, units and pass times) have the same DP times.
-      DpMemo& memo = dp_memo[group == static_cast<double>(CommGroup::EDP) ? 1 : 0];
+      DpMemo& memo = dp_memo[group == CommGroup::EDP ? 1 : 0];
       if (!(memo.valid && memo.params == params && memo.units == traffic.units && memo.sf == sf &&
             memo.sb == sb)) {
         memo = {true,
@@ -312,9 +280,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
                 traffic.units,
                 sf,
                 sb,
-                dp_time(traffic, w.group(static_cast<CommGroup>(group)), collective_, sf, sb,
-                        training_.grad_bucket_bytes, training_.overlap_grad_reduce,
-                        training_.overlap_param_gather)};
+                dp_time(traffic, w.group(group), collective_, sf, sb, training_.grad_bucket_bytes,
+                        training_.overlap_grad_reduce, training_.overlap_param_gather)};
       }
       const DpTime& d = memo.d;
       sync.total += d.step_total();
@@ -394,7 +361,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   // Each stage ends with its last pass, its DP traffic left (the gradient reduction that
   // outlasts its last backward) and its optimizer step; the step ends with the last stage
   // to do so (the first stage's last backward ends the pipeline's drain).
-  const PipelineTimes pt = pipeline_timing(pipe, uniform);
+  const PipelineTimes pt = pipeline_timing(pipe);
   // The first micro-batch's forward runs through every stage (the fill) and the last one's
   // backward back through every stage (the drain): what the step's DP traffic adds to those
   // passes (gather waits and slowdown before the first forwards, reduction slowdown of the

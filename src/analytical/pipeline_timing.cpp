@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "rapid/common/error.hpp"
 #include "rapid/workload/schedule.hpp"
@@ -13,9 +12,8 @@ PipelineTimes simulate_pipeline(const PipelineInput& in) {
   const int64_t pp = in.pp, vpp = in.vpp, m = in.m, P = pp * vpp;
   constexpr double kNone = -1.0;
   // arrival[(dir * P + q) * m + mb]: when the input of pass (dir, virtual stage q, mb) is
-  // on its device (forward q = chunk * pp + device).
-  // The schedule depends on (pp, vpp, m) only: built once per thread for a run of points
-  // with the same shape (a sweep visits them in order).
+  // on its device (forward q = chunk * pp + device). The schedule depends on (pp, vpp, m)
+  // only: built once per thread for a run of points with the same shape.
   thread_local std::vector<double> arrival;
   thread_local std::vector<std::vector<PassRef>> order;
   thread_local int64_t key[3] = {0, 0, 0};
@@ -50,12 +48,10 @@ PipelineTimes simulate_pipeline(const PipelineInput& in) {
         const bool fwd = p.dir == PassDir::Forward;
         const int64_t q = p.chunk * pp + j;
         double ready = clock[static_cast<size_t>(j)];
-        const bool has_input = fwd ? q > 0 : true;
-        if (has_input) {
-          // Backward of the last virtual stage starts from its own forward's output.
-          const double a =
-              fwd ? arrival[slot(0, q, p.mb)]
-                  : (q == P - 1 ? arrival[slot(1, q, p.mb)] : arrival[slot(1, q, p.mb)]);
+        // Every pass but the first virtual stage's forward waits for its input (the last
+        // virtual stage's backward for its own forward's loss).
+        if (!fwd || q > 0) {
+          const double a = arrival[slot(fwd ? 0 : 1, q, p.mb)];
           if (a < 0) break;
           ready = std::max(ready, a);
         }
@@ -128,8 +124,8 @@ bool devices_alike(const PipelineInput& in) {
 
 }  // namespace
 
-PipelineTimes pipeline_timing(const PipelineInput& in, bool uniform_chunks) {
-  if (in.vpp > 1 && (!uniform_chunks || !devices_alike(in))) return simulate_pipeline(in);
+PipelineTimes pipeline_timing(const PipelineInput& in) {
+  if (in.vpp > 1 && !devices_alike(in)) return simulate_pipeline(in);
   const int64_t pp = in.pp, vpp = in.vpp, m = in.m;
   const double d = in.p2p_s;
   PipelineTimes out;
@@ -153,7 +149,7 @@ PipelineTimes pipeline_timing(const PipelineInput& in, bool uniform_chunks) {
     // Idle between its first and last pass: the round trip R of a micro-batch through the
     // devices after it. 1F1B: before its first backward it runs w = pp - j - 1 more
     // forwards, so it waits max(0, R - w f); at the end it runs w backwards while the last
-    // micro-batch makes the round trip: max(0, R - w b). Interleaved (uniform chunks):
+    // micro-batch makes the round trip: max(0, R - w b). Interleaved (alike devices):
     // the round trip through the later devices, one chunk unit each, exposed once (the
     // warm-up keeps the device busy meanwhile in the other chunks; Narayanan et al. 2021,
     // sec. 2.2.1: bubble (pp - 1) / vpp of a stage's work per micro-batch).

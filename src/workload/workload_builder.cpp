@@ -148,18 +148,10 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
     // Layers replaying their forward: every layer, or under block recompute the first
     // recompute_layers of each chunk (counted layer by layer: MoE layers fall where they do).
     st.recompute_dense = st.recompute_moe = 0;
-    if (par.recompute != Recompute::None && !model.moe.enabled()) {
-      for (int64_t c = 0; c < par.vpp; ++c) {
-        const int64_t n = chunk_layers(st.num_layers, par.vpp, c);
-        st.recompute_dense +=
-            layer_recomputed(par, n - 1) ? n : std::min<int64_t>(n, par.recompute_layers);
-      }
-    } else if (par.recompute != Recompute::None) {
-      int64_t layer = st.first_layer;
-      for (int64_t c = 0; c < par.vpp; ++c)
-        for (int64_t k = 0; k < chunk_layers(st.num_layers, par.vpp, c); ++k, ++layer)
-          if (layer_recomputed(par, k))
-            ++(model.moe.is_moe_layer(layer) ? st.recompute_moe : st.recompute_dense);
+    for (int64_t c = 0; c < (par.recompute == Recompute::None ? 0 : par.vpp); ++c) {
+      const ChunkLayers L = chunk_layers_of(model, par, st, c);
+      st.recompute_dense += L.dense_rc;
+      st.recompute_moe += L.moe_rc;
     }
   }
 }

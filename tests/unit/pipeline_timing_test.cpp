@@ -24,7 +24,7 @@ TEST(PipelineTiming, OneFOneBByHand) {
   // backward leaves device 0 after (m + pp - 1) (f + b) = 11 x 3 = 33 s; every device is
   // busy m (f + b) = 24 s.
   const PipelineInput in = input(4, 1, 8, 0.0);
-  for (const PipelineTimes& t : {simulate_pipeline(in), pipeline_timing(in, true)}) {
+  for (const PipelineTimes& t : {simulate_pipeline(in), pipeline_timing(in)}) {
     EXPECT_DOUBLE_EQ(t.makespan, 33.0);
     for (double b : t.busy) EXPECT_DOUBLE_EQ(b, 24.0);
   }
@@ -51,7 +51,7 @@ TEST(PipelineTiming, ClosedFormWithinTwoPercentOfTheWalk) {
             in.bwd[0] += 0.2;
             in.fwd.back() += 0.6;
             in.bwd.back() += 0.9;
-            const PipelineTimes walk = simulate_pipeline(in), closed = pipeline_timing(in, true);
+            const PipelineTimes walk = simulate_pipeline(in), closed = pipeline_timing(in);
             EXPECT_NEAR(closed.makespan, walk.makespan, 0.02 * walk.makespan)
                 << "pp " << pp << " vpp " << vpp << " m " << mm * pp << " slow " << slow << " p2p "
                 << p2p;
@@ -69,13 +69,13 @@ TEST(PipelineTiming, InterleavedWithOneSlowerDeviceIsWalked) {
     in.fwd[k] *= 1.25;
     in.bwd[k] *= 1.25;
   }
-  EXPECT_DOUBLE_EQ(pipeline_timing(in, true).makespan, simulate_pipeline(in).makespan);
+  EXPECT_DOUBLE_EQ(pipeline_timing(in).makespan, simulate_pipeline(in).makespan);
 }
 
 TEST(PipelineTiming, UnequalChunksFallBackToTheWalk) {
   PipelineInput in = input(4, 2, 8, 0.01);
   in.fwd[5] = 1.7;  // device 2's second chunk: not the closed form's case
-  const PipelineTimes walk = simulate_pipeline(in), t = pipeline_timing(in, false);
+  const PipelineTimes walk = simulate_pipeline(in), t = pipeline_timing(in);
   EXPECT_DOUBLE_EQ(t.makespan, walk.makespan);
 }
 

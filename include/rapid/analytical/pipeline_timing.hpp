@@ -36,10 +36,10 @@ struct PipelineTimes {
 /// Every pass in order (the reference; tests and small cases).
 PipelineTimes simulate_pipeline(const PipelineInput& in);
 
-/// The same makespan and per-device busy time in O(pp vpp) when every chunk of a device
-/// takes the same time but for the first device's first and the last device's last chunk
-/// (`uniform_chunks`; 1F1B always qualifies); otherwise simulate_pipeline(). `end` is the
-/// closed form's estimate of each device's last pass.
-PipelineTimes pipeline_timing(const PipelineInput& in, bool uniform_chunks);
+/// The same makespan and per-device busy time in O(pp vpp) under 1F1B, and interleaved
+/// when every chunk of every device takes the same time within 3% but for the first
+/// device's first and the last device's last chunk (their extras); otherwise
+/// simulate_pipeline(). `end` is the closed form's estimate of each device's last pass.
+PipelineTimes pipeline_timing(const PipelineInput& in);
 
 }  // namespace rapid

@@ -7,6 +7,7 @@
 // the GPU count.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -113,6 +114,33 @@ inline bool layer_recomputed(const ParallelConfig& par, int64_t pos) {
   if (par.recompute == Recompute::Full && par.recompute_method == RecomputeMethod::Block)
     return pos < par.recompute_layers;
   return true;
+}
+
+/// Model chunk `chunk` of stage `st`: its layers by kind, and how many of each replay their
+/// forward in backward under the recompute policy of `par`.
+struct ChunkLayers {
+  int64_t dense = 0, moe = 0, dense_rc = 0, moe_rc = 0;
+};
+inline ChunkLayers chunk_layers_of(const ModelSpec& model, const ParallelConfig& par,
+                                   const StageInfo& st, int64_t chunk) {
+  ChunkLayers c;
+  const int64_t n = chunk_layers(st.num_layers, par.vpp, chunk);
+  if (!model.moe.enabled()) {  // closed form: all layers dense, the first k under block
+    c.dense = n;
+    if (par.recompute != Recompute::None)
+      c.dense_rc = layer_recomputed(par, n - 1) ? n : std::min<int64_t>(n, par.recompute_layers);
+    return c;
+  }
+  // The chunk's first layer: the earlier chunks take layers / vpp each, the first
+  // layers % vpp one more (chunk_layers).
+  const int64_t base = st.num_layers / par.vpp, extra = st.num_layers % par.vpp;
+  const int64_t first = st.first_layer + chunk * base + std::min(chunk, extra);
+  for (int64_t k = 0; k < n; ++k) {
+    const bool moe = model.moe.is_moe_layer(first + k);
+    ++(moe ? c.moe : c.dense);
+    if (layer_recomputed(par, k)) ++(moe ? c.moe_rc : c.dense_rc);
+  }
+  return c;
 }
 
 /// Placement of a group of `size` ranks whose members are `stride` ranks apart.
