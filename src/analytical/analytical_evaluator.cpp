@@ -107,9 +107,7 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
     const size_t j = i + static_cast<size_t>(op.overlap);
     if (op.overlap != 0 && j < n && ops[j].kind != OpKind::Collective &&
         ops[j].kind != OpKind::P2P) {
-      const InterferenceModel::Profile p = op.group == CommGroup::TP
-                                               ? InterferenceModel::tp_profile(op.collective)
-                                               : InterferenceModel::dp_profile(w.group(op.group));
+      const InterferenceModel::Profile p = InterferenceModel::profile_of(op, w);
       const double alone = compute_time(ops[j]);
       const double beside = interference_.cost(p).time(ops[j]) / step_efficiency_;
       t.interference += beside - alone;
@@ -405,10 +403,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   r.dp_exposed_time_s = db.exposed() + m * db.mb_exposed;
   r.optimizer_time_s = optimizer_max;
   r.offload_time_s = m * db.offload_exposed;
-  r.bubble_time_s = std::max(0.0, step - r.compute_time_s - r.interference_time_s -
-                                      r.tp_comm_time_s - r.host_bound_time_s - r.pp_comm_time_s -
-                                      r.dp_exposed_time_s - r.optimizer_time_s - r.offload_time_s);
-  derive_comm_totals(r);
+  derive_totals(r);
 }
 
 }  // namespace rapid

@@ -19,10 +19,14 @@ OffloadTime offload_time(const ModelSpec& model, const TrainingSpec& training,
       (1.0 - moe) * layer_activation_bytes(model, training, par, false) +
       (moe > 0 ? moe * layer_activation_bytes(model, training, par, true) : 0.0);
   t.copy_s = k * per_layer / hw.pcie_bandwidth_Bps;
-  const double hide = (L - 1.0) / L;
-  t.fwd_exposed = std::max(0.0, t.copy_s - fwd_s * hide);
-  t.bwd_exposed = std::max(0.0, t.copy_s - bwd_s * hide);
+  t.fwd_exposed = offload_exposed(t.copy_s, fwd_s, L);
+  t.bwd_exposed = offload_exposed(t.copy_s, bwd_s, L);
   return t;
+}
+
+double offload_exposed(double copy_s, double pass_s, double layers) {
+  if (copy_s <= 0 || layers < 2) return 0.0;
+  return std::max(0.0, copy_s - pass_s * (layers - 1.0) / layers);
 }
 
 }  // namespace rapid

@@ -99,7 +99,8 @@ OpCommand::OpCommand(CLI::App& app) {
   attention_->add_option("--batch", o.batch, "sequences per micro-batch (default 1)");
   attention_->add_option("--causal", o.causal, "causal mask: true or false (default false)");
   attention_->add_flag("--backward", o.backward, "the backward pass (default: forward)");
-  attention_->add_option("--tile", o.tile, "force a tile BRxBC, e.g. 128x64 (default: best)");
+  attention_->add_option("--tile", o.tile,
+                         "force a tile BRxBC, e.g. 128x64 (default: the kernel's own)");
   attention_->add_option("--dtype", o.dtype, "element type: fp16, bf16, fp8, ... (default bf16)");
   attention_->add_option("--impl", o.impl,
                          "kernel: fa2, fa3 or cudnn, one of the hardware file's "
@@ -146,7 +147,7 @@ int run_attention_op(const AttentionOpOptions& o) {
   const AttentionTiming automatic = eval({});
   const AttentionTiming chosen = forced.automatic() ? automatic : eval(forced);
   if (!chosen.fits) {
-    if (forced.automatic())  // no candidate tile fits: the head dim is too large
+    if (forced.automatic())  // the kernel's tile does not fit: the head dim is too large
       throw InputError(kCli, "--head-dim", std::to_string(o.head_dim),
                        fmt::format("a head dim whose smallest tile fits on an SM ({})",
                                    why_not_fitting(chosen, hw)));

@@ -80,8 +80,15 @@ std::span<const TileChoice> AttentionModel::candidates() {
   return kCandidates;
 }
 
+namespace {
+// Hopper (sm_90): FA3 and cuDNN's warp-specialized kernels exist for it.
+bool is_hopper(double cc) {
+  return cc >= 9.0 && cc < 10.0;
+}
+}  // namespace
+
 TileChoice kernel_tile(AttentionImpl impl, int64_t d, bool causal, bool bwd, bool fp8, double cc) {
-  const bool hopper = cc >= 9.0 && cc < 10.0;
+  const bool hopper = is_hopper(cc);
   if (impl == AttentionImpl::FA3 || (impl == AttentionImpl::CuDNN && hopper)) {
     // hopper/tile_size.h (tile_size_fwd_sm90) and flash_bwd_launch_template.h (sm90).
     if (bwd) {
@@ -118,7 +125,7 @@ AttentionModel::AttentionModel(const HardwareSpec& hw, DType dtype, AttentionImp
   fp8_ = dtype == DType::FP8;
   // FA3's warp-specialized kernels, and cuDNN's Hopper kernels, are persistent: one block
   // (a producer and two consumer warpgroups) per SM (Shah et al. 2024, sec 3.1).
-  persistent_ = impl_ == AttentionImpl::FA3 || (impl_ == AttentionImpl::CuDNN && cc_ >= 9.0);
+  persistent_ = impl_ == AttentionImpl::FA3 || (impl_ == AttentionImpl::CuDNN && is_hopper(cc_));
   // FP8 MMAs reach a smaller share of their peak than bf16 ones: the ratio of the measured
   // best FP8 and bf16 matmuls (hardware file, [MAMF]), not the bf16 efficiency doubled.
   const double fp8_mma = fp8_ && own > 0 && hw.gemm_fp8_efficiency > 0
@@ -212,7 +219,7 @@ AttentionTiming AttentionModel::evaluate(bool bwd, const AttentionShape& s, int 
       t.mma_pair_s + (bwd ? softmax_exposed_bwd_ : softmax_exposed_fwd_) * t.softmax_pair_s;
   t.flops = pairs * flops_pair;
   t.compute_s = busiest * pair_s;
-  t.fill_s = kFillPairs * std::ceil(blocks / slots) * pair_s;
+  t.fill_s = kFillPairs * static_cast<double>(t.waves) * pair_s;
 
   // Memory (docs "Memory"): first reads come from HBM; re-reads (`again`) hit L2 when the
   // working set of the heads in flight fits (partial fit: hit rate = L2 / working set).

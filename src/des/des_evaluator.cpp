@@ -68,11 +68,10 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   r.host_bound_time_s = c.host;
   r.optimizer_time_s = c.optimizer;
   r.offload_time_s = c.offload;
-  r.bubble_time_s = std::max(0.0, res.step_time_s - busy(c));
   r.dp_comm_time_s = 0;
   for (const des::InstanceTimes& x : res.instances)
     r.dp_comm_time_s = std::max(r.dp_comm_time_s, x.dp_busy);
-  derive_comm_totals(r);
+  derive_totals(r);
   r.simulated_replicas = static_cast<int32_t>(res.replicas_simulated);
   r.hot_spot_links = 0;
   r.max_link_utilization = 0;

@@ -74,7 +74,6 @@ void Simulator::Impl::on_op_done(int32_t id) {
     case CommRole::P2P: {
       Inst& r = inst[static_cast<size_t>(op.b)];
       r.arrived[static_cast<size_t>(op.c)] = now;
-      r.xfer_start[static_cast<size_t>(op.c)] = op.start;
       const bool bwd = op.c >= vpp * m;
       record(op.a, Timeline::kPpComm, static_cast<int32_t>(op.c % m), bwd);
       Inst& s = inst[static_cast<size_t>(op.a)];

@@ -86,17 +86,17 @@ struct Inst {
   /// the stage's DP stream is quiet (chosen at each owner boundary).
   std::array<std::array<Compiled, kNumTemplateKinds>, 2> compiled{};
   int32_t version = 0;
-  int32_t p2p_desc[2] = {-1, -1};            ///< transfers to the next / previous stage
-  int32_t p2p_wrap = -1;                     ///< stage pp-1 -> 0 (forward) or 0 -> pp-1 (backward)
-  std::vector<SimTime> arrived, xfer_start;  ///< per message (dir, chunk, mb)
+  int32_t p2p_desc[2] = {-1, -1};  ///< transfers to the next / previous stage
+  int32_t p2p_wrap = -1;           ///< stage pp-1 -> 0 (forward) or 0 -> pp-1 (backward)
+  std::vector<SimTime> arrived;    ///< per message (dir, chunk, mb)
   // The current pass: up to when its overlap with the DP stream is accounted, its compute
   // alone and beside a DP collective (interference.hpp), its compute alone up to `checked`,
   // the extension added there (compute of the interval after it).
   SimTime checked = 0, pass_compute = 0, pass_dp = 0, checked_compute = 0, carry = 0;
   SimTime pass_start = 0;  ///< when the current pass's compute began
   // Accounting (ps).
-  SimTime compute = 0, interf = 0, tp = 0, pp = 0, bubble = 0, host_wait = 0, dp_exposed = 0,
-          opt = 0, offload = 0;
+  SimTime compute = 0, interf = 0, tp = 0, pp = 0, host_wait = 0, dp_exposed = 0, opt = 0,
+          offload = 0;
   SimTime end = 0;
 };
 

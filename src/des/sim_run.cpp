@@ -2,6 +2,7 @@
 // stream (docs/des.md "Execution").
 #include <algorithm>
 
+#include "rapid/analytical/offload.hpp"
 #include "rapid/common/error.hpp"
 #include "sim_impl.hpp"
 
@@ -94,12 +95,9 @@ SimTime Simulator::Impl::dp_interference(Inst& s) {
 // pass; what outlasts all of it but its first layer's forward (last layer's backward) is
 // exposed at its end.
 void Simulator::Impl::offload(Inst& s) {
-  const double copy = in.offload_copy_s[static_cast<size_t>(s.stage)];
-  const auto L = static_cast<double>(w->stages[static_cast<size_t>(s.stage)].num_layers);
-  if (copy <= 0 || L < 2) return;
-  const double span = to_seconds(s.t - s.pass_start);
-  const double exposed = std::max(0.0, copy - span * (L - 1.0) / L);
-  const SimTime e = to_ps(exposed);
+  const SimTime e = to_ps(offload_exposed(
+      in.offload_copy_s[static_cast<size_t>(s.stage)], to_seconds(s.t - s.pass_start),
+      static_cast<double>(w->stages[static_cast<size_t>(s.stage)].num_layers)));
   s.t += e;
   s.offload += e;
 }
@@ -390,7 +388,6 @@ void Simulator::Impl::resume(int32_t i) {
           // analytical model: the stage's pipeline time is its own (blocking) sends.
         }
         s.pp += in_pp;
-        s.bubble += ready - s.t - in_pp;
         // Megatron's p2p calls end in torch.cuda.synchronize(): the host resumes with them.
         if (input || s.had_sends) s.host = std::max(s.host, ready);
         s.t = ready;

@@ -154,6 +154,11 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
     entries.push_back(e);
     ++it.count;
   };
+  // Compute beside the stage's DP stream (interference.hpp): one cost model for the template.
+  const ComputeCost* dp_cost =
+      in.interference
+          ? &in.interference->cost(InterferenceModel::dp_profile(w->group(CommGroup::DPCP)))
+          : nullptr;
   for (int32_t i = 0; i < n; ++i) {
     const Op& op = *list[static_cast<size_t>(i)];
     if (is_comm(op)) {
@@ -186,20 +191,13 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
         fold = fold && fold_ok(descs[static_cast<size_t>(desc_of[static_cast<size_t>(j)])]);
         const Op& comm = *list[static_cast<size_t>(j)];
         if (in.interference) {
-          const InterferenceModel::Profile p =
-              comm.group == CommGroup::TP ? InterferenceModel::tp_profile(comm.collective)
-                                          : InterferenceModel::dp_profile(w->group(comm.group));
+          const InterferenceModel::Profile p = InterferenceModel::profile_of(comm, *w);
           const double t = in.interference->cost(p).time(op) / in.step_efficiency;
           beside = std::max(beside, to_ps(t));
           slow = std::max(slow, in.interference->comm_slowdown(p, op, t));
         }
       }
-    const SimTime dp_dur =
-        in.interference
-            ? to_ps(in.interference->cost(InterferenceModel::dp_profile(w->group(CommGroup::DPCP)))
-                        .time(op) /
-                    in.step_efficiency)
-            : dur;
+    const SimTime dp_dur = dp_cost ? to_ps(dp_cost->time(op) / in.step_efficiency) : dur;
     if (fold) {
       SimTime d = beside;
       for (int32_t x : with)
@@ -290,14 +288,12 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   post_count.assign(static_cast<size_t>(n), {});
   for (int32_t i = 0; i < n; ++i) {
     Inst& s = inst[static_cast<size_t>(i)];
-    std::vector<SimTime> arrived = std::move(s.arrived), xfer = std::move(s.xfer_start);
+    std::vector<SimTime> arrived = std::move(s.arrived);
     s = Inst{};
     s.stage = static_cast<int32_t>(layouts.stage_of(i));
     s.replica = static_cast<int32_t>(layouts.replica_of(i));
     s.arrived = std::move(arrived);
-    s.xfer_start = std::move(xfer);
     s.arrived.assign(static_cast<size_t>(2 * vpp * m), kNever);
-    s.xfer_start.assign(static_cast<size_t>(2 * vpp * m), 0);
   }
   // 1. Collectives and their layouts.
   const auto templates = [&](int32_t kind, const std::vector<Op>*& a, const std::vector<Op>*& b) {

@@ -42,7 +42,6 @@ void Simulator::run(const Workload& w, const SimInputs& in, const SimOptions& op
     t.interference = to_seconds(x.interf);
     t.tp_comm = to_seconds(x.tp);
     t.pp_comm = to_seconds(x.pp);
-    t.bubble = to_seconds(x.bubble);
     t.host = to_seconds(x.host_wait);
     t.dp_exposed = to_seconds(x.dp_exposed);
     t.dp_busy = to_seconds(s.streams[static_cast<size_t>(x.stage)].busy_ps);

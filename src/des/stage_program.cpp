@@ -63,12 +63,11 @@ void build_stage_program(const Workload& w, const ModelSpec& model, const Traini
   // Owners, chunk by chunk.
   sp.owners.clear();
   sp.chunk_owners.assign(1, 0);
-  const int64_t base = st.num_layers / vpp, extra = st.num_layers % vpp;
   int64_t layer = st.first_layer;
   for (int64_t c = 0; c < vpp; ++c) {
     if (st.has_embedding && c == 0)
       sp.owners.push_back(Owner{TemplateKind::EmbF, TemplateKind::EmbB, w.embedding_params, 0});
-    for (int64_t k = 0; k < base + (c < extra ? 1 : 0); ++k, ++layer) {
+    for (int64_t k = 0; k < chunk_layers(st.num_layers, vpp, c); ++k, ++layer) {
       const bool replay = layer_recomputed(par, k);
       if (model.moe.is_moe_layer(layer))
         sp.owners.push_back(Owner{TemplateKind::MoeF,

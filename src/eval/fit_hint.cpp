@@ -59,8 +59,8 @@ FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double cap
     if (fits(c)) return found(FitHint::SelectiveRecompute, 1);
   }
   // Block recompute of k layers per chunk, the fewest that fit.
-  const int64_t stage_layers = (spec.model.num_layers + base.pp - 1) / base.pp;
-  const auto chunk = static_cast<int32_t>((stage_layers + base.vpp - 1) / base.vpp);
+  const int64_t stage_layers = max_stage_layers(spec.model, base);
+  const auto chunk = static_cast<int32_t>(max_chunk_layers(spec.model, base));
   if (!base.partial_recompute() && base.recompute != Recompute::Full && base.offload_layers == 0) {
     c = base;
     c.recompute = Recompute::Full;

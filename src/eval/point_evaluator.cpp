@@ -41,7 +41,8 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
   if (p.par.tp > 1 && tp_message < (1 << 20)) r.flags |= kFlagLatencyBoundComm;
 
   // A fit within 5% of capacity has no room for fragmentation spikes (PRODUCT.md section 7).
-  if (mem.peak_bytes > 0.95 * hw.hbm_capacity_bytes) r.flags |= kFlagNearCapacity;
+  if (mem.peak_bytes > 0.95 * hw.hbm_capacity_bytes && mem.peak_bytes <= hw.hbm_capacity_bytes)
+    r.flags |= kFlagNearCapacity;
   if (mem.peak_bytes > hw.hbm_capacity_bytes) {
     r.status = Status::OutOfMemory;
     r.oom_excess_bytes = mem.peak_bytes - hw.hbm_capacity_bytes;

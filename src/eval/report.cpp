@@ -75,7 +75,7 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
     out += "warning     TP collectives below 1 MiB: latency-bound (5-10 us start-up each)\n";
   if (r.flags & kFlagPipelineBubble)
     out += "warning     pipeline bubble above 20% of the step: more micro-batches would help\n";
-  if ((r.flags & kFlagNearCapacity) && r.status == Status::Ok)
+  if (r.flags & kFlagNearCapacity)
     out += "warning     peak memory above 95% of capacity: little headroom for fragmentation\n";
   if (r.flags & kFlagHighUtilization)
     out += "warning     near the achievable peak: the analytical model's error grows here\n";

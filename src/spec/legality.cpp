@@ -51,8 +51,8 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
   if (c.zero_stage < 0 || c.zero_stage > 3) return "zero_stage must be 0-3";
   // Partial full recompute (Megatron --recompute-method / --recompute-num-layers), counted
   // per model chunk of the largest stage.
-  const int64_t stage_layers = (model.num_layers + c.pp - 1) / c.pp;
-  const int64_t chunk_layers = (stage_layers + c.vpp - 1) / c.vpp;
+  const int64_t stage_layers = max_stage_layers(model, c);
+  const int64_t chunk = max_chunk_layers(model, c);
   if (c.recompute_layers < 1) return "recompute_num_layers must be >= 1";
   if (c.recompute != Recompute::Full &&
       (c.recompute_method != RecomputeMethod::Uniform || c.recompute_layers != 1))
@@ -60,10 +60,10 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
   if (c.partial_recompute()) {
     if (!training.framework.supports_recompute_num_layers)
       return "the stack has no partial full recompute (supports.recompute_num_layers)";
-    if (c.recompute_method == RecomputeMethod::Block && c.recompute_layers >= chunk_layers)
+    if (c.recompute_method == RecomputeMethod::Block && c.recompute_layers >= chunk)
       return "block recompute of every layer of a model chunk is full recompute: use fewer "
              "recompute_num_layers than the layers per chunk (layers / pp / vpp), or uniform";
-    if (c.recompute_method == RecomputeMethod::Uniform && c.recompute_layers > chunk_layers)
+    if (c.recompute_method == RecomputeMethod::Uniform && c.recompute_layers > chunk)
       return "uniform recompute groups larger than a model chunk: use at most the layers per "
              "chunk (layers / pp / vpp) as recompute_num_layers";
   }

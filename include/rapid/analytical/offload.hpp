@@ -26,6 +26,10 @@ struct OffloadTime {
 /// way. The copy of layer i starts when its forward ends and the reload of layer i must
 /// land before its backward: all but the first layer's forward (the last's backward) can
 /// hide them, so exposed = max(0, copies - pass x (L - 1) / L).
+/// Of `copy_s` seconds of copies beside a pass of `pass_s` over `layers` layers, what the
+/// pass does not hide: max(0, copy - pass (L - 1) / L).
+double offload_exposed(double copy_s, double pass_s, double layers);
+
 OffloadTime offload_time(const ModelSpec& model, const TrainingSpec& training,
                          const HardwareSpec& hw, const ParallelConfig& par, const StageInfo& st,
                          double fwd_s, double bwd_s);

@@ -10,17 +10,19 @@
 // K_j, V_j on chip, streams Q_i, dO_i, and adds its dQ_i share with fp32 atomics in L2;
 // a pre-processing kernel (D = rowsum(dO o O)) and a dQ conversion kernel run around it.
 //
-//   blocks/SM = min(SMEM / block SMEM, register file / block registers, 16; 1 for FA3/cuDNN)
-//   pair      = MMA time (FLOPs per pair / (SM tensor rate x the kernel's efficiency)) and
-//               softmax time (Br Bc exponentials on the special-function units and FP32
-//               ops), in sequence (FA2) or overlapped by two ping-ponging warpgroups (FA3,
-//               cuDNN on Hopper: max(mma + softmax, 2 mma) / 2; Shah et al. 2024 sec 3.1)
+//   blocks/SM = min(SMEM / block SMEM, register file / block registers, 16; 1 for the
+//               persistent Hopper kernels: FA3, cuDNN)
+//   pair      = MMA time (FLOPs per pair / (SM tensor rate x the kernel's efficiency)) +
+//               the kernel's exposed share of the softmax time (Br Bc exponentials on the
+//               special-function units and their FP32 ops; what ping-pong scheduling and
+//               other warps do not hide: Shah et al. 2024 sec 3.1, docs/attention.md sec 10)
 //   compute   = busiest SM's tile pairs x pair; fill = one pair per wave, not overlapped
 //   memory    = max(HBM bytes / (HBM bw x eff), busiest SM's share of L2 bytes / L2 bw)
 //               where re-reads of K/V (forward) or Q/dO (backward) hit L2 when the working
 //               set of the heads in flight fits in L2 (partial fit: hit rate = L2 / set)
 //   time      = max(compute, memory) + fill + auxiliary kernels + launches
-// The automatic tile is the candidate (Br, Bc) with the smallest time. docs/attention.md
+// The automatic tile is the kernel's own (kernel_tile: its launch templates); search() takes
+// the candidate (Br, Bc) with the smallest time. docs/attention.md
 // derives every term; sources: Dao et al. 2022 (FlashAttention), Dao 2023 (FlashAttention-2),
 // NVIDIA A100 (2020) and H100 (2022) architecture whitepapers, flash-attention v2 sources
 // (csrc/flash_attn/src/kernel_traits.h: shared-memory layout of each kernel).
@@ -120,9 +122,7 @@ class AttentionModel {
   /// op's name ends in "_bwd", else forward. For ComputeCost; no allocation.
   double time(const Op& op) const;
 
-  AttentionImpl impl() const { return impl_; }
-
-  /// The tiles the automatic choice tries: Br in {32, 64, 128, 256} x Bc in {32, 64, 128}.
+  /// The tiles search() tries: Br in {32, 64, 128, 256} x Bc in {32, 64, 128}.
   static std::span<const TileChoice> candidates();
 
  private:

@@ -46,7 +46,6 @@ class ComputeCost {
   double memory_time(double bytes) const;
 
   const GemmModel& gemm() const { return gemm_; }
-  const GemmModel& gemm_fp8() const { return gemm_fp8_; }
   const AttentionModel& attention() const { return attention_; }
   const Contention& contention() const { return contention_; }
 

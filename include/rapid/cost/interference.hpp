@@ -41,6 +41,11 @@ class InterferenceModel {
     return k == CollectiveKind::AllGather ? TpGather : TpScatter;
   }
   static Profile dp_profile(const GroupShape& g) { return g.nodes > 1 ? DpNetwork : DpNvlink; }
+  /// The profile of collective `comm` of workload `w`: TP overlap or the DP stream's.
+  static Profile profile_of(const Op& comm, const Workload& w) {
+    return comm.group == CommGroup::TP ? tp_profile(comm.collective)
+                                       : dp_profile(w.group(comm.group));
+  }
 
   /// Factor (>= 1) on a collective's time when it overlaps `op`, which takes `op_s`
   /// seconds beside it: HBM shared max-min fairly between the op's traffic (op.bytes /

@@ -67,7 +67,7 @@ struct SimOptions {
 
 /// Where one stage instance's time went (seconds); the critical instance's fill EvalResult.
 struct InstanceTimes {
-  double end = 0, compute = 0, interference = 0, tp_comm = 0, pp_comm = 0, bubble = 0, host = 0;
+  double end = 0, compute = 0, interference = 0, tp_comm = 0, pp_comm = 0, host = 0;
   double dp_exposed = 0, dp_busy = 0, optimizer = 0, offload = 0;
 };
 

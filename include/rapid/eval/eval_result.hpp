@@ -2,6 +2,7 @@
 // lists the columns). Times in seconds, memory in bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -95,9 +96,14 @@ struct EvalResult {
   int32_t fit_hint_value = 0;   ///< the value that knob takes
 };
 
-/// The totals both evaluators derive from the breakdown: exposed communication (TP/CP +
-/// PP + exposed DP) and all communication over compute.
-inline void derive_comm_totals(EvalResult& r) {
+/// The totals both evaluators derive from the bottleneck stage's breakdown: the bubble is
+/// what of the step its work does not fill (docs/model.md section 8), exposed
+/// communication (TP/CP + PP + exposed DP) and all communication over compute.
+inline void derive_totals(EvalResult& r) {
+  r.bubble_time_s =
+      std::max(0.0, r.step_time_s - (r.compute_time_s + r.interference_time_s + r.tp_comm_time_s +
+                                     r.pp_comm_time_s + r.dp_exposed_time_s + r.host_bound_time_s +
+                                     r.optimizer_time_s + r.offload_time_s));
   r.exposed_comm_time_s = r.tp_comm_time_s + r.pp_comm_time_s + r.dp_exposed_time_s;
   r.comm_compute_ratio =
       (r.tp_comm_time_s + r.pp_comm_time_s + r.dp_comm_time_s) / r.compute_time_s;

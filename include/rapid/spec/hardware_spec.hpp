@@ -44,9 +44,6 @@ struct HardwareSpec {
   // Calibration factors (fraction of peak reached by well-shaped work).
   double gemm_efficiency = 0.8;          ///< large bf16 GEMM TFLOP/s / tensor peak
   double gemm_tile_overhead_s = 0.7e-6;  ///< per output tile: pipeline fill (~DRAM latency)
-  /// Fused attention kernels this GPU runs (attention_kernels: in the file), each one's
-  /// main-loop tensor-core efficiency forward and backward; 0 = not available. Indexed by
-  /// AttentionImpl.
   /// A fused attention kernel on this GPU: its tensor-core efficiency in the main loop
   /// (forward, backward) and the share of each score element's softmax work (one
   /// exponential on the special-function units and its FP32 ops) that the kernel's
@@ -56,6 +53,8 @@ struct HardwareSpec {
     double softmax_forward = 1, softmax_backward = 1;
     bool operator==(const KernelEfficiency&) const = default;
   };
+  /// The kernels this GPU runs (attention_kernels: in the file), indexed by AttentionImpl;
+  /// forward efficiency 0 = not available.
   std::array<KernelEfficiency, kNumAttentionImpls> attention_efficiency{};
   /// CUDA compute capability (8.0 A100, 9.0 H100): picks the kernels' tile shapes.
   double compute_capability = 8.0;
@@ -63,7 +62,7 @@ struct HardwareSpec {
   double memory_efficiency = 0.8;  ///< streaming-kernel bandwidth / HBM peak
   /// Memory-bound elementwise ops of a training step (norms, activations, residuals,
   /// softmax, optimizer): their achieved fraction of HBM bandwidth. Not in the hardware
-  /// file: the stack's end-to-end factor for this GPU (with_end_to_end()).
+  /// file: the stack's end-to-end factor for this GPU (stack_hardware()).
   double elementwise_efficiency = 0.8;
   double nvlink_efficiency = 0.8;  ///< NCCL busbw / NVLink peak for large messages
   /// Fraction of isolated-kernel speed a training step sustains on its compute (kernel

@@ -20,6 +20,15 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
                            const NetworkSpec& network, const SearchSpace& space,
                            const ParallelConfig& c);
 
+/// Layers of the largest stage and of the largest model chunk of layout `c`, what partial
+/// recompute and activation offload are counted against.
+inline int64_t max_stage_layers(const ModelSpec& model, const ParallelConfig& c) {
+  return (model.num_layers + c.pp - 1) / c.pp;
+}
+inline int64_t max_chunk_layers(const ModelSpec& model, const ParallelConfig& c) {
+  return (max_stage_layers(model, c) + c.vpp - 1) / c.vpp;
+}
+
 inline const char* illegal_reason(const SweepSpec& s, const ParallelConfig& c) {
   return illegal_reason(s.model, s.training, s.network, s.search, c);
 }

@@ -36,7 +36,7 @@ class Enumerator {
   /// Point i, 0 <= i < size(). O(log blocks), no allocation.
   Point decode(int64_t i) const;
 
-  /// Index of a point, or nullopt when it is not in the space. O(number of blocks).
+  /// Index of a point, or nullopt when it is not in the space. O(blocks x recompute options).
   std::optional<int64_t> encode(int32_t hardware, const ParallelConfig& par) const;
 
   /// Index of the job's baseline (on hardware variant 0), or -1 when the job has none.
