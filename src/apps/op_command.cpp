@@ -16,8 +16,7 @@ namespace {
 constexpr const char* kCli = "<command line>";
 
 DType parse_dtype(const std::string& name) {
-  for (int i = 0; i < kNumDTypes; ++i)
-    if (name == dtype_name(static_cast<DType>(i))) return static_cast<DType>(i);
+  if (const auto d = dtype_from_name(name)) return *d;
   throw InputError(kCli, "--dtype", name, "fp32, tf32, fp16, bf16 or fp8");
 }
 
@@ -175,9 +174,7 @@ int run_attention_op(const AttentionOpOptions& o) {
                  ? " (automatic: the kernel's own tile for this head dim, as it ships)"
                  : " (--tile)",
              chosen.time_s * 1e6, chosen.flops / chosen.time_s / 1e12,
-             (o.backward ? 2.5 : 1.0) * 4.0 * static_cast<double>(s.batch_heads) *
-                 static_cast<double>(s.seq_q) * static_cast<double>(s.seq_kv) *
-                 static_cast<double>(s.head_dim) * (s.causal ? 0.5 : 1.0) / chosen.time_s / 1e12,
+             s.useful_flops(o.backward) / chosen.time_s / 1e12,
              forced.automatic() ? ""
                                 : fmt::format("; automatic: {} x {}, {:.2f} us", automatic.block_q,
                                               automatic.block_kv, automatic.time_s * 1e6));

@@ -139,27 +139,42 @@ const std::string& CsvTable::text(size_t row, const std::string& column) const {
   return rows_.at(row)[it->second];
 }
 
-double CsvTable::number(size_t row, const std::string& column) const {
-  const std::string& s = text(row, column);
+std::optional<double> parse_number(std::string_view s) {
   double v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
-    fail(row, column, s, "a finite number");
+    return std::nullopt;
   return v;
 }
 
+std::optional<int64_t> parse_integer(std::string_view s) {
+  const auto v = parse_number(s);
+  if (!v || *v != std::floor(*v) || std::abs(*v) > 9.0e15) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
+std::optional<bool> parse_boolean(std::string_view s) {
+  if (s == "True" || s == "true" || s == "1") return true;
+  if (s == "False" || s == "false" || s == "0") return false;
+  return std::nullopt;
+}
+
+double CsvTable::number(size_t row, const std::string& column) const {
+  const auto v = parse_number(text(row, column));
+  if (!v) fail(row, column, text(row, column), "a finite number");
+  return *v;
+}
+
 int64_t CsvTable::integer(size_t row, const std::string& column) const {
-  const double v = number(row, column);
-  if (v != std::floor(v) || std::abs(v) > 9.0e15)
-    fail(row, column, text(row, column), "an integer");
-  return static_cast<int64_t>(v);
+  const auto v = parse_integer(text(row, column));
+  if (!v) fail(row, column, text(row, column), "an integer");
+  return *v;
 }
 
 bool CsvTable::boolean(size_t row, const std::string& column) const {
-  const std::string& s = text(row, column);
-  if (s == "True" || s == "true" || s == "1") return true;
-  if (s == "False" || s == "false" || s == "0") return false;
-  fail(row, column, s, "True or False");
+  const auto v = parse_boolean(text(row, column));
+  if (!v) fail(row, column, text(row, column), "True or False");
+  return *v;
 }
 
 }  // namespace rapid

@@ -10,6 +10,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/spec/yaml_reader.hpp"
+#include "stack_keys.hpp"
 
 namespace fs = std::filesystem;
 
@@ -33,24 +34,7 @@ AttentionImpl FrameworkSpec::pick_attention(const std::vector<AttentionImpl>& av
   return AttentionImpl::Unfused;
 }
 
-namespace {
-
-const std::vector<std::string> kImplNames(std::begin(kAttentionImplNames),
-                                          std::end(kAttentionImplNames));
-
-// Bytes per gradient element: bf16, fp32, or a bf16 .grad with an fp32 accumulation
-// buffer beside it (nanotron's accumulate_grad_in_fp32).
-constexpr int kGradBytes[] = {2, 4, 6};
-
-std::vector<AttentionImpl> parse_attention(const YamlMap& m, std::vector<AttentionImpl> fallback) {
-  const std::vector<int> picks = m.choice_list_or("attention", kImplNames, {});
-  if (picks.empty()) return fallback;
-  std::vector<AttentionImpl> out;
-  for (int p : picks) out.push_back(static_cast<AttentionImpl>(p));
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
                               const FrameworkSpec& base) {
@@ -58,7 +42,7 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
   FrameworkSpec f = base;
   f.name = m.string("name");
   for (const char* k : {"base", "description", "source", "sources"}) m.has(k);
-  f.attention = parse_attention(m, f.attention);
+  f.attention = detail::read_attention(m, f.attention);
   if (m.has("fusions")) {
     const YamlMap u = m.map("fusions");
     Fusions& x = f.fusions;
@@ -81,24 +65,10 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
     r.amax_history_len = u.integer_or("amax_history_len", r.amax_history_len, 1, 1 << 20);
     u.finish();
   }
-  f.tp_comm_overlap = m.boolean_or("tp_comm_overlap", f.tp_comm_overlap);
-  f.overlap_grad_reduce = m.boolean_or("overlap_grad_reduce", f.overlap_grad_reduce);
-  f.overlap_param_gather = m.boolean_or("overlap_param_gather", f.overlap_param_gather);
-  auto grad_choice = [](int bytes) { return bytes == 2 ? 0 : bytes == 4 ? 1 : 2; };
-  f.main_grad_bytes = kGradBytes[m.choice_or("main_grad_dtype", {"bf16", "fp32", "bf16+fp32"},
-                                             grad_choice(f.main_grad_bytes))];
-  f.grad_reduce_bytes = kGradBytes[m.choice_or("grad_reduce_dtype", {"bf16", "fp32"},
-                                               grad_choice(f.grad_reduce_bytes))];
-  f.host_overhead_per_op_s =
-      m.quantity_or("host_overhead_per_op", Dimension::Time, f.host_overhead_per_op_s);
-  f.grad_bucket_bytes = m.quantity_or("grad_bucket_size", Dimension::Size, f.grad_bucket_bytes);
-  f.compute_efficiency = m.number_or("compute_efficiency", f.compute_efficiency, 0.05, 1.5);
-  f.sp_keeps_gathered_inputs = m.boolean_or("sp_keeps_gathered_inputs", f.sp_keeps_gathered_inputs);
+  detail::read_stack_keys(m, f);
   f.tp_overlap_sms_gather = m.integer_or("tp_overlap_sms_gather", f.tp_overlap_sms_gather, 0, 1024);
   f.tp_overlap_sms_scatter =
       m.integer_or("tp_overlap_sms_scatter", f.tp_overlap_sms_scatter, 0, 1024);
-  f.memory_reserve_bytes = m.quantity_or("memory_reserve", Dimension::Size, f.memory_reserve_bytes);
-  f.fragmentation = m.number_or("fragmentation", f.fragmentation, 0.0, 3.0);
   f.loss_bytes_per_logit = m.number_or("loss_bytes_per_logit", f.loss_bytes_per_logit, 1.0, 64.0);
   if (m.has("supports")) {
     const YamlMap u = m.map("supports");

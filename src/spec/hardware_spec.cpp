@@ -36,6 +36,12 @@ const char* dtype_name(DType t) {
   return names[static_cast<int>(t)];
 }
 
+std::optional<DType> dtype_from_name(std::string_view name) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (name == dtype_name(static_cast<DType>(i))) return static_cast<DType>(i);
+  return std::nullopt;
+}
+
 HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   YamlMap m(node, file);
   HardwareSpec h;

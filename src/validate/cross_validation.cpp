@@ -1,7 +1,6 @@
 #include "cross_validation.hpp"
 
-#include <cmath>
-#include <set>
+#include <map>
 
 #include "rapid/cost/minimize.hpp"
 
@@ -10,15 +9,18 @@ namespace rapid {
 std::vector<FitTable> prepare_fit_tables(const std::vector<TableSpec>& specs,
                                          const ReferenceContext& ctx) {
   std::vector<FitTable> out;
-  for (const TableSpec& s : specs) {
-    if (!s.end_to_end || s.kind != "training" || s.suite != "default") continue;
-    FitTable t;
-    t.spec = &s;
-    t.gpu = s.hardware.literal;
-    t.rows = prepare_rows(s, ctx);
-    out.push_back(std::move(t));
-  }
+  for (const TableSpec& s : specs)
+    if (s.end_to_end && s.kind == "training" && s.suite == "default")
+      out.push_back(prepare_fit_table(s, ctx));
   return out;
+}
+
+FitTable prepare_fit_table(const TableSpec& s, const ReferenceContext& ctx) {
+  FitTable t;
+  t.spec = &s;
+  t.gpu = s.hardware.literal;
+  t.rows = prepare_rows(s, ctx);
+  return t;
 }
 
 std::vector<ValidationTable> predict_tables(const std::vector<const FitTable*>& tables,
@@ -49,7 +51,7 @@ EndToEndFit fit_factors(const std::vector<const FitTable*>& tables, const std::s
   auto objective = [&](const std::vector<double>& x) {
     double sum = 0;
     for (const ValidationTable& v : predict_tables(tables, gpu, factors(x)))
-      for (const ValidationRow& r : v.rows) sum += std::pow(std::log(r.predicted / r.measured), 2);
+      sum += v.squared_log_error();
     return sum;
   };
   fit.mape_before = pooled_mape(predict_tables(tables, gpu, fit.before), &fit.rows);
@@ -62,26 +64,28 @@ EndToEndFit fit_factors(const std::vector<const FitTable*>& tables, const std::s
   return fit;
 }
 
+namespace {
+
+// The tables by GPU type.
+std::map<std::string, std::vector<const FitTable*>> by_gpu(const std::vector<FitTable>& tables) {
+  std::map<std::string, std::vector<const FitTable*>> out;
+  for (const FitTable& t : tables) out[t.gpu].push_back(&t);
+  return out;
+}
+
+}  // namespace
+
 std::vector<EndToEndFit> fit_end_to_end(const std::vector<FitTable>& tables) {
-  std::set<std::string> gpus;
-  for (const FitTable& t : tables) gpus.insert(t.gpu);
   std::vector<EndToEndFit> out;
-  for (const std::string& gpu : gpus) {
-    std::vector<const FitTable*> mine;
-    for (const FitTable& t : tables)
-      if (t.gpu == gpu) mine.push_back(&t);
-    out.push_back(fit_factors(mine, gpu));
-  }
+  for (const auto& [gpu, mine] : by_gpu(tables)) out.push_back(fit_factors(mine, gpu));
   return out;
 }
 
 CrossValidation cross_validate(const std::vector<FitTable>& tables) {
   CrossValidation cv;
   std::vector<ValidationTable> in, out;
-  for (const EndToEndFit& all : fit_end_to_end(tables)) {
-    std::vector<const FitTable*> mine;
-    for (const FitTable& t : tables)
-      if (t.gpu == all.gpu) mine.push_back(&t);
+  for (const auto& [gpu, mine] : by_gpu(tables)) {
+    const EndToEndFit all = fit_factors(mine, gpu);
     for (const FitTable* held : mine) {
       HeldOut h;
       h.table = held->spec->name;
@@ -94,7 +98,6 @@ CrossValidation cross_validate(const std::vector<FitTable>& tables) {
         }
       const std::vector<ValidationTable> ins = predict_tables({held}, all.gpu, all.after);
       h.in_sample = ins.front();
-      for (const ValidationTable& v : ins) h.infeasible += v.infeasible.size();
       in.push_back(h.in_sample);
       if (!others.empty()) {
         h.fitted = fit_factors(others, all.gpu).after;

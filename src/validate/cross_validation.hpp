@@ -19,6 +19,9 @@ struct FitTable {
   std::vector<PreparedRow> rows;
 };
 
+/// Table `s`'s rows prepared once, its GPU type named.
+FitTable prepare_fit_table(const TableSpec& s, const ReferenceContext& ctx);
+
 /// Every end_to_end table of `specs` (kind training, suite default), prepared once.
 std::vector<FitTable> prepare_fit_tables(const std::vector<TableSpec>& specs,
                                          const ReferenceContext& ctx);
@@ -48,7 +51,6 @@ struct HeldOut {
   std::vector<std::string> trained_on;
   EndToEndFactors fitted;  ///< on the other tables
   ValidationTable in_sample, out_of_sample;
-  size_t infeasible = 0;  ///< rows the publisher ran that the model cannot fit
 };
 
 struct CrossValidation {

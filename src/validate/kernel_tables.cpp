@@ -13,8 +13,7 @@ namespace rapid {
 namespace {
 
 DType parse_dtype(const std::string& text, const RowValues& v) {
-  for (int i = 0; i < kNumDTypes; ++i)
-    if (text == dtype_name(static_cast<DType>(i))) return static_cast<DType>(i);
+  if (const auto d = dtype_from_name(text)) return *d;
   throw InputError(v.where(), "dtype", text, "fp32, tf32, fp16, bf16 or fp8");
 }
 
@@ -81,11 +80,7 @@ std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const Refer
         a.causal = v.boolean("causal", shape("causal"));
         const AttentionModel model(hw, dtype, impl);
         const AttentionTiming at = bwd ? model.backward(a) : model.forward(a);
-        const double flops = 4.0 * static_cast<double>(a.batch_heads) *
-                             static_cast<double>(a.seq_q) * static_cast<double>(a.seq_kv) *
-                             static_cast<double>(a.head_dim) * (a.causal ? 0.5 : 1.0) *
-                             (bwd ? 2.5 : 1.0);
-        predicted = flops / at.time_s / 1e12;
+        predicted = a.useful_flops(bwd) / at.time_s / 1e12;
         label += fmt::format(" (tile {}x{})", at.block_q, at.block_kv);
       } else {
         throw InputError(spec.path, "quantity", m.quantity,

@@ -36,25 +36,26 @@ HardwareSpec load_hardware(const ReferenceContext& ctx, const std::string& name,
                            const std::string& referrer) {
   if (auto it = ctx.hardware_override.find(name); it != ctx.hardware_override.end())
     return it->second;
+  if (auto it = ctx.hardware_read.find(name); it != ctx.hardware_read.end()) return it->second;
   std::string path;
   const YAML::Node n = load_named(ctx, "hardware", name, referrer, path);
-  return parse_hardware(n, path);
+  return ctx.hardware_read.emplace(name, parse_hardware(n, path)).first->second;
 }
 
 NetworkSpec load_network(const ReferenceContext& ctx, const std::string& name,
                          const std::string& referrer) {
-  if (auto it = ctx.network_override.find(name); it != ctx.network_override.end())
-    return it->second;
+  if (auto it = ctx.networks_read.find(name); it != ctx.networks_read.end()) return it->second;
   std::string path;
   const YAML::Node n = load_named(ctx, "networks", name, referrer, path);
-  return parse_network(n, path);
+  return ctx.networks_read.emplace(name, parse_network(n, path)).first->second;
 }
 
 FrameworkSpec load_stack(const ReferenceContext& ctx, const std::string& name,
                          const std::string& referrer) {
-  if (auto it = ctx.framework_override.find(name); it != ctx.framework_override.end())
-    return it->second;
-  return load_framework(name, ctx.config_anchor, referrer, "framework");
+  if (auto it = ctx.stacks_read.find(name); it != ctx.stacks_read.end()) return it->second;
+  return ctx.stacks_read
+      .emplace(name, load_framework(name, ctx.config_anchor, referrer, "framework"))
+      .first->second;
 }
 
 }  // namespace rapid

@@ -6,6 +6,7 @@
 
 #include "rapid/spec/framework_spec.hpp"
 #include "rapid/spec/hardware_spec.hpp"
+#include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
 
 namespace rapid {
@@ -13,20 +14,21 @@ namespace rapid {
 struct ReferenceContext {
   std::string reference_dir;  ///< the tables and their descriptions (data/reference)
   std::string config_anchor;  ///< a path whose config_search_dirs() hold configs/
-  /// Used instead of configs/hardware/<name>.yaml, configs/networks/<name>.yaml.
+  /// Used instead of configs/hardware/<name>.yaml (a calibrated file, a trial fit).
   std::map<std::string, HardwareSpec> hardware_override;
-  std::map<std::string, NetworkSpec> network_override;
-  /// End-to-end factors by hardware name, replacing every stack's (a fit's trial values).
-  std::map<std::string, EndToEndFactors> end_to_end_override;
-  /// Stacks by name, replacing configs/frameworks/<name>.yaml.
-  std::map<std::string, FrameworkSpec> framework_override;
+  /// Configs read so far, by name: a table's rows name the same few files.
+  mutable std::map<std::string, HardwareSpec> hardware_read;
+  mutable std::map<std::string, NetworkSpec> networks_read;
+  mutable std::map<std::string, FrameworkSpec> stacks_read;
+  mutable std::map<std::string, ModelSpec> models_read;
 };
 
 /// $RAPID_REFERENCE_DIR, else the source tree's data/reference (compiled in), else
 /// data/reference relative to the working directory.
 std::string default_reference_dir();
 
-/// configs/<kind>/<name>.yaml (or the override). Throws InputError naming `referrer`.
+/// configs/<kind>/<name>.yaml (or the override), read once per context. Throws InputError
+/// naming `referrer`.
 HardwareSpec load_hardware(const ReferenceContext& ctx, const std::string& name,
                            const std::string& referrer);
 NetworkSpec load_network(const ReferenceContext& ctx, const std::string& name,

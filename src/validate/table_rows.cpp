@@ -95,22 +95,17 @@ std::string RowValues::label() const {
 }
 
 int64_t RowValues::integer(const std::string& key, const std::string& text) const {
-  const double v = number(key, text);
-  if (v != std::floor(v) || std::abs(v) > 1e15) throw InputError(where(), key, text, "an integer");
-  return static_cast<int64_t>(v);
+  if (const auto v = parse_integer(text)) return *v;
+  throw InputError(where(), key, text, "an integer");
 }
 
 double RowValues::number(const std::string& key, const std::string& text) const {
-  double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
-    throw InputError(where(), key, text, "a number");
-  return v;
+  if (const auto v = parse_number(text)) return *v;
+  throw InputError(where(), key, text, "a number");
 }
 
 bool RowValues::boolean(const std::string& key, const std::string& text) const {
-  if (text == "true" || text == "True" || text == "1") return true;
-  if (text == "false" || text == "False" || text == "0") return false;
+  if (const auto v = parse_boolean(text)) return *v;
   throw InputError(where(), key, text, "true or false");
 }
 
@@ -200,9 +195,10 @@ ModelSpec model_from_columns(const TableSpec& s, const RowValues& v) {
 
 ModelSpec named_model(const TableSpec& s, const RowValues& v, const ReferenceContext& ctx) {
   const std::string name = *v.get(s.model);
+  if (auto it = ctx.models_read.find(name); it != ctx.models_read.end()) return it->second;
   const std::string path = find_named_config("models", name, ctx.config_anchor);
   if (path.empty()) throw InputError(v.where(), "model", name, "a config in configs/models");
-  return parse_model(load_yaml_file(path), path);
+  return ctx.models_read.emplace(name, parse_model(load_yaml_file(path), path)).first->second;
 }
 
 std::string required_text(const TableSpec& s, const ValueRef& ref, const RowValues& v,
@@ -289,8 +285,6 @@ std::vector<PreparedRow> prepare_rows(const TableSpec& s, const ReferenceContext
     spec.name = s.name;
     spec.model = s.model.given() ? named_model(s, v, ctx) : model_from_columns(s, v);
     spec.training = row_training(s, v, ctx, spec.model);
-    for (const auto& [gpu, f] : ctx.end_to_end_override)
-      spec.training.framework.end_to_end[gpu] = f;
     spec.hardware.push_back(
         load_hardware(ctx, required_text(s, s.hardware, v, "hardware"), s.path));
     spec.network = load_network(ctx, required_text(s, s.network, v, "network"), s.path);

@@ -20,7 +20,6 @@ class RowValues {
  public:
   RowValues(const TableSpec& spec, const CsvTable& table, const CsvTable* settings);
   void select(size_t row);
-  size_t row() const { return row_; }
 
   /// The text of `ref` for this row (nullopt: not given). `fill`: an empty field is taken
   /// from the fill row when there is one.

@@ -22,6 +22,12 @@ double ValidationTable::mape() const {
   return rows.empty() ? 0.0 : sum / static_cast<double>(rows.size());
 }
 
+double ValidationTable::squared_log_error() const {
+  double sum = 0;
+  for (const auto& r : rows) sum += std::pow(std::log(r.predicted / r.measured), 2);
+  return sum;
+}
+
 double pooled_mape(const std::vector<ValidationTable>& tables, size_t* rows) {
   double sum = 0;
   size_t n = 0;

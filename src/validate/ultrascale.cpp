@@ -2,30 +2,29 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "rapid/common/error.hpp"
 #include "rapid/cost/minimize.hpp"
 #include "rapid/io/csv_table.hpp"
 
 namespace rapid {
 
-FitTable prepare_ultrascale(const std::vector<TableSpec>& specs, const ReferenceContext& ctx) {
+UltrascaleSweep prepare_ultrascale(const std::vector<TableSpec>& specs,
+                                   const ReferenceContext& ctx) {
   for (const TableSpec& s : specs)
     if (s.suite == "hf-ultrascale") {
-      FitTable t;
-      t.spec = &s;
-      t.gpu = s.hardware.literal;
-      t.rows = prepare_rows(s, ctx);
-      return t;
+      UltrascaleSweep sweep{prepare_fit_table(s, ctx), {}};
+      const CsvTable t(s.csv);
+      for (const PreparedRow& row : sweep.table.rows)
+        sweep.before_pp_fix.push_back(t.text(row.csv_row, "after_pp_fix") == "False");
+      return sweep;
     }
   throw InputError(ctx.reference_dir, "suite", "hf-ultrascale",
                    "a table description with suite: hf-ultrascale");
 }
 
-UltrascaleResult validate_ultrascale(const FitTable& sweep) {
+UltrascaleResult validate_ultrascale(const UltrascaleSweep& in) {
+  const FitTable& sweep = in.table;
   const TableSpec& spec = *sweep.spec;
-  const CsvTable t(spec.csv);
   const std::vector<RowResult> res = evaluate_rows(spec, sweep.rows);
   UltrascaleResult out;
   out.throughput = {spec.name, "tokens/s/GPU (Success rows)"};
@@ -44,7 +43,7 @@ UltrascaleResult validate_ultrascale(const FitTable& sweep) {
     const ParallelConfig& c = r.par;
     const std::string label = fmt::format("{} dp{} tp{} pp{} mbs{} zero{}", row.label, c.dp, c.tp,
                                           c.pp, c.mbs, c.zero_stage);
-    const bool suspect = c.pp > 1 && t.text(row.csv_row, "after_pp_fix") == "False";
+    const bool suspect = c.pp > 1 && in.before_pp_fix[i];
     const ValidationRow throughput{label, r.predicted[0], row.measured[0]};
     (suspect ? out.throughput_pp_suspect : out.throughput).rows.push_back(throughput);
     if (c.pp == 1) out.throughput_pp1.rows.push_back(throughput);
@@ -53,25 +52,20 @@ UltrascaleResult validate_ultrascale(const FitTable& sweep) {
   return out;
 }
 
-NanotronFit fit_ultrascale(const FitTable& sweep) {
+NanotronFit fit_ultrascale(const UltrascaleSweep& sweep) {
   NanotronFit fit;
-  FitTable trial = sweep;
-  const PreparedRow& first = sweep.rows.front();
+  UltrascaleSweep trial = sweep;
+  const PreparedRow& first = sweep.table.rows.front();
   fit.compute_efficiency = first.spec.training.compute_efficiency;
   fit.network_efficiency = first.spec.network.network_efficiency;
   fit.fragmentation = first.spec.training.fragmentation;
   auto with = [&](double compute, double network, double fragmentation) {
-    for (size_t i = 0; i < trial.rows.size(); ++i) {
-      trial.rows[i].spec.training.compute_efficiency = compute;
-      trial.rows[i].spec.network.network_efficiency = network;
-      trial.rows[i].spec.training.fragmentation = fragmentation;
+    for (PreparedRow& row : trial.table.rows) {
+      row.spec.training.compute_efficiency = compute;
+      row.spec.network.network_efficiency = network;
+      row.spec.training.fragmentation = fragmentation;
     }
     return validate_ultrascale(trial);
-  };
-  auto log_error = [](const ValidationTable& t) {
-    double sum = 0;
-    for (const auto& r : t.rows) sum += std::pow(std::log(r.predicted / r.measured), 2);
-    return sum;
   };
   fit.mape_before =
       with(fit.compute_efficiency, fit.network_efficiency, fit.fragmentation).throughput_pp1.mape();
@@ -79,7 +73,7 @@ NanotronFit fit_ultrascale(const FitTable& sweep) {
   opt.max_evaluations = 80;
   const MinimizeResult best = minimize_bounded(
       [&](const std::vector<double>& x) {
-        return log_error(with(x[0], x[1], fit.fragmentation).throughput_pp1);
+        return with(x[0], x[1], fit.fragmentation).throughput_pp1.squared_log_error();
       },
       {fit.compute_efficiency, fit.network_efficiency}, {0.3, 0.02}, {1.0, 1.0}, opt);
   fit.compute_efficiency = best.x[0];
@@ -89,7 +83,8 @@ NanotronFit fit_ultrascale(const FitTable& sweep) {
   opt.max_evaluations = 40;
   const MinimizeResult frag = minimize_bounded(
       [&](const std::vector<double>& x) {
-        return log_error(with(fit.compute_efficiency, fit.network_efficiency, x[0]).memory);
+        return with(fit.compute_efficiency, fit.network_efficiency, x[0])
+            .memory.squared_log_error();
       },
       {fit.fragmentation}, {0.0}, {3.0}, opt);
   fit.fragmentation = frag.x[0];

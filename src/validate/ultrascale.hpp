@@ -17,21 +17,26 @@ struct UltrascaleResult {
   double oom_accuracy() const { return oom_rows ? 100.0 * oom_correct / oom_rows : 0.0; }
 };
 
-/// The sweep's rows prepared once (the description in `dir`).
-FitTable prepare_ultrascale(const std::vector<TableSpec>& specs, const ReferenceContext& ctx);
+/// The sweep's rows prepared once, and which runs predate nanotron's pipeline fix.
+struct UltrascaleSweep {
+  FitTable table;
+  std::vector<bool> before_pp_fix;  ///< per row: after_pp_fix is False
+};
+/// The hf-ultrascale suite's table of `specs`, prepared.
+UltrascaleSweep prepare_ultrascale(const std::vector<TableSpec>& specs,
+                                   const ReferenceContext& ctx);
 
 /// Predicts every run: tokens/s/GPU and reserved memory of Success rows, out of memory or
 /// not for all rows (a layout no framework can run counts as a predicted failure).
-UltrascaleResult validate_ultrascale(const FitTable& sweep);
+UltrascaleResult validate_ultrascale(const UltrascaleSweep& sweep);
 
-/// The nanotron stack's compute efficiency and the HF cluster's network efficiency fitted
-/// to the Success rows without pipelining (squared log error of tokens/s/GPU), then the
-/// fragmentation to the reserved memory, by bounded Nelder-Mead. Returns the rows with
-/// the fitted values in place; `before`/`after` the pp = 1 throughput MAPE.
 struct NanotronFit {
   double compute_efficiency = 0, network_efficiency = 0, fragmentation = 0;
-  double mape_before = 0, mape_after = 0;
+  double mape_before = 0, mape_after = 0;  ///< pp = 1 throughput MAPE
 };
-NanotronFit fit_ultrascale(const FitTable& sweep);
+/// The nanotron stack's compute efficiency and the HF cluster's network efficiency fitted
+/// to the Success rows without pipelining (squared log error of tokens/s/GPU), then the
+/// fragmentation to the reserved memory, by bounded Nelder-Mead.
+NanotronFit fit_ultrascale(const UltrascaleSweep& sweep);
 
 }  // namespace rapid

@@ -28,6 +28,9 @@ struct ValidationTable {
   /// publishers tuned their runs); the setting taken is shown in each row's label.
   std::vector<std::string> searched;
   double mape() const;  ///< mean absolute percentage error over rows, %
+  /// Sum over rows of log(predicted / measured)^2: the calibrations' objective (symmetric
+  /// in over- and under-prediction).
+  double squared_log_error() const;
 };
 
 /// Mean absolute percentage error over the rows of all `tables` (row-weighted), %.

@@ -48,6 +48,13 @@ struct AttentionShape {
 
   /// The shape of an OpKind::Attention op (batch, m, n, k, gqa_group, causal; op.hpp).
   static AttentionShape from_op(const Op& op);
+  /// The work benchmarks count (FlashAttention's benchmark scripts): 4 B S_q S_kv H d
+  /// forward, halved under a causal mask, x 2.5 backward.
+  double useful_flops(bool backward) const {
+    return 4.0 * static_cast<double>(batch_heads) * static_cast<double>(seq_q) *
+           static_cast<double>(seq_kv) * static_cast<double>(head_dim) * (causal ? 0.5 : 1.0) *
+           (backward ? 2.5 : 1.0);
+  }
 };
 
 /// Tile sizes of the kernel: Br query rows x Bc key rows. {0, 0}: the implementation's own

@@ -6,11 +6,19 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace rapid {
+
+/// A field's text as a finite number, an integer (up to 9e15) or a boolean ("True"/"true"/
+/// "1", "False"/"false"/"0"); nullopt when it is not one.
+std::optional<double> parse_number(std::string_view text);
+std::optional<int64_t> parse_integer(std::string_view text);
+std::optional<bool> parse_boolean(std::string_view text);
 
 class CsvTable {
  public:
@@ -33,8 +41,6 @@ class CsvTable {
   int64_t integer(size_t row, const std::string& column) const;
   /// "True"/"true"/"1" or "False"/"false"/"0".
   bool boolean(size_t row, const std::string& column) const;
-  /// The field of `row` in header position `col`.
-  const std::string& field(size_t row, size_t col) const { return rows_[row][col]; }
 
   /// Line of the file on which `row` starts (1-based; the header is on line_of_header()).
   int line(size_t row) const { return lines_[row]; }

@@ -62,7 +62,7 @@ struct FrameworkSpec {
   bool tp_comm_overlap = false;      ///< TP collectives pipelined with their GEMMs (TE userbuffers)
   bool overlap_grad_reduce = true;   ///< DP reduction in buckets during backward
   bool overlap_param_gather = true;  ///< ZeRO parameter all-gathers prefetched
-  int main_grad_bytes = 4;           ///< bytes per main-gradient element
+  int grad_bytes = 4;                ///< bytes per main-gradient element
   int grad_reduce_bytes = 4;         ///< bytes per element in the DP gradient reduction
   double host_overhead_per_op_s = 10e-6;  ///< host time to issue one op
   double grad_bucket_bytes = 160e6;       ///< DP bucket size

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -20,6 +22,8 @@ inline constexpr int kNumDTypes = 5;
 int dtype_bytes(DType t);
 /// "fp32", "tf32", "fp16", "bf16", "fp8".
 const char* dtype_name(DType t);
+/// The dtype of a dtype_name(), or nullopt.
+std::optional<DType> dtype_from_name(std::string_view name);
 
 struct HardwareSpec {
   std::string name;
