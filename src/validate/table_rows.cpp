@@ -21,7 +21,7 @@ void RowValues::select(size_t row) {
   fill_row_.reset();
   if (settings_) {
     const std::string& key = t_.text(row, spec_.settings_key);
-    for (size_t i = 0; i < settings_->rows(); ++i)
+    for (size_t i = 0; i < settings_->rows() && !settings_row_; ++i)
       if (settings_->text(i, spec_.settings_key) == key) settings_row_ = i;
     if (!settings_row_)
       throw InputError(settings_->path(), spec_.settings_key, key,

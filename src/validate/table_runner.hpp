@@ -28,11 +28,11 @@ struct RowResult {
 std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<PreparedRow>& rows,
                                      const std::map<std::string, EndToEndFactors>& factors = {});
 
-/// One table per measure: the rows whose run succeeded and whose measurement and
-/// prediction both exist; labels name the searched layout.
 /// An empty table of `spec`'s measure `m` (its name and unit), listing the searched knobs.
 ValidationTable measure_table(const TableSpec& spec, const Measure& m);
 
+/// One table per measure: the rows whose run succeeded and whose measurement and
+/// prediction both exist; labels name the searched layout.
 std::vector<ValidationTable> summarize(const TableSpec& spec, const std::vector<PreparedRow>& rows,
                                        const std::vector<RowResult>& results);
 

@@ -26,9 +26,9 @@ struct ValueRef {
 
 /// One measured column and the quantity the model predicts for it.
 struct Measure {
-  std::string column;                      ///< the measured value
-  std::string quantity;                    ///< see kQuantities in table_runner.cpp
-  std::string unit;                        ///< for printing
+  std::string column;    ///< the measured value
+  std::string quantity;  ///< training_quantity / memory_quantity in table_runner.cpp
+  std::string unit;      ///< for printing
   std::map<std::string, ValueRef> layout;  ///< knob overrides for this measure only
   std::string stage = "worst";             ///< memory: first | middle | worst
 };

@@ -48,7 +48,7 @@ TEST_F(Pipeline, NoBubbleWithoutPipelining) {
   ParallelConfig c;
   c.dp = 8;
   EvalResult r = equal_stages(c);
-  EXPECT_NEAR(r.bubble_time_s, 0.0, 1e-12);
+  EXPECT_DOUBLE_EQ(r.bubble_time_s, 0.0);
   EXPECT_DOUBLE_EQ(r.pp_comm_time_s, 0.0);
 }
 

@@ -41,9 +41,8 @@ struct LayerTimes {
 };
 
 LayerTimes layer_times(DType dtype) {
-  SweepSpec s = test::spec_with("llama3-70b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 8192);
-  s.training.framework = load_framework("nemo-24.07", RAPID_SOURCE_DIR, "test", "framework");
-  apply_framework_defaults(s.training);
+  SweepSpec s = test::spec_with_stack("llama3-70b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 8192,
+                                      "nemo-24.07");
   s.training.dtype = dtype;
   ParallelConfig p;
   p.tp = 8;

@@ -70,9 +70,8 @@ TEST(Interference, SmsHeldFollowNcclChannelsAndTheStacksTpOverlap) {
   // (one SM each; configs/networks/dgx-h100-superpod.yaml); NeMo's TP overlap (TE
   // userbuffers) gathers by ring exchange on 1 SM, reduce-scatters on 16
   // (configs/frameworks/nemo-24.07.yaml). HBM: 2 bytes of local traffic per byte moved.
-  SweepSpec s = test::spec_with("llama3-70b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 8192);
-  s.training.framework = load_framework("nemo-24.07", RAPID_SOURCE_DIR, "test", "framework");
-  apply_framework_defaults(s.training);
+  SweepSpec s = test::spec_with_stack("llama3-70b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 8192,
+                                      "nemo-24.07");
   const HardwareSpec hw = stack_hardware(s.hardware[0], s.training);
   const InterferenceModel m(hw, s.network, s.training, AttentionImpl::CuDNN);
   EXPECT_EQ(m.contention(InterferenceModel::DpNetwork).reserved_sms, 16);

@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include "rapid/spec/framework_spec.hpp"
+#include "rapid/spec/training_spec.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
 namespace rapid::test {
@@ -15,6 +17,15 @@ SweepSpec spec_with(const std::string& model, const std::string& hardware,
   s.network = parse_network(load_yaml_file(np), np);
   s.training.global_batch_size = gbs;
   s.training.seq_length = seq;
+  return s;
+}
+
+SweepSpec spec_with_stack(const std::string& model, const std::string& hardware,
+                          const std::string& network, int64_t gbs, int64_t seq,
+                          const std::string& stack) {
+  SweepSpec s = spec_with(model, hardware, network, gbs, seq);
+  s.training.framework = load_framework(stack, RAPID_SOURCE_DIR, "test", "framework");
+  apply_framework_defaults(s.training);
   return s;
 }
 

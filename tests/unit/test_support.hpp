@@ -31,5 +31,9 @@ HardwareSpec round_gpu();
 /// Loads configs/<kind>/<name>.yaml of the source tree.
 SweepSpec spec_with(const std::string& model, const std::string& hardware,
                     const std::string& network, int64_t gbs, int64_t seq);
+/// The same, training with stack configs/frameworks/<stack>.yaml and its defaults.
+SweepSpec spec_with_stack(const std::string& model, const std::string& hardware,
+                          const std::string& network, int64_t gbs, int64_t seq,
+                          const std::string& stack);
 
 }  // namespace rapid::test

@@ -24,17 +24,29 @@ struct Layout {
   int zero;
 };
 
-void expect_agreement(const std::string& job, const Layout& l) {
-  const SweepSpec spec = load_sweep_spec(std::string(RAPID_SOURCE_DIR) + "/" + job);
+// The shipped job `job` with its evaluators, loaded once per test.
+struct Job {
+  explicit Job(const std::string& path)
+      : name(path),
+        spec(load_sweep_spec(std::string(RAPID_SOURCE_DIR) + "/" + path)),
+        pe(spec, Fidelity::Des) {}
+  std::string name;
+  SweepSpec spec;
+  PointEvaluator pe;
+};
+
+void expect_agreement(const Job& j, const Layout& l) {
+  const SweepSpec& spec = j.spec;
+  const std::string& job = j.name;
   ParallelConfig c = *spec.baseline;
   c.tp = l.tp;
   c.pp = l.pp;
   c.vpp = l.vpp;
   c.recompute = l.recompute;
   c.zero_stage = static_cast<int8_t>(l.zero);
-  c.dp = spec.search.num_gpus.front() / (c.tp * c.pp * c.cp * c.ep);
+  c.dp = spec.search.num_gpus.front() / (c.tp * c.pp * c.cp);  // num_gpus = dp tp pp cp
   ASSERT_EQ(illegal_reason(spec, c), nullptr) << c.describe();
-  PointEvaluator pe(spec, Fidelity::Des);
+  const PointEvaluator& pe = j.pe;
   Point p;
   p.par = c;
   Workload w;
@@ -66,8 +78,8 @@ void expect_agreement(const std::string& job, const Layout& l) {
 }
 
 TEST(FidelityAgreement, Llama405bUnevenStagesAtEveryVpp) {
-  for (int vpp : {1, 2, 4, 7})
-    expect_agreement("jobs/llama3-405b-8192xh100.yaml", {8, 16, vpp, Recompute::Full, 1});
+  const Job job("jobs/llama3-405b-8192xh100.yaml");
+  for (int vpp : {1, 2, 4, 7}) expect_agreement(job, {8, 16, vpp, Recompute::Full, 1});
 }
 
 TEST(FidelityAgreement, DemoJobLayouts) {
@@ -78,7 +90,8 @@ TEST(FidelityAgreement, DemoJobLayouts) {
       {8, 1, 1, Recompute::Full, 3},       // ZeRO-3 gathers across 32 nodes
       {4, 1, 1, Recompute::Selective, 3},  // ZeRO-3, two DP ranks per node
   };
-  for (const Layout& l : layouts) expect_agreement("jobs/llama3-70b-256xh100.yaml", l);
+  const Job job("jobs/llama3-70b-256xh100.yaml");
+  for (const Layout& l : layouts) expect_agreement(job, l);
 }
 
 }  // namespace
