@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "rapid/common/error.hpp"
@@ -312,8 +313,17 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
       b = &x.backward;
     }
   };
+  // Only the templates some owner runs (a backward with or without replay: both only under
+  // block recompute) get collectives and blocks.
+  std::array<bool, kNumTemplateKinds> used{};
+  for (const StageProgram& sp : programs)
+    for (const Owner& owner : sp.owners) {
+      used[static_cast<size_t>(owner.fwd)] = true;
+      used[static_cast<size_t>(owner.bwd)] = true;
+    }
   for (int32_t i = 0; i < n; ++i)
     for (int32_t k = 0; k < kNumTemplateKinds; ++k) {
+      if (!used[static_cast<size_t>(k)]) continue;
       const std::vector<Op>*a, *b;
       templates(k, a, b);
       collect_comms(i, *a);
@@ -367,6 +377,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     desc_cursor = 0;
     for (int32_t i = 0; i < n; ++i)
       for (int32_t k = 0; k < kNumTemplateKinds; ++k) {
+        if (!used[static_cast<size_t>(k)]) continue;
         const std::vector<Op>*a, *b;
         templates(k, a, b);
         compile(i, static_cast<TemplateKind>(k), a, b, version);
