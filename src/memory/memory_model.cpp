@@ -86,9 +86,12 @@ LayerBytes layer_bytes(const ModelSpec& model, const TrainingSpec& training,
   full.recompute = Recompute::Full;
   LayerBytes x;
   x.keep = layer_activation_bytes(model, training, none, moe);
-  x.input = layer_activation_bytes(model, training, full, moe);
-  x.policy = par.recompute == Recompute::Full ? x.input
-                                              : layer_activation_bytes(model, training, par, moe);
+  // The checkpointed input matters only under full recompute (the whole or part of it).
+  if (par.recompute == Recompute::Full)
+    x.input = layer_activation_bytes(model, training, full, moe);
+  x.policy = par.recompute == Recompute::None   ? x.keep
+             : par.recompute == Recompute::Full ? x.input
+                                                : layer_activation_bytes(model, training, par, moe);
   return x;
 }
 
