@@ -56,7 +56,7 @@ const std::array kColumns = {
            "micro-batches per step m = gbs/(dp*mbs)",
            {},
            RAPID_R(num_microbatches)},
-    Column{"status", ColumnType::Enum8, "", "ok, oom (does not fit) or infeasible", kStatusNames,
+    Column{"status", ColumnType::Enum8, "", "ok, oom (does not fit), infeasible, no_route (a failed link cuts GPUs apart)", kStatusNames,
            RAPID_R(status)},
     Column{"flags",
            ColumnType::UInt32,
@@ -245,6 +245,25 @@ const std::array kColumns = {
            "DES: busy fraction of the busiest link (bytes / (capacity x step time))",
            {},
            RAPID_R(max_link_utilization)},
+    // Non-ideal behaviour (docs/nonideal.md): NaN (bounding_gpu -1) where the row's
+    // scenario leaves it off.
+    Column{"scenario", ColumnType::Int32, "", "index into /scenarios/names (the job's non-ideal conditions)", {}, RAPID_P(scenario)},
+    Column{"energy_per_step_J", ColumnType::Float64, "J", "energy of one step, all GPUs (docs/nonideal.md sec 1)", {}, RAPID_R(energy_per_step_J)},
+    Column{"avg_gpu_power_W", ColumnType::Float64, "W", "board power per GPU, averaged over the step and the GPUs", {}, RAPID_R(avg_gpu_power_W)},
+    Column{"peak_gpu_power_W", ColumnType::Float64, "W", "highest board power any GPU draws within the step", {}, RAPID_R(peak_gpu_power_W)},
+    Column{"tokens_per_J", ColumnType::Float64, "tokens/J", "tokens per joule of GPU energy", {}, RAPID_R(tokens_per_J)},
+    Column{"cluster_power_swing_MW", ColumnType::Float64, "MW", "max - min of the summed GPU power within a step", {}, RAPID_R(cluster_power_swing_MW)},
+    Column{"gpu_temperature_C", ColumnType::Float64, "C", "hottest GPU, time average at the periodic steady state", {}, RAPID_R(gpu_temperature_C)},
+    Column{"throttle_fraction", ColumnType::Float64, "1", "that GPU's share of time throttled at the steady state", {}, RAPID_R(throttle_fraction)},
+    Column{"thermal_slowdown", ColumnType::Float64, "1", "step time / step time without throttling - 1", {}, RAPID_R(thermal_slowdown)},
+    Column{"hbm_utilization", ColumnType::Float64, "1", "HBM bytes moved / (HBM peak x step time) on the bounding GPU", {}, RAPID_R(hbm_utilization)},
+    Column{"bounding_gpu", ColumnType::Int32, "", "GPU whose slowness bounds the step (-1: none stands out)", {}, RAPID_R(bounding_gpu)},
+    Column{"job_mtbf_s", ColumnType::Float64, "s", "mean time between job interruptions (docs/nonideal.md sec 6)", {}, RAPID_R(job_mtbf_s)},
+    Column{"checkpoint_bytes", ColumnType::Float64, "B", "one checkpoint: weights + optimizer states of the job", {}, RAPID_R(checkpoint_bytes)},
+    Column{"checkpoint_write_s", ColumnType::Float64, "s", "time to write one checkpoint", {}, RAPID_R(checkpoint_write_s)},
+    Column{"checkpoint_interval_s", ColumnType::Float64, "s", "Young/Daly checkpoint interval", {}, RAPID_R(checkpoint_interval_s)},
+    Column{"goodput", ColumnType::Float64, "1", "useful fraction of the job's wall time", {}, RAPID_R(goodput)},
+    Column{"goodput_tokens_per_s", ColumnType::Float64, "tokens/s", "tokens_per_s x goodput", {}, RAPID_R(goodput_tokens_per_s)},
 };
 
 #undef RAPID_P

@@ -29,6 +29,7 @@
 #include "rapid/des/fabric.hpp"
 #include "rapid/des/flow_network.hpp"
 #include "rapid/des/stage_program.hpp"
+#include "rapid/spec/link_fault.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
 #include "rapid/spec/training_spec.hpp"
@@ -51,6 +52,8 @@ struct SimInputs {
   /// Per stage: one direction's activation-offload copies of a micro-batch (offload.hpp);
   /// empty: no offload.
   std::vector<double> offload_copy_s;
+  /// Link faults of the point's scenario (docs/faults.md); nullptr or empty: none.
+  const std::vector<LinkFault>* link_faults = nullptr;
 };
 
 enum class ReplicaMode : uint8_t {

@@ -9,9 +9,11 @@
 namespace rapid {
 
 /// A point's outcome. Infeasible points are rows with a status, never exceptions.
-enum class Status : uint8_t { Ok = 0, OutOfMemory = 1, Infeasible = 2 };
+/// NoRoute: a hard link failure leaves some pair of GPUs of the layout without a path
+/// (docs/faults.md).
+enum class Status : uint8_t { Ok = 0, OutOfMemory = 1, Infeasible = 2, NoRoute = 3 };
 /// Names of Status values, indexed by value (also the HDF5 enum member names).
-inline constexpr const char* kStatusNames[] = {"ok", "oom", "infeasible"};
+inline constexpr const char* kStatusNames[] = {"ok", "oom", "infeasible", "no_route"};
 inline const char* status_name(Status s) {
   return kStatusNames[static_cast<int>(s)];
 }
@@ -82,6 +84,24 @@ struct EvalResult {
   int32_t simulated_replicas = 0;      ///< DP replicas simulated (1: one stood for all)
   int32_t hot_spot_links = 0;          ///< links busy more than 90% of the step
   double max_link_utilization = kNaN;  ///< busy fraction of the busiest link
+
+  // Non-ideal behaviour (docs/nonideal.md); NaN when the job's scenario leaves it off.
+  double energy_per_step_J = kNaN;      ///< all GPUs of the job, one step
+  double avg_gpu_power_W = kNaN;        ///< per GPU, averaged over the step and the GPUs
+  double peak_gpu_power_W = kNaN;       ///< the highest board power any GPU draws in the step
+  double tokens_per_J = kNaN;           ///< tokens / (energy per step)
+  double cluster_power_swing_MW = kNaN; ///< max - min of all GPUs' summed power within a step
+  double gpu_temperature_C = kNaN;      ///< hottest GPU, time average at the periodic steady state
+  double throttle_fraction = kNaN;      ///< that GPU's time throttled at the steady state
+  double thermal_slowdown = kNaN;       ///< step time / step time without throttling - 1
+  double hbm_utilization = kNaN;        ///< HBM bytes moved / (HBM peak x step time), bounding GPU
+  int32_t bounding_gpu = -1;            ///< GPU whose slowness bounds the step (-1: none stands out)
+  double job_mtbf_s = kNaN;             ///< mean time between job interruptions (all components)
+  double checkpoint_bytes = kNaN;       ///< one checkpoint of the job (weights + optimizer states)
+  double checkpoint_write_s = kNaN;     ///< time to write it
+  double checkpoint_interval_s = kNaN;  ///< Young/Daly optimum
+  double goodput = kNaN;                ///< useful fraction of the job's wall time
+  double goodput_tokens_per_s = kNaN;   ///< tokens_per_s x goodput
 
   // Memory of the GPU with the largest peak (kept for OOM points).
   double peak_memory_bytes = 0;

@@ -21,6 +21,7 @@ namespace rapid {
 struct Point {
   int64_t index = 0;
   int32_t hardware = 0;  ///< index into SweepSpec::hardware
+  int32_t scenario = 0;  ///< index into SweepSpec::scenarios (non-ideal conditions)
   ParallelConfig par;
 };
 

@@ -1,0 +1,65 @@
+// Non-ideal conditions of a job (docs/nonideal.md): power and energy, thermal throttling
+// and its mitigations, stragglers, link faults and failures at job scale. A job's
+// `nonideal:` mapping is the base; `scenarios:` lists named overrides of it, swept as a
+// dimension of the space (each row names its scenario). Off unless the job asks: a job
+// without these keys has one scenario, "ideal", with everything off, and its rows keep
+// NaN in the non-ideal columns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rapid/spec/failure_spec.hpp"
+#include "rapid/spec/link_fault.hpp"
+
+namespace rapid {
+
+class YamlMap;
+
+/// How the GPUs shed heat: the lumped model dT/dt = alpha * P - beta * (T - T_ambient)
+/// (docs/nonideal.md sec 2). Presets `air` (beta 0.15 /s) and `liquid` (0.35 /s).
+struct CoolingSpec {
+  std::string name = "air";
+  double beta_per_s = 0.15;   ///< heat-removal rate
+  double alpha_C_per_J = 0;   ///< 1 / heat capacity; 0: the GPU's calibration (thermal.hpp)
+  double ambient_C = 35;      ///< coolant / inlet-air temperature the GPU sees
+};
+
+/// Mitigations of thermal throttling (docs/nonideal.md sec 3).
+enum class Mitigation : uint8_t { None, Interleave, Dvfs, Both };
+inline constexpr const char* kMitigationNames[] = {"none", "interleave", "dvfs", "both"};
+
+/// One GPU, node or rack that is worse than the rest.
+struct StragglerSpec {
+  enum class Scope : uint8_t { Gpu, Node, Rack } scope = Scope::Gpu;
+  int64_t index = 0;          ///< global GPU rank, node index or rack (leaf) index
+  double clock_factor = 1.0;  ///< SM clock kept (a lower clock limit), in (0, 1]
+  double hbm_factor = 1.0;    ///< HBM bandwidth kept, in (0, 1]
+  double nic_health = 1.0;    ///< its NIC links' bandwidth factor, in (0, 1]
+  bool own_cooling = false;   ///< `cooling:` given for it
+  CoolingSpec cooling;        ///< its cooling when own_cooling
+};
+
+struct NonIdealSpec {
+  std::string name = "ideal";
+  bool power = false;    ///< energy and power columns
+  bool thermal = false;  ///< thermal model (implies power)
+  CoolingSpec cooling;
+  Mitigation mitigation = Mitigation::None;
+  std::vector<StragglerSpec> stragglers;
+  std::vector<LinkFault> link_faults;
+  FailureSpec failures;
+
+  bool any() const {
+    return power || thermal || !stragglers.empty() || !link_faults.empty() || failures.enabled;
+  }
+};
+
+/// The job's scenarios: `nonideal:` (may be absent) merged with each `scenarios:` entry
+/// (key by key; an entry's `name` names it). `gpus_per_node` and the largest GPU count
+/// bound the straggler indices. Throws InputError naming file, key, value, expectation.
+std::vector<NonIdealSpec> parse_scenarios(const YAML::Node& nonideal, const YAML::Node& scenarios,
+                                          const std::string& file);
+
+}  // namespace rapid
