@@ -1,5 +1,7 @@
 #include "rapid/des/comm_layouts.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "rapid/common/error.hpp"
@@ -30,6 +32,7 @@ void CommLayouts::reset(Fabric* topo, int64_t tpcp, int64_t dp, int64_t pp, bool
   check_symmetry_ = check_symmetry;
   symmetric_ = true;
   asymmetry_.clear();
+  no_route_.clear();
   layouts_.clear();
   uses_.clear();
   parts_.clear();
@@ -199,7 +202,11 @@ int32_t CommLayouts::build(Layout key, const std::vector<int64_t>& src,
   const size_t first_part = parts_.size();
   for (size_t f = 0; f < src.size(); ++f) {
     route_.clear();
-    topo_->route(src[f], dst[f], route_);
+    if (!topo_->route(src[f], dst[f], route_)) {
+      if (no_route_.empty())
+        no_route_ = fmt::format("gpu {} -> gpu {}: {}", src[f], dst[f], topo_->route_failure());
+      continue;
+    }
     if (link_count_.size() < static_cast<size_t>(topo_->num_links()))
       link_count_.resize(static_cast<size_t>(topo_->num_links()), 0);
     int32_t net = 0;

@@ -66,7 +66,9 @@ void CommLayouts::finalize() {
   std::vector<int32_t> order;
   for (size_t l = 0; l < nlinks; ++l) {
     if (count[l] == count[l + 1]) continue;  // unused by this point
-    uint64_t h = std::hash<double>{}(topo_->link(static_cast<int32_t>(l)).capacity_Bps);
+    const Link& link = topo_->link(static_cast<int32_t>(l));
+    uint64_t h = std::hash<double>{}(link.capacity_Bps);
+    if (link.faults != 0) h = hash_step(h, link.faults);
     for (int32_t k = count[l]; k < count[l + 1]; ++k)
       h = hash_step(hash_step(h, static_cast<uint64_t>(sig[static_cast<size_t>(k)].first)),
                     static_cast<uint64_t>(sig[static_cast<size_t>(k)].second));
@@ -76,6 +78,7 @@ void CommLayouts::finalize() {
   auto same = [&](int32_t a, int32_t b) {
     const auto ua = static_cast<size_t>(a), ub = static_cast<size_t>(b);
     return hash[ua] == hash[ub] && topo_->link(a).capacity_Bps == topo_->link(b).capacity_Bps &&
+           topo_->link(a).faults == topo_->link(b).faults &&
            std::equal(sig.begin() + count[ua], sig.begin() + count[ua + 1], sig.begin() + count[ub],
                       sig.begin() + count[ub + 1]);
   };
@@ -164,6 +167,15 @@ void CommLayouts::finalize() {
         asymmetry_ =
             fmt::format("replica {} and replica 0 send over different links (layout {}: {} flows)",
                         r, li, l.flows);
+        // A fault on the layout's routes is the likely cause: name it.
+        uint64_t faults = 0;
+        if (l.path_count > 0) {
+          const FlowPath& a = flow_paths_[static_cast<size_t>(l.path_begin)];
+          const FlowPath& z = flow_paths_[static_cast<size_t>(l.path_begin + l.path_count - 1)];
+          for (int32_t k = a.begin; k < z.begin + z.count; ++k)
+            faults |= topo_->link(path_links_[static_cast<size_t>(k)]).faults;
+        }
+        if (faults != 0) asymmetry_ += fmt::format("; link fault: {}", topo_->fault_names(faults));
         break;
       }
   }

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
+
+#include "rapid/common/error.hpp"
 
 namespace rapid {
 
@@ -15,7 +18,14 @@ DesEvaluator::DesEvaluator(const ModelSpec& model, const TrainingSpec& training,
       training_(training),
       network_(net),
       analytical_(model, training, hw, net),
-      options_(options) {}
+      options_(std::move(options)) {
+  faults_ = net.faults;
+  faults_.insert(faults_.end(), options_.link_faults.begin(), options_.link_faults.end());
+  if (faults_.size() > kMaxLinkFaults)
+    throw InputError(net.name, "link_faults",
+                     fmt::format("{} faults with the network's", faults_.size()),
+                     fmt::format("at most {} faults per scenario", kMaxLinkFaults));
+}
 
 void DesEvaluator::evaluate(const Workload& w, EvalResult& r) const {
   simulate(w, r, nullptr, nullptr);
@@ -34,6 +44,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   in.collective = &analytical_.collective_cost();
   in.step_efficiency = analytical_.step_efficiency();
   in.interference = &analytical_.interference();
+  in.link_faults = faults_.empty() ? nullptr : &faults_;
   if (w.par.offload_layers > 0)
     for (const StageInfo& st : w.stages)
       in.offload_copy_s.push_back(
@@ -45,8 +56,11 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   sim.run(w, in, opt, res);
   r.fidelity = 1;
   if (!res.ok) {
-    r.status = Status::Infeasible;
-    if (report) *report = DesReport{};
+    r.status = res.no_route ? Status::NoRoute : Status::Infeasible;
+    if (report) {
+      *report = DesReport{};
+      report->no_route = res.no_route_reason;
+    }
     return;
   }
   // Breakdown of the bottleneck instance, the one with the most work in the step (the
@@ -87,6 +101,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   rep.replicas_simulated = res.replicas_simulated;
   rep.symmetric = res.symmetric;
   rep.asymmetry = res.asymmetry;
+  rep.most_loaded_link = res.most_loaded_link;
   rep.events = res.events;
   rep.flows = res.flows;
   rep.solves = res.solves;
@@ -111,8 +126,12 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
 }
 
 std::string describe_des_report(const DesReport& r) {
+  if (!r.ok && !r.no_route.empty())
+    return fmt::format("simulation  no route: {} (docs/faults.md)\n", r.no_route);
   if (!r.ok) return "simulation  the network cannot host this job\n";
   std::string out;
+  if (!r.most_loaded_link.empty())
+    out += fmt::format("faults      most_loaded faults on {}\n", r.most_loaded_link);
   if (r.replicas_simulated == 1 && r.replicas > 1)
     out += fmt::format(
         "simulation  one DP replica simulated, standing for all {} (every replica sees the same "

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+
+#include "rapid/common/error.hpp"
+#include "rapid/spec/go_back_n.hpp"
 
 namespace rapid::des {
 
@@ -37,8 +41,13 @@ std::vector<int64_t> factor_grid(int64_t nodes, size_t rank) {
 
 }  // namespace
 
-bool Fabric::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus) {
+bool Fabric::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus,
+                   std::span<const LinkFault> faults, const LinkRef* most_loaded) {
+  RAPID_ASSERT(faults.size() <= kMaxLinkFaults, "at most kMaxLinkFaults faults per point");
   Params p;
+  p.faults.assign(faults.begin(), faults.end());
+  p.has_most_loaded = most_loaded != nullptr;
+  if (most_loaded) p.most_loaded = *most_loaded;
   p.topology = net.topology;
   p.routing = net.routing;
   p.gpus_per_node = std::max<int64_t>(net.gpus_per_node, 1);
@@ -94,7 +103,117 @@ bool Fabric::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus) 
   int64_t positions = 1;
   for (int64_t d : dims_) positions *= d;
   fresh(torus_, torus ? positions * 2 * static_cast<int64_t>(dims_.size()) : 0);
+  resolve_faults();
   return true;
+}
+
+// Each fault's links, by kind and ends; the times its effect changes.
+void Fabric::resolve_faults() {
+  targets_.clear();
+  timed_ = 0;
+  failed_uplinks_ = false;
+  times_.clear();
+  const bool tree = dims_.empty();
+  for (size_t i = 0; i < p_.faults.size(); ++i) {
+    const LinkFault& f = p_.faults[i];
+    const auto id = static_cast<int32_t>(i);
+    const bool gpu_ok = f.index >= 0 && f.index < p_.num_gpus;
+    auto add = [&](LinkKind k, int64_t a, int64_t b) { targets_.push_back({k, a, b, id}); };
+    switch (f.selector) {
+      case LinkSelector::NicUp:
+      case LinkSelector::NicDown:
+      case LinkSelector::Nic:
+        if (!gpu_ok) break;
+        if (f.selector != LinkSelector::NicDown) add(LinkKind::NicToLeaf, nic_of(f.index), -1);
+        if (f.selector != LinkSelector::NicUp) add(LinkKind::LeafToNic, nic_of(f.index), -1);
+        break;
+      case LinkSelector::LeafSpine:
+        if (!tree || f.index >= leaves_ || f.index2 >= spines_) break;
+        add(LinkKind::LeafToSpine, f.index, f.index2);
+        add(LinkKind::SpineToLeaf, f.index2, f.index);
+        failed_uplinks_ = failed_uplinks_ || f.failed;
+        break;
+      case LinkSelector::Nvlink:
+        if (!gpu_ok) break;
+        add(LinkKind::GpuToSwitch, f.index, -1);
+        add(LinkKind::SwitchToGpu, f.index, -1);
+        break;
+      case LinkSelector::MostLoaded:
+        if (!p_.has_most_loaded) break;
+        add(p_.most_loaded.kind, p_.most_loaded.a, p_.most_loaded.b);
+        failed_uplinks_ =
+            failed_uplinks_ || (f.failed && (p_.most_loaded.kind == LinkKind::LeafToSpine ||
+                                             p_.most_loaded.kind == LinkKind::SpineToLeaf));
+        break;
+    }
+    if (f.permanent() || f.failed) continue;
+    timed_ |= uint64_t{1} << i;
+    if (f.start_s > 0) times_.push_back(f.start_s);
+    if (std::isfinite(f.duration_s)) times_.push_back(f.start_s + f.duration_s);
+  }
+  std::sort(times_.begin(), times_.end());
+  times_.erase(std::unique(times_.begin(), times_.end()), times_.end());
+}
+
+double Fabric::fault_factor(int32_t f, const Link& l) const {
+  const LinkFault& x = p_.faults[static_cast<size_t>(f)];
+  // Go-back-N over the leaf-to-leaf round trip (spec/go_back_n.hpp).
+  const double goodput =
+      x.loss_rate > 0
+          ? go_back_n(x.loss_rate, l.nominal_Bps, kRoundTripLinks * p_.link_latency_s).goodput
+          : 1.0;
+  return x.health * goodput;
+}
+
+double Fabric::loss_delay_s(int32_t f) const {
+  const LinkFault& x = p_.faults[static_cast<size_t>(f)];
+  return x.loss_rate > 0 ? go_back_n(x.loss_rate, 1.0, 0.0).tail_delay_s : 0.0;
+}
+
+double Fabric::capacity_at(int32_t id, double t_s) const {
+  const Link& l = link(id);
+  double c = l.nominal_Bps;
+  for (uint64_t m = l.faults; m; m &= m - 1) {
+    const int f = std::countr_zero(m);
+    if (p_.faults[static_cast<size_t>(f)].active_at(t_s)) c *= fault_factor(f, l);
+  }
+  return c;
+}
+
+std::string Fabric::fault_names(uint64_t mask) const {
+  std::string out;
+  for (uint64_t m = mask; m; m &= m - 1)
+    out += (out.empty() ? "" : "; ") +
+           describe_link_fault(p_.faults[static_cast<size_t>(std::countr_zero(m))]);
+  return out;
+}
+
+bool Fabric::failed_ends(LinkKind kind, int64_t a, int64_t b) const {
+  for (const Target& t : targets_)
+    if (t.kind == kind && t.a == a && (t.b < 0 || t.b == b) &&
+        p_.faults[static_cast<size_t>(t.fault)].failed)
+      return true;
+  return false;
+}
+
+// The spine a flow from leaf_s to leaf_d takes: `spine` if both its links are alive, else
+// alive[pick % alive], -1 when none is.
+int64_t Fabric::alive_spine(int64_t leaf_s, int64_t leaf_d, int64_t spine, uint64_t pick) const {
+  auto alive = [&](int64_t k) {
+    return !failed_ends(LinkKind::LeafToSpine, leaf_s, k) &&
+           !failed_ends(LinkKind::SpineToLeaf, k, leaf_d);
+  };
+  if (alive(spine)) return spine;
+  thread_local std::vector<int64_t> ok;
+  ok.clear();
+  for (int64_t k = 0; k < spines_; ++k)
+    if (alive(k)) ok.push_back(k);
+  return ok.empty() ? -1 : ok[pick % ok.size()];
+}
+
+bool Fabric::fail(int32_t id) {
+  failure_ = link_name(id) + " failed";
+  return false;
 }
 
 int64_t Fabric::nic_of(int64_t gpu) const {
@@ -139,19 +258,29 @@ int32_t Fabric::get(std::vector<int32_t>& table, size_t slot, LinkKind kind, int
       l.latency_s = p_.link_latency_s;
       break;
   }
+  l.nominal_Bps = l.capacity_Bps;
+  for (const Target& t : targets_)
+    if (t.kind == kind && t.a == a && (t.b < 0 || t.b == b)) {
+      l.faults |= uint64_t{1} << t.fault;
+      l.failed = l.failed || p_.faults[static_cast<size_t>(t.fault)].failed;
+    }
   id = static_cast<int32_t>(links_.size());
   links_.push_back(l);
+  links_.back().capacity_Bps = capacity_at(id, 0.0);
   return id;
 }
 
-void Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out) {
-  if (src == dst) return;
+bool Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out) {
+  if (src == dst) return true;
   const int64_t ns = node_of(src), nd = node_of(dst);
-  if (ns == nd) {
-    out.push_back(get(gpu_up_, static_cast<size_t>(src), LinkKind::GpuToSwitch, src, ns));
-    out.push_back(get(gpu_down_, static_cast<size_t>(dst), LinkKind::SwitchToGpu, dst, ns));
-    return;
-  }
+  // Appends link `id`; false when it failed.
+  auto take = [&](int32_t id) {
+    out.push_back(id);
+    return !link(id).failed || fail(id);
+  };
+  if (ns == nd)
+    return take(get(gpu_up_, static_cast<size_t>(src), LinkKind::GpuToSwitch, src, ns)) &&
+           take(get(gpu_down_, static_cast<size_t>(dst), LinkKind::SwitchToGpu, dst, ns));
   // Rail-optimized: NCCL's PXN (NCCL 2.12+, on by default) moves data over NVLink to the
   // GPU of the source node on the destination's rail, which sends it rail-locally.
   if (p_.topology == Topology::RailOptimized && dims_.empty() &&
@@ -159,13 +288,12 @@ void Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out) {
     const int64_t rail = nic_of(dst) % p_.nics_per_node;
     const int64_t proxy =
         ns * gpus_per_node_ + (rail * gpus_per_node_ + p_.nics_per_node - 1) / p_.nics_per_node;
-    route(src, proxy, out);
-    route(proxy, dst, out);
-    return;
+    return route(src, proxy, out) && route(proxy, dst, out);
   }
   const int64_t nic_s = nic_of(src), nic_d = nic_of(dst);
   const int64_t leaf_s = leaf_of_nic(nic_s), leaf_d = leaf_of_nic(nic_d);
-  out.push_back(get(nic_up_, static_cast<size_t>(nic_s), LinkKind::NicToLeaf, nic_s, leaf_s));
+  if (!take(get(nic_up_, static_cast<size_t>(nic_s), LinkKind::NicToLeaf, nic_s, leaf_s)))
+    return false;
   if (!dims_.empty()) {
     route_torus(ns, nd, out);
   } else if (leaf_s != leaf_d) {
@@ -173,18 +301,24 @@ void Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out) {
     const int64_t position = p_.topology == Topology::RailOptimized
                                  ? (nic_d / p_.nics_per_node) % p_.nodes_per_leaf
                                  : nic_d % (p_.nodes_per_leaf * p_.nics_per_node);
-    const auto spine =
+    const uint64_t pick =
         p_.routing == Routing::DestinationModK
-            ? position % spines_
-            : static_cast<int64_t>(
-                  mix(static_cast<uint64_t>(src) * 0x100000001B3ull ^ static_cast<uint64_t>(dst)) %
-                  static_cast<uint64_t>(spines_));
+            ? static_cast<uint64_t>(position)
+            : mix(static_cast<uint64_t>(src) * 0x100000001B3ull ^ static_cast<uint64_t>(dst));
+    int64_t spine = static_cast<int64_t>(pick % static_cast<uint64_t>(spines_));
+    // Around failed uplinks: another alive spine of the pair (only the failed path's flows
+    // move).
+    if (failed_uplinks_) spine = alive_spine(leaf_s, leaf_d, spine, pick);
+    if (spine < 0) {
+      failure_ = fmt::format("every spine between leaf {} and leaf {} failed", leaf_s, leaf_d);
+      return false;
+    }
     out.push_back(get(leaf_up_, static_cast<size_t>(leaf_s * spines_ + spine),
                       LinkKind::LeafToSpine, leaf_s, spine));
     out.push_back(get(spine_down_, static_cast<size_t>(leaf_d * spines_ + spine),
                       LinkKind::SpineToLeaf, spine, leaf_d));
   }
-  out.push_back(get(nic_down_, static_cast<size_t>(nic_d), LinkKind::LeafToNic, nic_d, leaf_d));
+  return take(get(nic_down_, static_cast<size_t>(nic_d), LinkKind::LeafToNic, nic_d, leaf_d));
 }
 
 void Fabric::route_torus(int64_t src_node, int64_t dst_node, std::vector<int32_t>& out) {

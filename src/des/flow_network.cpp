@@ -86,6 +86,16 @@ void FlowNetwork::finish(SimTime now, int32_t b) {
   solve(now);
 }
 
+void FlowNetwork::set_capacity(SimTime now, int32_t r, double capacity_Bps) {
+  Resource& x = res_[static_cast<size_t>(r)];
+  x.cap = capacity_Bps;
+  seeds_.clear();
+  for (int32_t j = x.head; j >= 0; j = inc_[static_cast<size_t>(j)].next)
+    seeds_.push_back(inc_[static_cast<size_t>(j)].bundle);
+  solve(now);
+  seeds_.clear();
+}
+
 // Progressive filling over the component of the seeds (Bertsekas & Gallager sec. 6.5.2).
 void FlowNetwork::solve(SimTime now) {
   changed_.clear();

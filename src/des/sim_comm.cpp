@@ -1,6 +1,7 @@
 // Collectives as flows: starting an op's bundles, drains, completions, blocking units
 // (with the rendezvous of their participants), pipeline p2p and the DP streams.
 #include <algorithm>
+#include <bit>
 
 #include "rapid/common/error.hpp"
 #include "sim_impl.hpp"
@@ -20,8 +21,9 @@ int32_t Simulator::Impl::start_op(CommRole kind, int32_t desc, int32_t a, int32_
   op.a = a;
   op.b = b;
   op.c = c;
-  ops.push_back(op);
   const CommDesc& d = descs[static_cast<size_t>(desc)];
+  op.latency = d.latency + (d.timed_loss != 0 ? timed_loss_latency(d) : 0);
+  ops.push_back(op);
   int32_t pending = 0;
   for (int t = 0; t < d.ntiers; ++t)
     for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
@@ -37,8 +39,47 @@ int32_t Simulator::Impl::start_op(CommRole kind, int32_t desc, int32_t a, int32_
     push_changed();
   }
   ops[static_cast<size_t>(id)].pending = pending;
-  if (pending == 0) queue.push(now + d.latency, kOpDone, id);
+  if (pending == 0) queue.push(now + ops[static_cast<size_t>(id)].latency, kOpDone, id);
   return id;
+}
+
+SimTime Simulator::Impl::timed_loss_latency(const CommDesc& d) const {
+  double wait_s = 0;
+  for (uint64_t f = d.timed_loss; f; f &= f - 1) {
+    const int k = std::countr_zero(f);
+    if (topo->faults()[static_cast<size_t>(k)].active_at(to_seconds(now)))
+      wait_s += topo->loss_delay_s(k);
+  }
+  return to_ps(d.plan.net_steps * wait_s);
+}
+
+void Simulator::Impl::schedule_fault_changes() {
+  fault_changes = 0;
+  if (timed_classes.empty()) return;
+  for (size_t k = 0; k < topo->fault_times().size(); ++k) {
+    ActiveOp op;
+    op.kind = CommRole::FaultChange;
+    op.a = static_cast<int32_t>(k);
+    queue.push(to_ps(topo->fault_times()[k]), kOpDone, static_cast<int32_t>(ops.size()));
+    ops.push_back(op);
+    ++fault_changes;
+  }
+}
+
+// A timed fault starts or ends: the faulted classes take their capacity of the interval up to
+// the next change (probed at its middle: the set of faults in effect is constant there), and
+// the bundles crossing them get new rates (FlowNetwork::set_capacity).
+void Simulator::Impl::on_fault_change(int32_t k) {
+  const std::vector<double>& times = topo->fault_times();
+  const auto next = static_cast<size_t>(k) + 1;
+  const double probe = next < times.size() ? 0.5 * (times[static_cast<size_t>(k)] + times[next])
+                                           : times[static_cast<size_t>(k)] + 1.0;
+  for (int32_t c : timed_classes) {
+    const double cap = topo->capacity_at(layouts.class_links(c).front(), probe);
+    if (cap == net.capacity(c)) continue;
+    net.set_capacity(now, c, cap);
+    push_changed();
+  }
 }
 
 void Simulator::Impl::on_drain(int32_t bundle, uint32_t /*version*/) {
@@ -47,11 +88,15 @@ void Simulator::Impl::on_drain(int32_t bundle, uint32_t /*version*/) {
   push_changed();
   ActiveOp& op = ops[static_cast<size_t>(id)];
   op.last = now;
-  if (--op.pending == 0) queue.push(now + descs[static_cast<size_t>(op.desc)].latency, kOpDone, id);
+  if (--op.pending == 0) queue.push(now + op.latency, kOpDone, id);
 }
 
 void Simulator::Impl::on_op_done(int32_t id) {
   const ActiveOp op = ops[static_cast<size_t>(id)];
+  if (op.kind == CommRole::FaultChange) {
+    on_fault_change(op.a);
+    return;
+  }
   const CommDesc& d = descs[static_cast<size_t>(op.desc)];
   auto record = [&](int32_t who, Timeline::Track track, int32_t mb, bool bwd) {
     if (!opt.timeline) return;
@@ -83,6 +128,8 @@ void Simulator::Impl::on_op_done(int32_t id) {
       if (sender_wakes && s.wait == Wait::Sends) wake(op.a);
       break;
     }
+    case CommRole::FaultChange:
+      break;
     case CommRole::Dp: {
       DpStream& ds = streams[static_cast<size_t>(op.a)];
       ds.done[static_cast<size_t>(op.b)] = now;

@@ -30,6 +30,9 @@ struct CommDesc {
   bool foldable = false;                                  ///< always uncontended
   bool quiet_foldable = false;  ///< uncontended while its stage's DP stream is quiet
   int32_t participants = 1;     ///< instances that must post it before it starts
+  /// Timed lossy faults on its links (docs/faults.md): while one is in effect at the
+  /// start, each network step waits p x RC timeout more (permanent ones are in `latency`).
+  uint64_t timed_loss = 0;
 };
 
 /// One host-issued unit of a compute block: a compute op, a folded collective, or a
@@ -135,15 +138,18 @@ struct DpStream {
 };
 
 /// What a running collective is for: a unit of the compute stream, a pipeline transfer, a
-/// DP-stream collective.
-enum class CommRole : uint8_t { Unit, P2P, Dp };
+/// DP-stream collective; or no collective: a timed link fault starts or ends (its kOpDone
+/// event changes the capacity of the faulted link classes, docs/faults.md).
+enum class CommRole : uint8_t { Unit, P2P, Dp, FaultChange };
 
 struct ActiveOp {
   CommRole kind = CommRole::Unit;
   int32_t desc = 0, pending = 0;
   SimTime start = 0, last = 0;
+  SimTime latency = 0;          ///< after the last drain (CommDesc::latency + timed loss)
   int32_t a = 0, b = 0, c = 0;  ///< Unit: waiters (pool begin, count); P2P: sender,
-                                ///< receiver, message; Dp: stage, op
+                                ///< receiver, message; Dp: stage, op; FaultChange: a = the
+                                ///< index in Fabric::fault_times()
 };
 
 struct Simulator::Impl {
@@ -177,6 +183,13 @@ struct Simulator::Impl {
   std::vector<std::vector<int64_t>> post_count;  // per instance, per first layout
   SimTime step_end = 0;
   int32_t desc_cursor = 0;
+  // Link faults (docs/faults.md): the link the `most_loaded` faults resolve to; whether
+  // some flow has no route; per link class its faults; the classes timed faults change.
+  LinkRef most_loaded;
+  bool has_most_loaded = false, no_route = false;
+  std::vector<uint64_t> class_faults;
+  std::vector<int32_t> timed_classes;
+  int32_t fault_changes = 0;  ///< FaultChange entries of `ops`
 
   // sim_setup.cpp
   bool setup(const Workload& w, const SimInputs& in, const SimOptions& opt, Fabric& topo,
@@ -211,6 +224,11 @@ struct Simulator::Impl {
 
   // sim_comm.cpp
   int32_t start_op(CommRole kind, int32_t desc, int32_t a, int32_t b, int32_t c);
+  /// Wait of a collective for RC timeouts of the timed lossy faults in effect now.
+  SimTime timed_loss_latency(const CommDesc& d) const;
+  /// Schedules the capacity changes of timed faults (kOpDone of FaultChange entries).
+  void schedule_fault_changes();
+  void on_fault_change(int32_t k);
   void push_changed();
   void on_drain(int32_t bundle, uint32_t version);
   void on_op_done(int32_t op);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <limits>
 
 #include "rapid/common/error.hpp"
@@ -72,6 +73,7 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   parts.clear();
   bundles.clear();
   d.foldable = d.quiet_foldable = opt.coalesce && d.op != nullptr;
+  uint64_t faults = 0, lossy = 0;  // of its links; of its network links
   // Uncontended duration: the collective's bundles alone on an empty network, solved by
   // the same code and in the same order as start_op() does (its tiers may share links, as
   // PXN's NVLink hops with the NVLink tier), so a folded collective ends at the very
@@ -81,6 +83,11 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
       const int32_t l =
           desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
       net_links = std::max(net_links, layouts.network_links(l));
+      for (const ResourceUse& u : layouts.uses(l)) {
+        faults |= class_faults[static_cast<size_t>(u.res)];
+        const int32_t link = layouts.class_links(u.res).front();
+        if (topo->link(link).network()) lossy |= class_faults[static_cast<size_t>(u.res)];
+      }
       if (!layouts.uses(l).empty() && d.bytes[static_cast<size_t>(t)] > 0)
         bundles.push_back(alone_net.add(0, layouts.uses(l), d.bytes[static_cast<size_t>(t)], 0));
       for (int32_t p : layouts.participants(l)) parts.push_back(p);
@@ -98,10 +105,19 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   const int assumed = d.plan.crosses_spine ? 4 : 2;
   const double extra =
       d.plan.net_steps * std::max(0, net_links - assumed) * in.network->link_latency_s;
-  d.latency = to_ps(d.plan.latency_s + extra);
+  // Lossy links (docs/faults.md): each network step of the critical path may lose a
+  // message's last packet and wait for the RC timeout: p x timeout per step (spec/go_back_n.hpp).
+  double loss_s = 0;
+  for (uint64_t f = lossy & ~topo->timed_faults(); f; f &= f - 1)
+    loss_s += topo->loss_delay_s(std::countr_zero(f));
+  for (uint64_t f = lossy & topo->timed_faults(); f; f &= f - 1)
+    if (topo->loss_delay_s(std::countr_zero(f)) > 0) d.timed_loss |= f & -f;
+  d.latency = to_ps(d.plan.latency_s + extra + d.plan.net_steps * loss_s);
   d.alone = drain + d.latency;
-  d.foldable = d.foldable && d.participants <= 1;
-  d.quiet_foldable = d.quiet_foldable && d.participants <= 1;
+  // A timed fault changes its links' capacity during the step: never folded.
+  const bool steady = (faults & topo->timed_faults()) == 0;
+  d.foldable = d.foldable && d.participants <= 1 && steady;
+  d.quiet_foldable = d.quiet_foldable && d.participants <= 1 && steady;
 }
 
 void Simulator::Impl::collect_comms(int32_t inst_id, const std::vector<Op>& list) {
@@ -265,7 +281,12 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   vpp = par.vpp;
   m = wl.num_microbatches;
   host_op = to_ps(in.training->host_overhead_per_op_s);
-  if (!t.reset(*in.network, in.collective->nvlink_Bps(), tpcp * dp * pp)) return false;
+  no_route = false;
+  const std::span<const LinkFault> faults =
+      in.link_faults ? std::span<const LinkFault>(*in.link_faults) : std::span<const LinkFault>();
+  if (!t.reset(*in.network, in.collective->nvlink_Bps(), tpcp * dp * pp, faults,
+               has_most_loaded ? &most_loaded : nullptr))
+    return false;
   layouts.reset(&t, tpcp, dp, pp, one, o.replicas == ReplicaMode::Auto && one && dp > 1);
   net.clear();
   queue.clear();
@@ -364,14 +385,25 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     ds.posts.assign(sp.dp_ops.size(), 0);
     ds.done.assign(sp.dp_ops.size(), kNever);
   }
+  // A flow without an alive path (failed links): the point cannot run (Status::NoRoute).
+  if (layouts.no_route()) {
+    no_route = true;
+    return false;
+  }
   // 2. Link classes, resources, durations, foldability.
   layouts.finalize();
   alone_net.clear();
+  class_faults.assign(static_cast<size_t>(layouts.num_classes()), 0);
+  timed_classes.clear();
   for (int32_t c = 0; c < layouts.num_classes(); ++c) {
     net.add_resource(layouts.class_capacity(c));
     alone_net.add_resource(layouts.class_capacity(c));
+    // Links of one class share their faults (CommLayouts never merges others).
+    class_faults[static_cast<size_t>(c)] = t.link(layouts.class_links(c).front()).faults;
+    if (class_faults[static_cast<size_t>(c)] & t.timed_faults()) timed_classes.push_back(c);
   }
   for (CommDesc& d : descs) finish_desc(d);
+  schedule_fault_changes();
   // 3. Templates -> blocks and units.
   for (int version = 0; version < 2; ++version) {
     desc_cursor = 0;

@@ -15,22 +15,59 @@ Simulator::~Simulator() {
 
 void Simulator::run(const Workload& w, const SimInputs& in, const SimOptions& opt, SimResult& out) {
   Impl& s = *impl_;
+  s.has_most_loaded = false;
+  const bool most_loaded =
+      in.link_faults && std::any_of(in.link_faults->begin(), in.link_faults->end(),
+                                    [](const LinkFault& f) {
+                                      return f.selector == LinkSelector::MostLoaded;
+                                    });
+  std::string most_loaded_name;
+  if (most_loaded) {
+    // docs/faults.md "most_loaded": the busiest scale-out link class of the fault-free step
+    // (the busiest link of any kind when no scale-out link carries traffic); the fault goes
+    // on its first link.
+    SimInputs clean = in;
+    clean.link_faults = nullptr;
+    SimOptions quiet = opt;
+    quiet.timeline = nullptr;
+    run_once(w, clean, quiet, out);
+    const LinkStat* pick = nullptr;
+    for (const LinkStat& l : out.links)
+      if (!pick || (topo_.link(l.first_link).network() && !topo_.link(pick->first_link).network()))
+        pick = &l;
+    if (pick) {
+      s.most_loaded = topo_.link(pick->first_link).ref();
+      s.has_most_loaded = true;
+      most_loaded_name = topo_.link_name(pick->first_link);
+    }
+  }
+  run_once(w, in, opt, out);
+  out.most_loaded_link = most_loaded_name;
+}
+
+void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOptions& opt,
+                         SimResult& out) {
+  Impl& s = *impl_;
   out = SimResult{};
   if (opt.timeline) opt.timeline->clear();
   const bool one = opt.replicas != ReplicaMode::All || w.par.dp == 1;
-  if (!s.setup(w, in, opt, topo_, one)) return;
+  if (!s.setup(w, in, opt, topo_, one)) {
+    out.no_route = s.no_route;
+    if (s.no_route) out.no_route_reason = s.layouts.no_route_reason();
+    return;
+  }
   out.symmetric = s.layouts.symmetric();
   if (opt.replicas == ReplicaMode::Auto && one && !s.layouts.symmetric()) {
     out.asymmetry = s.layouts.asymmetry();
     if (opt.timeline) opt.timeline->clear();
-    s.setup(w, in, opt, topo_, false);
+    s.setup(w, in, opt, topo_, false);  // the same routes: no_route was checked above
   }
   s.run_events();
   out.ok = true;
   out.replicas_simulated = s.one_replica ? 1 : w.par.dp;
   out.events = s.events;
   out.solves = static_cast<uint64_t>(s.net.solves());
-  out.flows = s.ops.size();
+  out.flows = s.ops.size() - static_cast<size_t>(s.fault_changes);
   const SimTime end = s.step_end;
   out.step_time_s = to_seconds(end);
   for (size_t i = 0; i < s.inst.size(); ++i) {

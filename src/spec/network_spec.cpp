@@ -64,6 +64,7 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
     m.fail("torus_dims", std::to_string(n.torus_dims.size()) + " sizes",
            std::to_string(torus_rank) + " sizes for " + topology_name(n.topology));
   n.torus_link_bandwidth_Bps = m.quantity_or("torus_link_bandwidth", Dimension::Bandwidth, 0.0);
+  if (m.has("faults")) n.faults = parse_link_faults(m.node("faults"), file, "faults");
   for (const char* k : {"description", "source", "sources"}) m.has(k);
   m.finish();
   if (n.leaf_bandwidth_Bps < 1e3)

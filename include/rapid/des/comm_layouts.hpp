@@ -19,7 +19,11 @@
 //    other layout uses, can never share a link with a concurrent flow: its ops take their
 //    uncontended time, and the simulator folds them into the compute blocks (foldable());
 //  - symmetric() tells whether every replica's flows see the same classes in every
-//    layout, i.e. whether one replica may stand for all.
+//    layout, i.e. whether one replica may stand for all. Links of different faults
+//    (Link::faults) are never one class, so a degraded link breaks the symmetry of the
+//    replicas whose flows cross it (asymmetry() then names the fault).
+// A flow that the fabric cannot route (failed links, docs/faults.md) is left out and
+// recorded: no_route() and its reason.
 #pragma once
 
 #include <cstdint>
@@ -90,6 +94,9 @@ class CommLayouts {
   bool symmetric() const { return symmetric_; }
   /// Why the replicas differ ("" when symmetric or not checked).
   const std::string& asymmetry() const { return asymmetry_; }
+  /// Some flow has no alive path; the first such flow, with the failed link.
+  bool no_route() const { return !no_route_.empty(); }
+  const std::string& no_route_reason() const { return no_route_; }
 
  private:
   struct Layout {
@@ -126,7 +133,7 @@ class CommLayouts {
   Fabric* topo_ = nullptr;
   int64_t tpcp_ = 1, dp_ = 1, pp_ = 1;
   bool one_replica_ = true, check_symmetry_ = false, symmetric_ = true;
-  std::string asymmetry_;
+  std::string asymmetry_, no_route_;
   std::vector<Layout> layouts_;
   std::vector<ResourceUse> uses_;
   std::vector<int32_t> parts_;

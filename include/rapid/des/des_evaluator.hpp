@@ -19,6 +19,9 @@ namespace rapid {
 struct DesOptions {
   des::ReplicaMode replicas = des::ReplicaMode::Auto;  ///< `--full`: All
   bool coalesce = true;  ///< fold collectives that cannot be contended (exact; tests only)
+  /// The scenario's link faults (NonIdealSpec::link_faults, docs/faults.md); the network's
+  /// own `faults:` are added to them.
+  std::vector<LinkFault> link_faults;
 };
 
 /// A link (or a class of links loaded alike) in the congestion report.
@@ -37,6 +40,8 @@ struct DesReport {
   int64_t replicas = 1, replicas_simulated = 1;
   bool symmetric = true;
   std::string asymmetry;  ///< why every replica was simulated
+  std::string no_route;   ///< the flow a failed link leaves without a path (Status::NoRoute)
+  std::string most_loaded_link;  ///< where `most_loaded` faults went
   uint64_t events = 0, flows = 0, solves = 0, folded_ops = 0;
   double wall_s = 0;  ///< simulation wall time
   int32_t critical_stage = 0, critical_replica = 0;
@@ -51,13 +56,15 @@ inline constexpr double kHotSpotUtilization = 0.9;
 
 class DesEvaluator final : public Evaluator {
  public:
-  /// References must outlive the evaluator.
+  /// References must outlive the evaluator. Throws InputError when the network's and the
+  /// scenario's faults together exceed kMaxLinkFaults.
   DesEvaluator(const ModelSpec& model, const TrainingSpec& training, const HardwareSpec& hw,
                const NetworkSpec& net, DesOptions options = {});
 
   /// Simulates one step of `w`; fills the time fields of `r` and the DES columns.
   /// Thread-safe (one simulator per thread). A network that cannot host the job (a torus
-  /// grid smaller than its nodes) gives status Infeasible.
+  /// grid smaller than its nodes) gives status Infeasible; link faults that leave some flow
+  /// without a path give status NoRoute.
   void evaluate(const Workload& w, EvalResult& r) const override;
 
   /// evaluate() plus the congestion report and, when `timeline` is given, the record of
@@ -72,6 +79,7 @@ class DesEvaluator final : public Evaluator {
   const NetworkSpec& network_;
   AnalyticalEvaluator analytical_;
   DesOptions options_;
+  std::vector<LinkFault> faults_;  ///< the network's faults, then the scenario's
 };
 
 /// Text of a report: replicas simulated and why, events, hot spots, busiest links.

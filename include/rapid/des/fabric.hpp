@@ -19,12 +19,22 @@
 //    ch. 14).
 // Network capacities are achievable ones (the datasheet rate x network_efficiency), as the
 // collective model's; latencies are wire latencies (nvlink_latency, link_latency).
+//
+// Link faults (docs/faults.md) given to reset(): a degraded link's capacity is nominal x
+// health x go-back-N goodput (spec/go_back_n.hpp) while the fault is in effect
+// (capacity_at()); a failed link carries nothing: a flow between leaves takes another alive
+// spine (the hashed or destination-mod-k choice if alive, else that choice modulo the alive
+// spines of the pair: only the failed path's flows move, as resilient ECMP hashing and a
+// subnet manager's re-route do), and route() reports a flow with no alive path (a GPU's
+// only NIC or NVLink port failed, a leaf with all uplinks down).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "rapid/spec/link_fault.hpp"
 #include "rapid/spec/network_spec.hpp"
 
 namespace rapid::des {
@@ -39,12 +49,23 @@ enum class LinkKind : uint8_t {
   TorusHop,     ///< a = node, b = direction (2 * dim, + 1 for the - direction)
 };
 
+/// A directed link by what it joins: stable across rebuilds of the fabric, unlike its id.
+struct LinkRef {
+  LinkKind kind = LinkKind::GpuToSwitch;
+  int32_t a = 0, b = 0;
+  bool operator==(const LinkRef&) const = default;
+};
+
 struct Link {
-  double capacity_Bps = 0;  ///< achievable, per direction
+  double capacity_Bps = 0;  ///< achievable, per direction, at the start of the step (faults in)
+  double nominal_Bps = 0;   ///< achievable without faults
   double latency_s = 0;     ///< wire latency
   LinkKind kind = LinkKind::GpuToSwitch;
   int32_t a = 0, b = 0;
+  uint64_t faults = 0;  ///< bit f: fault f of reset()'s list applies to the link
+  bool failed = false;  ///< a hard failure: no route uses it
   bool network() const { return kind != LinkKind::GpuToSwitch && kind != LinkKind::SwitchToGpu; }
+  LinkRef ref() const { return LinkRef{kind, a, b}; }
 };
 
 class Fabric {
@@ -52,13 +73,20 @@ class Fabric {
   /// Prepares an empty topology for GPUs 0 .. num_gpus - 1 of `net` (node = gpu /
   /// gpus_per_node). `nvlink_Bps`: achievable NVLink bandwidth per GPU and direction (the
   /// collective model's). Keeps the links already built when called again with the same
-  /// network and GPU count. Returns false (and builds nothing) when a torus grid given by
-  /// `torus_dims` has fewer positions than the job has nodes.
-  bool reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus);
+  /// network, GPU count and faults. Returns false (and builds nothing) when a torus grid
+  /// given by `torus_dims` has fewer positions than the job has nodes.
+  /// `faults` (at most kMaxLinkFaults): a fault naming a GPU, leaf or spine the job does not
+  /// have applies to nothing; `most_loaded` is the link `most_loaded` faults apply to
+  /// (nullptr: they apply to nothing).
+  bool reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus,
+             std::span<const LinkFault> faults = {}, const LinkRef* most_loaded = nullptr);
 
   /// Appends the links from GPU `src` to GPU `dst` to `out` (nothing when src == dst).
-  /// Creates the links on first use. Deterministic.
-  void route(int64_t src, int64_t dst, std::vector<int32_t>& out);
+  /// Creates the links on first use. Deterministic. False when failed links leave no path
+  /// (route_failure() says which); `out` then holds a partial route.
+  bool route(int64_t src, int64_t dst, std::vector<int32_t>& out);
+  /// Why the last route() failed: "node 0 nic 3 -> leaf 0 failed".
+  const std::string& route_failure() const { return failure_; }
 
   int64_t node_of(int64_t gpu) const { return gpu / gpus_per_node_; }
   int64_t nic_of(int64_t gpu) const;
@@ -71,6 +99,22 @@ class Fabric {
   int64_t spines() const { return spines_; }
   const std::vector<int64_t>& torus_dims() const { return dims_; }
 
+  const std::vector<LinkFault>& faults() const { return p_.faults; }
+  /// Faults whose effect changes during the step (not permanent, not a failure).
+  uint64_t timed_faults() const { return timed_; }
+  /// Times (s, > 0, ascending, distinct) at which a timed fault starts or ends.
+  const std::vector<double>& fault_times() const { return times_; }
+  /// Capacity of `link` at `t_s` into the step: nominal x the factors of the faults of the
+  /// link in effect then.
+  double capacity_at(int32_t link, double t_s) const;
+  /// Bandwidth factor of fault `f` on link `l`: health x go-back-N goodput.
+  double fault_factor(int32_t f, const Link& l) const;
+  /// Expected wait for the RC timeout per message crossing a link with fault `f`: p x timeout
+  /// (spec/go_back_n.hpp); 0 without loss.
+  double loss_delay_s(int32_t f) const;
+  /// The faults of a set, described ("nic of gpu 3: health 0.5; ...").
+  std::string fault_names(uint64_t mask) const;
+
  private:
   // The parameters the links are built from (reset() compares them to keep links).
   struct Params {
@@ -80,11 +124,24 @@ class Fabric {
     double nvlink_Bps = 0, nic_Bps = 0, uplink_Bps = 0, torus_Bps = 0;
     double nvlink_latency_s = 0, link_latency_s = 0;
     std::vector<int64_t> dims;
+    std::vector<LinkFault> faults;
+    LinkRef most_loaded;
+    bool has_most_loaded = false;
     bool operator==(const Params&) const = default;
+  };
+  // A fault's link(s): kind and ends (b < 0: any).
+  struct Target {
+    LinkKind kind;
+    int64_t a, b;
+    int32_t fault;
   };
 
   int32_t get(std::vector<int32_t>& table, size_t slot, LinkKind kind, int64_t a, int64_t b);
   void route_torus(int64_t src_node, int64_t dst_node, std::vector<int32_t>& out);
+  void resolve_faults();
+  bool failed_ends(LinkKind kind, int64_t a, int64_t b) const;  // without building it
+  int64_t alive_spine(int64_t leaf_s, int64_t leaf_d, int64_t spine, uint64_t pick) const;
+  bool fail(int32_t link);
 
   Params p_;
   int64_t gpus_per_node_ = 8;
@@ -93,6 +150,12 @@ class Fabric {
   std::vector<Link> links_;
   // Link id per slot, -1 until built.
   std::vector<int32_t> gpu_up_, gpu_down_, nic_up_, nic_down_, leaf_up_, spine_down_, torus_;
+  // Faults.
+  std::vector<Target> targets_;
+  uint64_t timed_ = 0;
+  bool failed_uplinks_ = false;
+  std::vector<double> times_;
+  std::string failure_;
 };
 
 }  // namespace rapid::des

@@ -51,6 +51,10 @@ class FlowNetwork {
   void commit(SimTime now);
   /// Removes bundle `b` (drained at `now`) and recomputes its former neighbours' rates.
   void finish(SimTime now, int32_t b);
+  /// Changes resource `r`'s capacity at `now` (> 0; a link fault starting or ending,
+  /// docs/faults.md): the bundles crossing it (and their component) move at their old rates
+  /// up to `now`, then at the re-solved ones; changed() lists those whose drain moved.
+  void set_capacity(SimTime now, int32_t r, double capacity_Bps);
 
   /// Bundles whose drain time changed in the last start()/finish(), in a deterministic
   /// order; each has a new version() (events carrying an older version are stale).

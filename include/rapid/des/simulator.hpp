@@ -52,7 +52,13 @@ struct SimInputs {
   /// Per stage: one direction's activation-offload copies of a micro-batch (offload.hpp);
   /// empty: no offload.
   std::vector<double> offload_copy_s;
-  /// Link faults of the point's scenario (docs/faults.md); nullptr or empty: none.
+  /// Every link fault of the point (docs/faults.md): the caller passes the union of the
+  /// network file's `faults:` (NetworkSpec::faults, which the simulator does not read) and
+  /// the scenario's `link_faults:`, at most kMaxLinkFaults (DesEvaluator does this). nullptr or
+  /// empty: none. Degraded and lossy links get capacity x health x go-back-N goodput while
+  /// in effect (timed faults change it by events); failed links are routed around for the
+  /// whole step, and a flow with no alive path makes the run report no_route; `most_loaded`
+  /// faults apply to the busiest scale-out link of a first, fault-free run of the point.
   const std::vector<LinkFault>* link_faults = nullptr;
 };
 
@@ -86,7 +92,12 @@ struct LinkStat {
 };
 
 struct SimResult {
-  bool ok = false;  ///< false: the network cannot host the job (torus too small)
+  bool ok = false;  ///< false: the network cannot host the job (torus too small, no route)
+  /// A hard link failure leaves some flow without a path (docs/faults.md): ok is false.
+  bool no_route = false;
+  std::string no_route_reason;  ///< "gpu 3 -> gpu 11: node 0 nic 3 -> leaf 0 failed"
+  /// The link `most_loaded` faults were applied to ("" when none was asked for).
+  std::string most_loaded_link;
   double step_time_s = 0;
   int32_t critical = 0;  ///< instance that finished last
   std::vector<InstanceTimes> instances;
@@ -114,6 +125,8 @@ class Simulator {
   struct Impl;  // the simulation state (src/des/sim_*.cpp)
 
  private:
+  void run_once(const Workload& w, const SimInputs& in, const SimOptions& opt, SimResult& out);
+
   Fabric topo_;
   Impl* impl_;
 };

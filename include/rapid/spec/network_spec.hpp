@@ -12,6 +12,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "rapid/spec/link_fault.hpp"
+
 namespace rapid {
 
 enum class Topology : uint8_t { FatTree, RailOptimized, Torus2D, Torus3D };
@@ -66,6 +68,11 @@ struct NetworkSpec {
   int64_t nccl_channels_nvlink = 24;
   int64_t nccl_channels_network = 16;
   double nccl_hbm_bytes_per_byte = 2.0;
+
+  /// Link faults of the cluster itself (`faults:`, docs/faults.md): a flaky cable or a dead
+  /// spine port every job on it sees. The DES applies them together with a scenario's
+  /// `link_faults` (DesEvaluator passes the union to the simulator).
+  std::vector<LinkFault> faults;
 
   /// Scale-out bandwidth available to one GPU, per direction:
   /// leaf_bandwidth * nics_per_node / gpus_per_node.
