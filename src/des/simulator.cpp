@@ -17,10 +17,9 @@ void Simulator::run(const Workload& w, const SimInputs& in, const SimOptions& op
   Impl& s = *impl_;
   s.has_most_loaded = false;
   const bool most_loaded =
-      in.link_faults && std::any_of(in.link_faults->begin(), in.link_faults->end(),
-                                    [](const LinkFault& f) {
-                                      return f.selector == LinkSelector::MostLoaded;
-                                    });
+      in.link_faults &&
+      std::any_of(in.link_faults->begin(), in.link_faults->end(),
+                  [](const LinkFault& f) { return f.selector == LinkSelector::MostLoaded; });
   std::string most_loaded_name;
   if (most_loaded) {
     // docs/faults.md "most_loaded": the busiest scale-out link class of the fault-free step

@@ -39,8 +39,8 @@ struct DesReport {
   bool ok = false;
   int64_t replicas = 1, replicas_simulated = 1;
   bool symmetric = true;
-  std::string asymmetry;  ///< why every replica was simulated
-  std::string no_route;   ///< the flow a failed link leaves without a path (Status::NoRoute)
+  std::string asymmetry;         ///< why every replica was simulated
+  std::string no_route;          ///< the flow a failed link leaves without a path (Status::NoRoute)
   std::string most_loaded_link;  ///< where `most_loaded` faults went
   uint64_t events = 0, flows = 0, solves = 0, folded_ops = 0;
   double wall_s = 0;  ///< simulation wall time
