@@ -5,6 +5,7 @@
 //   calibrate --hardware H --measurements M -o OUT   fit efficiencies to measured rows
 //   op attention --hardware F ...     one operator's time per candidate tile (op_command.hpp)
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/eval/report.hpp"
+#include "rapid/nonideal/thermal_report.hpp"
 #include "rapid/spec/legality.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
@@ -37,6 +39,7 @@ struct PredictOptions {
   std::optional<std::string> precision;
   std::optional<std::string> timeline;
   bool full = false;
+  std::optional<std::string> scenario;
 };
 
 // `--fidelity analytical|des` (`--precision high` is `des`, `standard` is `analytical`).
@@ -107,6 +110,26 @@ int run_predict(const PredictOptions& o) {
     throw rapid::InputError("<command line>", "--hardware-index", std::to_string(p.hardware),
                             fmt::format("an index below {}", spec.hardware.size()));
   p.par = c;
+  if (o.scenario) {  // a name or an index of the job's scenarios
+    const auto& all = spec.scenarios;
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const rapid::NonIdealSpec& s) { return s.name == *o.scenario; });
+    int index = -1;
+    if (it != all.end())
+      index = static_cast<int>(it - all.begin());
+    else if (!o.scenario->empty() &&
+             o.scenario->find_first_not_of("0123456789") == std::string::npos &&
+             o.scenario->size() < 6 && std::stoi(*o.scenario) < static_cast<int>(all.size()))
+      index = std::stoi(*o.scenario);
+    if (index < 0) {
+      std::vector<std::string> names;
+      for (const auto& s : all) names.push_back(s.name);
+      throw rapid::InputError(
+          "<command line>", "--scenario", *o.scenario,
+          fmt::format("a scenario of the job: {} (or its index)", fmt::join(names, ", ")));
+    }
+    p.scenario = index;
+  }
   const rapid::Fidelity fidelity = predict_fidelity(o);
   if (o.timeline && fidelity != rapid::Fidelity::Des)
     throw rapid::InputError("<command line>", "--timeline", *o.timeline,
@@ -142,8 +165,14 @@ int run_predict(const PredictOptions& o) {
     rapid::des::Timeline timeline;
     rapid::EvalResult again = r;
     rapid::DesReport report;
-    eval.des_evaluator(p.hardware).simulate(w, again, &report, o.timeline ? &timeline : nullptr);
+    rapid::ThermalReport thermal;
+    eval.simulate(p, w, again,
+                  {&report, o.timeline ? &timeline : nullptr, &thermal, o.timeline.has_value()});
     std::fputs(rapid::describe_des_report(report).c_str(), stdout);
+    if (thermal.iterations > 0) {
+      std::fputs(rapid::describe_thermal(thermal).c_str(), stdout);
+      if (o.timeline) rapid::add_thermal_counters(thermal, timeline);
+    }
     if (o.timeline) {
       std::ofstream out(*o.timeline);
       if (out) timeline.write_chrome_trace(out);
@@ -195,6 +224,8 @@ int main(int argc, char** argv) {
   predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)")
       ->check(CLI::Range(1, 1 << 24));
   predict->add_option("--hardware-index", po.hardware, "hardware variant of the job (default 0)");
+  predict->add_option("--scenario", po.scenario,
+                      "non-ideal scenario of the job: its name or index (default the first)");
   predict->add_flag("--ops", po.ops, "print every op of a layer with its time");
   predict->add_option("--fidelity", po.fidelity,
                       "analytical (default) or des (discrete-event simulation, docs/des.md)");

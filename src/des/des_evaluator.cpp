@@ -32,7 +32,7 @@ void DesEvaluator::evaluate(const Workload& w, EvalResult& r) const {
 }
 
 void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
-                            des::Timeline* timeline) const {
+                            des::Timeline* timeline, const DesRun* run) const {
   thread_local des::Simulator sim;
   thread_local des::SimResult res;
   const auto t0 = std::chrono::steady_clock::now();
@@ -53,6 +53,12 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   opt.replicas = options_.replicas;
   opt.coalesce = options_.coalesce;
   opt.timeline = timeline;
+  if (run) {
+    in.power = run->power;
+    in.derate = run->derate;
+    opt.power = run->trace;
+    if (run->all_replicas) opt.replicas = des::ReplicaMode::All;
+  }
   sim.run(w, in, opt, res);
   r.fidelity = 1;
   if (!res.ok) {

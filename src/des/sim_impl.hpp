@@ -45,6 +45,7 @@ struct Entry {
   int32_t comm2 = -1;
   SimTime interference = 0;  ///< compute lost to a pipelined TP-overlap kernel beside it
   SimTime dp_compute = 0;    ///< the compute's duration beside a DP collective
+  OpEnergy energy{};         ///< the compute's full-speed work (in.power only)
 };
 
 /// A block of entries (GPU time `duration`, of which `compute`; `slots` host issues; host
@@ -55,6 +56,7 @@ struct Item {
   int32_t begin = 0, count = 0;  ///< block: entries; unit: unit_comms
   SimTime duration = 0, compute = 0, slack = 0;
   SimTime interference = 0, dp_compute = 0;  ///< as Entry, summed
+  OpEnergy energy;                           ///< as Entry, summed
   int32_t slots = 0;
   const Op* compute_op = nullptr;  ///< unit: the compute op it overlaps (if any)
   int64_t runs = 0;                ///< times executed (folded collectives' link stats)

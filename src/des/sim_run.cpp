@@ -162,6 +162,9 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
     const SimTime slack =
         it.slack + std::min<SimTime>(0, (k - 1) * (it.duration - it.slots * host_op));
     if (s.host - s.t <= slack) {
+      if (opt.power)
+        opt.power->add(static_cast<size_t>(&s - inst.data()), s.t, s.t + k * it.duration,
+                       k * it.compute, it.energy.scaled(static_cast<double>(k)));
       s.t += k * it.duration;
       s.host += k * it.slots * host_op;
       s.compute += k * it.compute;
@@ -197,6 +200,8 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
                                pr.mb, bwd});
           }
       }
+      if (opt.power)
+        opt.power->add(static_cast<size_t>(id), s.t, s.t + e.duration, e.compute, e.energy);
       s.t += e.duration;
       s.compute += e.compute;
       s.interf += e.interference;
@@ -339,6 +344,8 @@ bool Simulator::Impl::run_pass(Inst& s) {
         if (opt.timeline && it.compute_op)
           opt.timeline->add({id, Timeline::kCompute, it.compute_op->name, s.post, compute_end, 0, 0,
                              pr.mb, pr.dir == PassDir::Backward});
+        if (opt.power)
+          opt.power->add(static_cast<size_t>(id), s.post, compute_end, it.compute, it.energy);
         s.compute += it.compute;
         s.interf += it.interference;
         s.pass_compute += it.compute;
@@ -417,7 +424,16 @@ void Simulator::Impl::resume(int32_t i) {
         s.phase = Phase::Optimizer;
         break;
       case Phase::Optimizer: {
-        const SimTime d = to_ps(in.compute->memory_time(sp.optimizer_bytes));
+        const double opt_s = in.compute->memory_time(sp.optimizer_bytes);
+        const SimTime d =
+            to_ps(in.derate.empty()
+                      ? opt_s
+                      : opt_s / in.derate[static_cast<size_t>(s.stage * dp + s.replica)].hbm);
+        if (opt.power) {  // a streaming kernel over the optimizer states
+          Op o;
+          o.bytes = sp.optimizer_bytes;
+          opt.power->add(static_cast<size_t>(i), s.t, s.t + d, d, in.power->op_energy(o, opt_s));
+        }
         if (opt.timeline)
           opt.timeline->add({i, Timeline::kCompute, "optimizer_step", s.t, s.t + d});
         s.opt += d;

@@ -194,7 +194,22 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       }
       continue;
     }
-    const SimTime dur = to_ps(in.compute->time(op) / in.step_efficiency);
+    // The op at full speed, then under the TDP cap and this instance's derate
+    // (docs/nonideal.md): only with a power model.
+    double full_s = in.compute->time(op) / in.step_efficiency, slowdown = 1.0;
+    OpEnergy energy;
+    if (in.power) {
+      energy = in.power->op_energy(op, full_s);
+      const double capped = in.power->capped_time(energy);
+      energy.compute_bound_s += capped - full_s;
+      energy.time_s = full_s = capped;
+      if (!in.derate.empty()) {
+        const Inst& me = inst[static_cast<size_t>(inst_id)];
+        slowdown = in.derate[static_cast<size_t>(me.stage * dp + me.replica)].slowdown(
+            energy.compute_bound_s / full_s, energy.memory_bound_s / full_s);
+      }
+    }
+    const SimTime dur = to_ps(full_s * slowdown);
     thread_local std::vector<int32_t> with;
     with.clear();
     bool fold = true;
@@ -209,12 +224,12 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
         const Op& comm = *list[static_cast<size_t>(j)];
         if (in.interference) {
           const InterferenceModel::Profile p = InterferenceModel::profile_of(comm, *w);
-          const double t = in.interference->cost(p).time(op) / in.step_efficiency;
+          const double t = in.interference->cost(p).time(op) / in.step_efficiency * slowdown;
           beside = std::max(beside, to_ps(t));
           slow = std::max(slow, in.interference->comm_slowdown(p, op, t));
         }
       }
-    const SimTime dp_dur = dp_cost ? to_ps(dp_cost->time(op) / in.step_efficiency) : dur;
+    const SimTime dp_dur = dp_cost ? to_ps(dp_cost->time(op) / in.step_efficiency * slowdown) : dur;
     if (fold) {
       SimTime d = beside;
       for (int32_t x : with)
@@ -228,6 +243,7 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
               with.size() > 1 ? with[1] : -1};
       e.interference = beside - dur;
       e.dp_compute = dp_dur;
+      e.energy = energy;
       add_entry(e);
     } else {
       Item it;
@@ -239,6 +255,7 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       it.compute = dur;
       it.interference = beside - dur;
       it.dp_compute = dp_dur;
+      it.energy = energy;
       unit_comms.insert(unit_comms.end(), with.begin(), with.end());
       items.push_back(it);
     }
@@ -260,6 +277,7 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       it.compute += en.compute;
       it.interference += en.interference;
       it.dp_compute += en.dp_compute;
+      it.energy += en.energy;
     }
     it.duration = P;
     it.slots = Q;

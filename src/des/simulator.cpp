@@ -61,6 +61,14 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
     if (opt.timeline) opt.timeline->clear();
     s.setup(w, in, opt, topo_, false);  // the same routes: no_route was checked above
   }
+  if (opt.power) {
+    opt.power->reset(s.inst.size());
+    for (size_t i = 0; i < s.inst.size(); ++i) {
+      opt.power->stage[i] = s.inst[i].stage;
+      opt.power->replica[i] = s.inst[i].replica;
+      opt.power->first_gpu[i] = s.layouts.first_gpu(static_cast<int32_t>(i));
+    }
+  }
   s.run_events();
   out.ok = true;
   out.replicas_simulated = s.one_replica ? 1 : w.par.dp;

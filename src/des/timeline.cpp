@@ -42,6 +42,12 @@ void Timeline::write_chrome_trace(std::ostream& out) const {
     if (!args.empty()) e["args"] = args;
     emit(e);
   }
+  for (const Counter& c : counters_)  // Trace Event Format counter ("C") events
+    emit({{"ph", "C"},
+          {"name", c.name},
+          {"pid", c.inst},
+          {"ts", c.t_s * 1e6},
+          {"args", {{c.name, c.value}}}});
   out << "\n]}\n";
 }
 

@@ -1,29 +1,126 @@
 #include "rapid/eval/point_evaluator.hpp"
 
+#include <algorithm>
+
 #include "rapid/analytical/analytical_evaluator.hpp"
+#include "rapid/analytical/fault_network.hpp"
 #include "rapid/eval/fit_hint.hpp"
 #include "rapid/memory/memory_model.hpp"
+#include "rapid/nonideal/goodput.hpp"
 
 namespace rapid {
 
+/// One hardware variant under one scenario: the training settings the scenario's
+/// mitigations change, the network its link faults degrade (closed form), and the
+/// evaluators over them.
+struct PointEvaluator::System {
+  const NonIdealSpec* scenario = nullptr;
+  TrainingSpec training;
+  NetworkSpec network;    ///< the analytical evaluator's (faults folded in)
+  bool no_route = false;  ///< a failed link cuts the job apart (closed form)
+  std::unique_ptr<AnalyticalEvaluator> analytical;
+  std::unique_ptr<DesEvaluator> des;
+  std::unique_ptr<NonIdealEvaluator> nonideal;
+};
+
+PointEvaluator::~PointEvaluator() = default;
+
 PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOptions des)
     : spec_(spec), fidelity_(fidelity) {
-  for (const HardwareSpec& hw : spec.hardware) {
-    evaluators_.push_back(
-        std::make_unique<AnalyticalEvaluator>(spec.model, spec.training, hw, spec.network));
-    if (fidelity != Fidelity::Analytical)
-      des_.push_back(
-          std::make_unique<DesEvaluator>(spec.model, spec.training, hw, spec.network, des));
+  const bool faults = std::any_of(spec.scenarios.begin(), spec.scenarios.end(),
+                                  [](const NonIdealSpec& s) { return !s.link_faults.empty(); }) ||
+                      !spec.network.faults.empty();
+  per_scenario_ = faults ? spec.search.num_gpus.size() : 1;
+  const NonIdealSpec ideal;
+  for (size_t h = 0; h < spec.hardware.size(); ++h)
+    for (size_t s = 0; s < std::max<size_t>(1, spec.scenarios.size()); ++s)
+      for (size_t g = 0; g < per_scenario_; ++g) {
+        auto sys = std::make_unique<System>();
+        sys->scenario = spec.scenarios.empty() ? nullptr : &spec.scenarios[s];
+        sys->training = spec.training;
+        if (sys->scenario && sys->scenario->mitigation != Mitigation::None &&
+            sys->scenario->mitigation != Mitigation::Dvfs) {
+          // Mitigation (a), compute/communication interleaving: every collective the stack
+          // can issue asynchronously is, with independent compute in its shadow
+          // (docs/nonideal.md sec 3).
+          sys->training.tp_comm_overlap = true;
+          sys->training.overlap_grad_reduce = true;
+          sys->training.overlap_param_gather = true;
+        }
+        sys->network = spec.network;
+        std::vector<LinkFault> all = spec.network.faults;
+        if (sys->scenario)
+          all.insert(all.end(), sys->scenario->link_faults.begin(),
+                     sys->scenario->link_faults.end());
+        if (!all.empty()) {
+          const FaultedNetwork f = apply_link_faults(spec.network, all, spec.search.num_gpus[g],
+                                                     spec.hardware[h].nvlink_bandwidth_Bps);
+          sys->network = f.network;
+          sys->no_route = f.no_route;
+        }
+        sys->analytical = std::make_unique<AnalyticalEvaluator>(spec.model, sys->training,
+                                                                spec.hardware[h], sys->network);
+        if (fidelity != Fidelity::Analytical) {
+          DesOptions o = des;
+          if (sys->scenario) o.link_faults = sys->scenario->link_faults;
+          sys->des = std::make_unique<DesEvaluator>(spec.model, sys->training, spec.hardware[h],
+                                                    spec.network, o);
+        }
+        if (sys->scenario &&
+            (sys->scenario->power || sys->scenario->thermal || !sys->scenario->stragglers.empty()))
+          sys->nonideal = std::make_unique<NonIdealEvaluator>(spec.model, spec.network,
+                                                              *sys->scenario, *sys->analytical);
+        systems_.push_back(std::move(sys));
+      }
+}
+
+const PointEvaluator::System& PointEvaluator::system(const Point& p) const {
+  size_t g = 0;
+  if (per_scenario_ > 1) {
+    const auto& counts = spec_.search.num_gpus;
+    g = static_cast<size_t>(std::find(counts.begin(), counts.end(), p.par.num_gpus()) -
+                            counts.begin());
+    g = std::min(g, per_scenario_ - 1);
   }
+  const size_t scenarios = std::max<size_t>(1, spec_.scenarios.size());
+  return *systems_[(static_cast<size_t>(p.hardware) * scenarios + static_cast<size_t>(p.scenario)) *
+                       per_scenario_ +
+                   g];
+}
+
+const AnalyticalEvaluator& PointEvaluator::evaluator(int32_t hardware, int32_t scenario) const {
+  Point p;
+  p.hardware = hardware;
+  p.scenario = scenario;
+  p.par.dp = static_cast<int32_t>(spec_.search.num_gpus.front());
+  return *system(p).analytical;
+}
+
+const DesEvaluator& PointEvaluator::des_evaluator(int32_t hardware, int32_t scenario) const {
+  Point p;
+  p.hardware = hardware;
+  p.scenario = scenario;
+  p.par.dp = static_cast<int32_t>(spec_.search.num_gpus.front());
+  return *system(p).des;
+}
+
+void PointEvaluator::simulate(const Point& p, const Workload& w, EvalResult& r,
+                              const DesOutputs& out) const {
+  const System& sys = system(p);
+  if (sys.nonideal)
+    sys.nonideal->evaluate_des(*sys.des, w, r, out.report, out.timeline, out.thermal, out.record);
+  else
+    sys.des->simulate(w, r, out.report, out.timeline);
 }
 
 void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
   const HardwareSpec& hw = spec_.hardware[static_cast<size_t>(p.hardware)];
-  build_workload_layout(spec_.model, spec_.training, spec_.network, p.par, w);
+  const System& sys = system(p);
+  build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);
   r = EvalResult{};
   r.num_microbatches = w.num_microbatches;
 
-  const MemoryBreakdown mem = estimate_memory(spec_.model, spec_.training, w);
+  const MemoryBreakdown mem = estimate_memory(spec_.model, sys.training, w);
   r.peak_memory_bytes = mem.peak_bytes;
   r.weights_bytes = mem.weights_bytes;
   r.grads_bytes = mem.grads_bytes;
@@ -52,20 +149,28 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
     return;
   }
   if (f == Fidelity::Des) {
-    build_workload_ops(spec_.model, spec_.training, w);
-    des_[static_cast<size_t>(p.hardware)]->evaluate(w, r);
+    build_workload_ops(spec_.model, sys.training, w);
+    simulate(p, w, r, DesOutputs{});
   } else {
+    if (sys.no_route) {  // the closed form's verdict on hard link failures (docs/faults.md)
+      r.status = Status::NoRoute;
+      return;
+    }
     // Layouts that differ only in their ZeRO stage share their op templates' times: the
     // ops are built (and timed) once for them.
-    const AnalyticalEvaluator& ev = *evaluators_[static_cast<size_t>(p.hardware)];
+    const AnalyticalEvaluator& ev = *sys.analytical;
     const AnalyticalEvaluator::TemplateTimes* t = ev.cached_template_times(w.par);
-    if (!t) {
-      build_workload_ops(spec_.model, spec_.training, w);
+    if (!t || sys.nonideal) {  // the non-ideal model reads the op templates
+      build_workload_ops(spec_.model, sys.training, w);
       t = &ev.template_times(w);
     }
     ev.evaluate(w, *t, r);
+    if (sys.nonideal) sys.nonideal->apply_analytical(w, r);
   }
   if (r.status != Status::Ok) return;
+  if (sys.scenario && sys.scenario->failures.enabled)
+    fill_goodput(sys.scenario->failures, spec_.model, sys.training, w, spec_.network.gpus_per_node,
+                 r);
   if (r.bubble_time_s > 0.2 * r.step_time_s) r.flags |= kFlagPipelineBubble;
   if (r.mfu >= 0.9 * hw.gemm_efficiency) r.flags |= kFlagHighUtilization;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace rapid {
 
 namespace {
@@ -37,6 +39,9 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
                      spec.network.name);
   out +=
       fmt::format("layout      {}  (m = {} micro-batches)\n", p.par.describe(), r.num_microbatches);
+  if (!spec.scenarios.empty() && spec.scenarios[static_cast<size_t>(p.scenario)].any())
+    out += fmt::format("scenario    {}: {}\n", spec.scenarios[static_cast<size_t>(p.scenario)].name,
+                       describe_scenario(spec.scenarios[static_cast<size_t>(p.scenario)]));
   out += fmt::format("status      {}\n", status_name(r.status));
   out += fmt::format(
       "memory      peak {:.2f} GiB of {:.2f} GiB: weights {:.2f}, grads {:.2f}, optimizer {:.2f}, "
@@ -68,6 +73,27 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
                        r.tokens_per_s_per_gpu);
     out += fmt::format("utilization MFU {:.1f}%, HFU {:.1f}%, comm/compute {:.3f}\n", 100 * r.mfu,
                        100 * r.hfu, r.comm_compute_ratio);
+    if (!std::isnan(r.energy_per_step_J)) {
+      out += fmt::format(
+          "power       {:.0f} W average, {:.0f} W peak per GPU; {:.3f} MJ per step, {:.2f} "
+          "tokens/J; "
+          "cluster swing {:.2f} MW; HBM {:.1f}% busy\n",
+          r.avg_gpu_power_W, r.peak_gpu_power_W, r.energy_per_step_J / 1e6, r.tokens_per_J,
+          r.cluster_power_swing_MW, 100 * r.hbm_utilization);
+    }
+    if (!std::isnan(r.gpu_temperature_C))
+      out += fmt::format(
+          "thermal     hottest GPU {:.1f} C at the steady state, throttled {:.0f}% of the time; "
+          "step {:+.1f}% against the unthrottled step\n",
+          r.gpu_temperature_C, 100 * r.throttle_fraction, 100 * r.thermal_slowdown);
+    if (r.bounding_gpu >= 0)
+      out += fmt::format("bounded by  GPU {} (a straggler of the scenario)\n", r.bounding_gpu);
+    if (!std::isnan(r.goodput))
+      out += fmt::format(
+          "failures    job MTBF {:.2f} h; checkpoint {:.2f} TB written in {:.1f} s every {:.0f} s "
+          "(Young/Daly); goodput {:.1f}%: {:.0f} useful tokens/s\n",
+          r.job_mtbf_s / 3600, r.checkpoint_bytes / 1e12, r.checkpoint_write_s,
+          r.checkpoint_interval_s, 100 * r.goodput, r.goodput_tokens_per_s);
   }
   if (r.flags & kFlagSmallMicrobatch)
     out += "warning     fewer than 8 samples per DP replica per step: over-parallelized\n";

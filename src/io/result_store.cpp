@@ -79,6 +79,7 @@ void ResultStore::abandon() noexcept {
     dxpl_.reset();
     points_.reset();
     hardware_.reset();
+    scenarios_.reset();
     file_.reset();
   } else {
     // Closing is collective (H5Fclose ends in MPI_File_close): leave the handles open.
@@ -90,6 +91,7 @@ void ResultStore::abandon() noexcept {
     dxpl_.release();
     points_.release();
     hardware_.release();
+    scenarios_.release();
     file_.release();
   }
   // Any rank may get here first (a failing rank aborts the job right after): removing is
@@ -161,8 +163,6 @@ void ResultStore::create_points() {
 }
 
 void ResultStore::create_hardware() {
-  hardware_ = h5::Group(H5Gcreate2(file_.get(), "hardware", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                        "H5Gcreate2");
   const size_t n = spec_.hardware.size();
   RAPID_ASSERT(spec_.hardware_sources.size() == n, "one source per hardware variant");
   std::vector<std::string> names, yamls;
@@ -170,24 +170,41 @@ void ResultStore::create_hardware() {
     names.push_back(spec_.hardware[i].name);
     yamls.push_back(spec_.hardware_sources[i].yaml);
   }
-  const hsize_t dims = n;
-  h5::Dataspace space(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
-  for (const auto& [name, values] : {std::pair{"names", &names}, std::pair{"yaml", &yamls}}) {
+  hardware_ = create_table("hardware", {{"names", names}, {"yaml", yamls}});
+  // The scenarios (docs/nonideal.md): names and what each turns on.
+  names.clear();
+  std::vector<std::string> what;
+  for (const NonIdealSpec& s : spec_.scenarios) {
+    names.push_back(s.name);
+    what.push_back(describe_scenario(s));
+  }
+  scenarios_ = create_table("scenarios", {{"names", names}, {"description", what}});
+}
+
+h5::Group ResultStore::create_table(
+    const char* group,
+    std::initializer_list<std::pair<const char*, std::vector<std::string>>> cols) {
+  h5::Group g(H5Gcreate2(file_.get(), group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "H5Gcreate2");
+  for (const auto& [name, values] : cols) {
+    const size_t n = values.size();
+    const hsize_t dims = n;
+    h5::Dataspace space(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
     size_t width = 1;
-    for (const std::string& s : *values) width = std::max(width, s.size());
+    for (const std::string& s : values) width = std::max(width, s.size());
     h5::Datatype type = h5::fixed_string_type(width);
-    h5::Dataset ds(H5Dcreate2(hardware_.get(), name, type.get(), space.get(), H5P_DEFAULT,
-                              H5P_DEFAULT, H5P_DEFAULT),
-                   "H5Dcreate2");
+    h5::Dataset ds(
+        H5Dcreate2(g.get(), name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        "H5Dcreate2");
     if (mpi_.is_root()) {  // raw data: one writer, independent I/O
       std::vector<char> buf(n * width, '\0');
       for (size_t i = 0; i < n; ++i)
-        std::memcpy(buf.data() + i * width, (*values)[i].data(), (*values)[i].size());
+        std::memcpy(buf.data() + i * width, values[i].data(), values[i].size());
       h5::check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, dxpl_.get(), buf.data()),
                 "H5Dwrite");
     }
     ds.close();
   }
+  return g;
 }
 
 void ResultStore::write(int64_t first_index, std::span<const ResultRow> rows) {
@@ -272,6 +289,7 @@ void ResultStore::commit(const RunProvenance& run) {
   dxpl_.close();
   points_.close();
   hardware_.close();
+  scenarios_.close();
   file_.close();
   mpi_.barrier();  // every rank's data is on disk before the file appears under its name
 

@@ -2,6 +2,8 @@
 
 #include "rapid/spec/yaml_reader.hpp"
 
+#include <fmt/format.h>
+
 namespace rapid {
 
 int dtype_bytes(DType t) {
@@ -100,6 +102,37 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
                    ? "the attention kernels under attention_kernels: (fa2, fa3, cudnn)"
                    : "it in the stack's end_to_end: section (configs/frameworks), per GPU type");
     e.finish();
+  }
+  if (m.has("power")) {  // docs/nonideal.md sec 1
+    const YamlMap pw = m.map("power");
+    HardwareSpec::Power& p = h.power;
+    p.idle_W = pw.quantity("idle", Dimension::Power);
+    p.active_W = pw.quantity_or("active", Dimension::Power, 0.0);
+    constexpr double pJ = 1e-12;
+    for (DType t : {DType::BF16, DType::FP16, DType::FP8})
+      p.J_per_flop[static_cast<size_t>(t)] =
+          pJ * pw.number_or(fmt::format("{}_pJ_per_flop", dtype_name(t)), 0.0, 0.0, 1e3);
+    p.hbm_J_per_byte = pJ * pw.number_or("hbm_pJ_per_byte", 0.0, 0.0, 1e4);
+    p.l2_J_per_byte = pJ * pw.number_or("l2_pJ_per_byte", 0.0, 0.0, 1e4);
+    p.nvlink_J_per_byte = pJ * pw.number_or("nvlink_pJ_per_byte", 0.0, 0.0, 1e4);
+    p.nic_J_per_byte = pJ * pw.number_or("nic_pJ_per_byte", 0.0, 0.0, 1e4);
+    pw.finish();
+    if (h.tdp_W <= p.idle_W + p.active_W)
+      m.fail("tdp", fmt::format("{}W", h.tdp_W),
+             fmt::format("more than power.idle + power.active ({} W) when power: is given",
+                         p.idle_W + p.active_W));
+  }
+  if (m.has("thermal")) {  // docs/nonideal.md sec 2
+    const YamlMap th = m.map("thermal");
+    HardwareSpec::Thermal& t = h.thermal;
+    t.throttle_C = th.number_or("throttle_C", t.throttle_C, 20.0, 200.0);
+    t.span_C = th.number_or("span_C", t.span_C, 0.1, 100.0);
+    t.hysteresis_C = th.number_or("hysteresis_C", t.hysteresis_C, 0.01, 50.0);
+    t.law = static_cast<uint8_t>(th.choice_or("law", {"linear", "step"}, t.law));
+    t.clock_keep = th.number_or("clock_keep", t.clock_keep, 0.05, 1.0);
+    t.hbm_keep = th.number_or("hbm_keep", t.hbm_keep, 0.05, 1.0);
+    t.rise_C = th.number_or("rise_C", t.rise_C, 1.0, 500.0);
+    th.finish();
   }
   for (const char* k : {"description", "source", "sources"}) m.has(k);
   m.finish();

@@ -79,6 +79,39 @@ std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Nod
   return {load_yaml_text(text, path), Source{path, text}};
 }
 
+/// Stragglers must name GPUs of the job (its largest GPU count); a straggler's degraded
+/// NIC becomes a fault on each of its GPUs' NIC links (docs/faults.md), so that both
+/// evaluators see it where they see link faults.
+void check_stragglers(SweepSpec& spec, bool listed) {
+  const int64_t gpus = *std::max_element(spec.search.num_gpus.begin(), spec.search.num_gpus.end());
+  const int64_t per_node = spec.network.gpus_per_node;
+  for (size_t i = 0; i < spec.scenarios.size(); ++i) {
+    NonIdealSpec& sc = spec.scenarios[i];
+    for (size_t k = 0; k < sc.stragglers.size(); ++k) {
+      const StragglerSpec& s = sc.stragglers[k];
+      int64_t first = s.index, count = 1;
+      if (s.scope == StragglerSpec::Scope::Node) first = s.index * per_node, count = per_node;
+      if (s.scope == StragglerSpec::Scope::Rack)
+        count = per_node * spec.network.nodes_per_leaf, first = s.index * count;
+      if (first >= gpus)
+        throw InputError(spec.job.path,
+                         listed ? fmt::format("scenarios[{}].stragglers[{}]", i, k)
+                                : fmt::format("nonideal.stragglers[{}]", k),
+                         std::to_string(s.index),
+                         fmt::format("a GPU, node or rack of the job (it has {} GPUs, {} per node)",
+                                     gpus, per_node));
+      if (s.nic_health >= 1.0) continue;
+      for (int64_t g = first; g < std::min(gpus, first + count); ++g) {
+        LinkFault f;
+        f.selector = LinkSelector::Nic;
+        f.index = g;
+        f.health = s.nic_health;
+        sc.link_faults.push_back(f);
+      }
+    }
+  }
+}
+
 SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   SearchSpace sp;
   std::vector<int64_t> tp_default;
@@ -211,6 +244,10 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
     spec.simulation.des_full = sim.choice_or("replicas", {"auto", "all"}, 0) == 1;
     sim.finish();
   }
+  spec.scenarios =
+      parse_scenarios(job.has("nonideal") ? job.node("nonideal") : YAML::Node(),
+                      job.has("scenarios") ? job.node("scenarios") : YAML::Node(), job.file());
+  check_stragglers(spec, job.has("scenarios"));
   job.finish();
 
   if (spec.baseline) {

@@ -79,7 +79,11 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
         if (k == axes.size()) break;
       }
     }
-  size_ = total;
+  // Scenarios (non-ideal conditions) are the outermost axis: scenario s holds the indices
+  // [s * layouts, (s + 1) * layouts).
+  layouts_ = total;
+  scenarios_ = std::max<int64_t>(1, static_cast<int64_t>(spec.scenarios.size()));
+  size_ = total * scenarios_;
   if (blocks_.empty())
     throw InputError(spec.job.path, "search", "<no legal point>",
                      "at least one legal layout: check that tp*pp*cp divides gpus, tp divides the "
@@ -118,7 +122,8 @@ ParallelConfig Enumerator::apply(const ParallelConfig& c, size_t option) const {
   return x;
 }
 
-Point Enumerator::decode(int64_t i) const {
+Point Enumerator::decode(int64_t index) const {
+  const int64_t i = index % layouts_;
   // The block holding i: the last one whose first index is <= i.
   auto it = std::upper_bound(blocks_.begin(), blocks_.end(), i,
                              [](int64_t v, const Block& b) { return v < b.first; });
@@ -127,16 +132,18 @@ Point Enumerator::decode(int64_t i) const {
   uint32_t mask = b.options;
   while (j-- > 0) mask &= mask - 1;
   Point p;
-  p.index = i;
+  p.index = index;
   p.hardware = b.hardware;
+  p.scenario = static_cast<int32_t>(index / layouts_);
   p.par = apply(b.par, static_cast<size_t>(std::countr_zero(mask)));
   return p;
 }
 
-std::optional<int64_t> Enumerator::encode(int32_t hardware, const ParallelConfig& par) const {
+std::optional<int64_t> Enumerator::encode(int32_t hardware, const ParallelConfig& par,
+                                          int32_t scenario) const {
   for (const Block& b : blocks_) {
     if (b.hardware != hardware) continue;
-    int64_t idx = b.first;
+    int64_t idx = b.first + scenario * layouts_;
     for (size_t r = 0; r < options_.size(); ++r) {
       if (!(b.options & (1u << r))) continue;
       if (apply(b.par, r) == par) return idx;

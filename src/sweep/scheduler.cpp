@@ -230,7 +230,7 @@ void Scheduler::keep_best(int64_t first, int64_t count) {
   for (int64_t j = 0; j < count; ++j) {
     const ResultRow& row = rows_[static_cast<size_t>(j)];
     if (row.result.status != Status::Ok) continue;
-    auto& list = best_[{row.point.par.num_gpus(), row.point.hardware}];
+    auto& list = best_[{row.point.par.num_gpus(), row.point.hardware, row.point.scenario}];
     const std::pair<double, int64_t> c{row.result.step_time_s, first + j};
     if (list.size() == k && !(c < list.back())) continue;
     list.insert(std::upper_bound(list.begin(), list.end(), c), c);
@@ -239,12 +239,15 @@ void Scheduler::keep_best(int64_t first, int64_t count) {
 }
 
 int64_t Scheduler::refine() {
-  // Every rank's candidates as (gpus, hardware, index, step time), gathered on all ranks.
+  // Every rank's candidates as (gpus, hardware, scenario, index, step time), gathered on all
+  // ranks.
+  constexpr size_t kFields = 5;
   std::vector<double> mine;
   for (const auto& [group, list] : best_)
     for (const auto& [step, index] : list)
-      mine.insert(mine.end(), {static_cast<double>(group.first), static_cast<double>(group.second),
-                               static_cast<double>(index), step});
+      mine.insert(mine.end(),
+                  {static_cast<double>(std::get<0>(group)), static_cast<double>(std::get<1>(group)),
+                   static_cast<double>(std::get<2>(group)), static_cast<double>(index), step});
   const int ranks = mpi_.size();
   int count = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<size_t>(ranks)), offsets(static_cast<size_t>(ranks), 0);
@@ -257,10 +260,11 @@ int64_t Scheduler::refine() {
                            offsets.data(), MPI_DOUBLE, comm_),
             "MPI_Allgatherv");
   // The global best K per group: the same list on every rank.
-  std::map<std::pair<int64_t, int32_t>, std::vector<std::pair<double, int64_t>>> best;
-  for (size_t i = 0; i + 3 < all.size(); i += 4)
-    best[{static_cast<int64_t>(all[i]), static_cast<int32_t>(all[i + 1])}].push_back(
-        {all[i + 3], static_cast<int64_t>(all[i + 2])});
+  std::map<std::tuple<int64_t, int32_t, int32_t>, std::vector<std::pair<double, int64_t>>> best;
+  for (size_t i = 0; i + kFields - 1 < all.size(); i += kFields)
+    best[{static_cast<int64_t>(all[i]), static_cast<int32_t>(all[i + 1]),
+          static_cast<int32_t>(all[i + 2])}]
+        .push_back({all[i + 4], static_cast<int64_t>(all[i + 3])});
   std::vector<int64_t> chosen;
   for (auto& [group, list] : best) {
     std::sort(list.begin(), list.end());
@@ -275,7 +279,7 @@ int64_t Scheduler::refine() {
   if (mpi_.is_root() && options_.progress)
     std::fprintf(stderr,
                  "rapid-sweep: discrete-event simulation of %zu points (the best %lld per GPU "
-                 "count and hardware)\n",
+                 "count, hardware and scenario)\n",
                  chosen.size(), static_cast<long long>(options_.top_k));
   if (rows_.size() < here.size()) rows_.resize(here.size());
   std::atomic<bool> failed{false};

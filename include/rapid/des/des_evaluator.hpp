@@ -24,6 +24,15 @@ struct DesOptions {
   std::vector<LinkFault> link_faults;
 };
 
+/// What the non-ideal model adds to one simulation (nonideal/nonideal_evaluator.hpp): op
+/// energies and their power trace, per-instance derates (stage * dp + replica).
+struct DesRun {
+  const PowerModel* power = nullptr;
+  std::vector<Derate> derate;
+  des::PowerTrace* trace = nullptr;
+  bool all_replicas = false;  ///< the derates differ between replicas: simulate them all
+};
+
 /// A link (or a class of links loaded alike) in the congestion report.
 struct DesLink {
   std::string name;            ///< one link of the class ("leaf 0 -> spine 5")
@@ -69,7 +78,8 @@ class DesEvaluator final : public Evaluator {
 
   /// evaluate() plus the congestion report and, when `timeline` is given, the record of
   /// every op and flow.
-  void simulate(const Workload& w, EvalResult& r, DesReport* report, des::Timeline* timeline) const;
+  void simulate(const Workload& w, EvalResult& r, DesReport* report, des::Timeline* timeline,
+                const DesRun* run = nullptr) const;
 
   const AnalyticalEvaluator& analytical() const { return analytical_; }
 

@@ -28,7 +28,10 @@
 #include "rapid/des/event_queue.hpp"
 #include "rapid/des/fabric.hpp"
 #include "rapid/des/flow_network.hpp"
+#include "rapid/des/power_trace.hpp"
 #include "rapid/des/stage_program.hpp"
+#include "rapid/nonideal/power_model.hpp"
+#include "rapid/nonideal/thermal_model.hpp"
 #include "rapid/spec/link_fault.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
@@ -52,6 +55,13 @@ struct SimInputs {
   /// Per stage: one direction's activation-offload copies of a micro-batch (offload.hpp);
   /// empty: no offload.
   std::vector<double> offload_copy_s;
+  /// Energy of the ops (power trace) and their compute/memory-bound split (derates);
+  /// nullptr: neither (docs/nonideal.md).
+  const PowerModel* power = nullptr;
+  /// Per stage instance (stage * dp + replica): the clock and HBM bandwidth it keeps
+  /// (throttling, stragglers); its compute ops take derate.slowdown(their roofline split)
+  /// times longer. Empty: none. Needs `power`.
+  std::vector<Derate> derate;
   /// Every link fault of the point (docs/faults.md): the caller passes the union of the
   /// network file's `faults:` (NetworkSpec::faults, which the simulator does not read) and
   /// the scenario's `link_faults:`, at most kMaxLinkFaults (DesEvaluator does this). nullptr or
@@ -72,6 +82,7 @@ struct SimOptions {
   ReplicaMode replicas = ReplicaMode::Auto;
   bool coalesce = true;          ///< fold uncontendable collectives into compute blocks
   Timeline* timeline = nullptr;  ///< record ops and flows (forces op-level blocks)
+  PowerTrace* power = nullptr;   ///< record each instance's compute spans (needs in.power)
 };
 
 /// Where one stage instance's time went (seconds); the critical instance's fill EvalResult.

@@ -29,10 +29,21 @@ class Timeline {
     bool backward = false;
   };
 
+  /// A sample of a counter track of instance `inst` (temperature, power, clock: the
+  /// thermal model's, docs/nonideal.md sec 7), at `t_s` seconds.
+  struct Counter {
+    int32_t inst = 0;
+    const char* name = "";  ///< static string
+    double t_s = 0, value = 0;
+  };
+
   void clear() {
     slices_.clear();
     names_.clear();
+    counters_.clear();
   }
+  void add_counter(const Counter& c) { counters_.push_back(c); }
+  const std::vector<Counter>& counters() const { return counters_; }
   /// Names the processes: names[i] for stage instance i.
   void set_instance_names(std::vector<std::string> names) { names_ = std::move(names); }
   void add(const Slice& s) { slices_.push_back(s); }
@@ -45,6 +56,7 @@ class Timeline {
  private:
   std::vector<Slice> slices_;
   std::vector<std::string> names_;
+  std::vector<Counter> counters_;
 };
 
 }  // namespace rapid::des

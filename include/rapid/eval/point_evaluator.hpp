@@ -1,6 +1,8 @@
 // The per-point path (DESIGN.md "Data flow"): decode(i) -> Workload -> Memory (fits? else
-// status OutOfMemory, bytes kept) -> Evaluator -> EvalResult. No parsing, allocation or I/O
-// once the caller's scratch workload is warm.
+// status OutOfMemory, bytes kept) -> Evaluator -> EvalResult, then the point's scenario
+// (docs/nonideal.md): power, thermal, stragglers, link faults, failures. No parsing,
+// allocation or I/O once the caller's scratch workload is warm (with non-ideal behaviour
+// off; on, the DES's power trace and the thermal replay allocate).
 #pragma once
 
 #include <memory>
@@ -8,6 +10,7 @@
 
 #include "rapid/des/des_evaluator.hpp"
 #include "rapid/eval/evaluator.hpp"
+#include "rapid/nonideal/nonideal_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
 
@@ -19,10 +22,12 @@ enum class Fidelity : uint8_t { Analytical, Des, Auto };
 
 class PointEvaluator {
  public:
-  /// Builds the evaluators of every hardware variant of `spec` (which must outlive this
-  /// object): analytical ones always, discrete-event ones unless `fidelity` is Analytical.
+  /// Builds the evaluators of every hardware variant and scenario of `spec` (which must
+  /// outlive this object): analytical ones always, discrete-event ones unless `fidelity` is
+  /// Analytical.
   explicit PointEvaluator(const SweepSpec& spec, Fidelity fidelity = Fidelity::Analytical,
                           DesOptions des = {});
+  ~PointEvaluator();
 
   /// Evaluates point `p` into `r` with the object's fidelity (Auto: analytical), using
   /// `scratch` for the workload. Thread-safe when each thread passes its own scratch and
@@ -35,21 +40,31 @@ class PointEvaluator {
   /// The same with fidelity `f` (Des needs an object built with Des or Auto).
   void evaluate(const Point& p, Workload& scratch, EvalResult& r, Fidelity f) const;
 
-  /// The analytical evaluator of a hardware variant.
-  const Evaluator& evaluator(int32_t hardware) const {
-    return *evaluators_[static_cast<size_t>(hardware)];
-  }
+  /// Extra outputs of one point's DES run (`rapid predict`).
+  struct DesOutputs {
+    DesReport* report = nullptr;
+    des::Timeline* timeline = nullptr;
+    ThermalReport* thermal = nullptr;
+    bool record = false;  ///< heating traces in `thermal`
+  };
+  /// `p` under the DES with its scenario, filling the outputs; `w` must hold its layout
+  /// and op templates (evaluate() with Fidelity::Des leaves it so).
+  void simulate(const Point& p, const Workload& w, EvalResult& r, const DesOutputs& out) const;
+
+  /// The analytical evaluator of a hardware variant (under scenario `scenario`).
+  const AnalyticalEvaluator& evaluator(int32_t hardware, int32_t scenario = 0) const;
   /// The discrete-event evaluator of a hardware variant (fidelity Des or Auto).
-  const DesEvaluator& des_evaluator(int32_t hardware) const {
-    return *des_[static_cast<size_t>(hardware)];
-  }
+  const DesEvaluator& des_evaluator(int32_t hardware, int32_t scenario = 0) const;
   Fidelity fidelity() const { return fidelity_; }
 
  private:
+  struct System;  // one hardware variant under one scenario (and GPU count, with faults)
+  const System& system(const Point& p) const;
+
   const SweepSpec& spec_;
   Fidelity fidelity_;
-  std::vector<std::unique_ptr<AnalyticalEvaluator>> evaluators_;
-  std::vector<std::unique_ptr<DesEvaluator>> des_;
+  size_t per_scenario_ = 1;  ///< systems per (hardware, scenario): GPU counts with faults
+  std::vector<std::unique_ptr<System>> systems_;
 };
 
 }  // namespace rapid

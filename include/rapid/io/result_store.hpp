@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,7 +86,11 @@ class ResultStore {
 
   void create_file();
   void create_points();
-  void create_hardware();
+  void create_hardware();  ///< /hardware and /scenarios
+  /// Group `group` with one fixed-length string dataset per column.
+  h5::Group create_table(
+      const char* group,
+      std::initializer_list<std::pair<const char*, std::vector<std::string>>> columns);
   void write_root_attributes(const RunProvenance& run);
   void abandon() noexcept;
 
@@ -100,6 +105,7 @@ class ResultStore {
   h5::File file_;
   h5::Group points_;
   h5::Group hardware_;
+  h5::Group scenarios_;
   h5::Dataspace file_space_;  ///< [num_points], reused for every hyperslab selection
   h5::PropertyList dxpl_;     ///< independent transfers
   std::vector<ColumnData> columns_;

@@ -73,6 +73,27 @@ struct HardwareSpec {
   /// gaps, stream syncs, power-limited clocks): the stack's end-to-end factor for this GPU.
   double step_efficiency = 1.0;
 
+  /// Board power (docs/nonideal.md sec 1; the file's `power:`). Energies in joules per FLOP
+  /// or byte; a zero J/FLOP is derived so that the dtype's largest GEMM draws TDP.
+  struct Power {
+    double idle_W = 0;    ///< board power with nothing running (clocks up, drivers loaded)
+    double active_W = 0;  ///< SMs busy on any kernel at full occupancy, beyond idle
+    std::array<double, kNumDTypes> J_per_flop{};
+    double hbm_J_per_byte = 0, l2_J_per_byte = 0;
+    double nvlink_J_per_byte = 0, nic_J_per_byte = 0;
+    bool given() const { return idle_W > 0; }
+  } power;
+  /// Thermal limits and the throttle law (docs/nonideal.md sec 2; the file's `thermal:`).
+  struct Thermal {
+    double throttle_C = 95;   ///< HBM max operating temperature
+    double span_C = 5;        ///< linear law: degrees to the full derate
+    double hysteresis_C = 2;  ///< step law: release below throttle_C - hysteresis_C
+    uint8_t law = 0;          ///< ThrottleLaw (nonideal/thermal_model.hpp): 0 linear, 1 step
+    double clock_keep = 1.0;  ///< SM clock fraction at the full derate
+    double hbm_keep = 0.73;   ///< HBM bandwidth fraction at the full derate
+    double rise_C = 40;       ///< heating idle -> TDP under air cooling (sets alpha)
+  } thermal;
+
   /// The fused attention kernels this GPU has (attention_efficiency > 0).
   std::vector<AttentionImpl> attention_kernels() const;
   /// Efficiency of `impl`'s main loop on this GPU; FA2's when the GPU lacks `impl`.

@@ -21,9 +21,9 @@ class YamlMap;
 /// (docs/nonideal.md sec 2). Presets `air` (beta 0.15 /s) and `liquid` (0.35 /s).
 struct CoolingSpec {
   std::string name = "air";
-  double beta_per_s = 0.15;   ///< heat-removal rate
-  double alpha_C_per_J = 0;   ///< 1 / heat capacity; 0: the GPU's calibration (thermal.hpp)
-  double ambient_C = 35;      ///< coolant / inlet-air temperature the GPU sees
+  double beta_per_s = 0.15;  ///< heat-removal rate
+  double alpha_C_per_J = 0;  ///< 1 / heat capacity; 0: the GPU's calibration (thermal.hpp)
+  double ambient_C = 35;     ///< coolant / inlet-air temperature the GPU sees
 };
 
 /// Mitigations of thermal throttling (docs/nonideal.md sec 3).
@@ -55,6 +55,9 @@ struct NonIdealSpec {
     return power || thermal || !stragglers.empty() || !link_faults.empty() || failures.enabled;
   }
 };
+
+/// One line naming what a scenario turns on ("thermal (air, beta 0.15/s, 27 C), dvfs, ...").
+std::string describe_scenario(const NonIdealSpec& s);
 
 /// The job's scenarios: `nonideal:` (may be absent) merged with each `scenarios:` entry
 /// (key by key; an entry's `name` names it). `gpus_per_node` and the largest GPU count

@@ -11,6 +11,7 @@
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
+#include "rapid/spec/nonideal_spec.hpp"
 #include "rapid/spec/parallel_config.hpp"
 #include "rapid/spec/training_spec.hpp"
 
@@ -63,6 +64,8 @@ struct SweepSpec {
   SearchSpace search;
   std::optional<ParallelConfig> baseline;  ///< dp filled in from the first GPU count
   SimulationSpec simulation;
+  /// Non-ideal conditions swept as a dimension (at least one: "ideal", all off).
+  std::vector<NonIdealSpec> scenarios;
 };
 
 /// Directories searched for configs referenced by name ("llama3-70b" ->

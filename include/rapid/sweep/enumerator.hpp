@@ -38,7 +38,10 @@ class Enumerator {
   Point decode(int64_t i) const;
 
   /// Index of a point, or nullopt when it is not in the space. O(blocks x recompute options).
-  std::optional<int64_t> encode(int32_t hardware, const ParallelConfig& par) const;
+  std::optional<int64_t> encode(int32_t hardware, const ParallelConfig& par,
+                                int32_t scenario = 0) const;
+  /// Points per scenario (the layouts x hardware variants).
+  int64_t layouts() const { return layouts_; }
 
   /// Index of the job's baseline (on hardware variant 0), or -1 when the job has none.
   int64_t baseline_index() const { return baseline_index_; }
@@ -68,6 +71,7 @@ class Enumerator {
   std::vector<Block> blocks_;
   std::vector<RecomputeOption> options_;
   int64_t size_ = 0;
+  int64_t layouts_ = 0, scenarios_ = 1;
   int64_t baseline_index_ = -1;
 };
 

@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "rapid/eval/point_evaluator.hpp"
@@ -117,7 +118,8 @@ class Scheduler {
   SweepStats stats_;
 
   /// This rank's best points per (GPU count, hardware): (step time, index), best first.
-  std::map<std::pair<int64_t, int32_t>, std::vector<std::pair<double, int64_t>>> best_;
+  /// The best points so far per (GPU count, hardware variant, scenario).
+  std::map<std::tuple<int64_t, int32_t, int32_t>, std::vector<std::pair<double, int64_t>>> best_;
   void keep_best(int64_t first, int64_t count);
 
   // Rank 0 only.

@@ -1,0 +1,20 @@
+// Text and timeline tracks of a DES run's thermal steady states (`rapid predict --fidelity
+// des [--timeline]`, docs/nonideal.md sec 7).
+#pragma once
+
+#include <string>
+
+#include "rapid/des/timeline.hpp"
+#include "rapid/nonideal/nonideal_evaluator.hpp"
+
+namespace rapid {
+
+/// Simulations and replayed periods to the fixed point, and each simulated GPU's steady
+/// state (temperature, throttled share, clock and bandwidth kept, power).
+std::string describe_thermal(const ThermalReport& t);
+
+/// Counter tracks per simulated GPU from its heating trace (recorded from an idle start):
+/// temperature_C, power_W, sm_clock (fraction kept), hbm_bandwidth (fraction kept).
+void add_thermal_counters(const ThermalReport& t, des::Timeline& timeline);
+
+}  // namespace rapid

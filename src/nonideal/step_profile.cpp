@@ -1,0 +1,121 @@
+#include "rapid/nonideal/step_profile.hpp"
+
+#include <algorithm>
+
+namespace rapid {
+
+void StepProfile::add_work(const OpEnergy& e, double idle_W) {
+  if (e.time_s <= 0) return;
+  PowerSegment s;
+  s.duration_s = e.time_s;
+  s.work = e.power(idle_W);
+  s.stretches = true;
+  segments.push_back(s);
+  work_s += e.time_s;
+  hbm_bytes += e.hbm_bytes;
+  energy_J += s.work.full_W() * e.time_s;
+  peak_W = std::max(peak_W, s.work.full_W());
+}
+
+void StepProfile::add_wait(double duration_s, double power_W) {
+  if (duration_s <= 0) return;
+  PowerSegment s;
+  s.duration_s = duration_s;
+  s.work.idle_W = power_W;
+  s.stretches = false;
+  segments.push_back(s);
+  wait_s += duration_s;
+  energy_J += power_W * duration_s;
+  peak_W = std::max(peak_W, power_W);
+}
+
+double waiting_power_W(const PowerModel& pm, const Workload& w, const NetworkSpec& net) {
+  const HardwareSpec& hw = pm.hardware();
+  const bool multi_node = w.par.num_gpus() > net.gpus_per_node;
+  const double sms =
+      static_cast<double>(multi_node ? net.nccl_channels_network : net.nccl_channels_nvlink);
+  double links_W = 0;
+  if (w.par.tp * w.par.cp > 1 || !multi_node)
+    links_W += hw.nvlink_bandwidth_Bps * hw.power.nvlink_J_per_byte;
+  if (multi_node) links_W += net.nic_bandwidth_per_gpu_Bps() * hw.power.nic_J_per_byte;
+  return pm.waiting_W(sms) + links_W;
+}
+
+void profile_from_spans(std::span<const des::PowerSpan> spans, des::SimTime step_end, double idle_W,
+                        double wait_W, double merge_s, StepProfile& out) {
+  out.clear();
+  des::SimTime t = 0;
+  OpEnergy pending;  // merged work not yet emitted
+  double pending_wait = 0;
+  auto flush = [&]() {
+    out.add_work(pending, idle_W);
+    out.add_wait(pending_wait, wait_W);
+    pending = OpEnergy{};
+    pending_wait = 0;
+  };
+  for (const des::PowerSpan& sp : spans) {
+    // The gap before the span and the span's folded communication are waits.
+    pending_wait += des::to_seconds(sp.start - t) + des::to_seconds(sp.end - sp.start - sp.busy);
+    pending += sp.work;
+    t = sp.end;
+    if (pending.time_s + pending_wait >= merge_s) flush();
+  }
+  pending_wait += des::to_seconds(std::max<des::SimTime>(0, step_end - t));
+  flush();
+}
+
+std::vector<OpEnergy> stage_work(const ModelSpec& model, const Workload& w, const PowerModel& pm,
+                                 const ComputeCost& cost, double step_efficiency) {
+  auto sum = [&](const std::vector<Op>& ops) {
+    OpEnergy e;
+    for (const Op& op : ops)
+      if (op.kind != OpKind::Collective && op.kind != OpKind::P2P)
+        e += pm.op_energy(op, cost.time(op) / step_efficiency);
+    return e;
+  };
+  struct Passes {
+    OpEnergy f, b, r;
+  };
+  auto passes = [&](const OpTemplate& t) {
+    return Passes{sum(t.forward), sum(t.backward), sum(t.recompute)};
+  };
+  const Passes dense = passes(w.layer), moe = passes(w.moe_layer), emb = passes(w.embedding),
+               head = passes(w.lm_head);
+  const double m = static_cast<double>(w.num_microbatches);
+  std::vector<OpEnergy> out;
+  for (const StageInfo& st : w.stages) {
+    OpEnergy e;
+    for (int64_t c = 0; c < w.par.vpp; ++c) {
+      const ChunkLayers L = chunk_layers_of(model, w.par, st, c);
+      e += dense.f.scaled(static_cast<double>(L.dense));
+      e += dense.b.scaled(static_cast<double>(L.dense));
+      e += dense.r.scaled(static_cast<double>(L.dense_rc));
+      e += moe.f.scaled(static_cast<double>(L.moe));
+      e += moe.b.scaled(static_cast<double>(L.moe));
+      e += moe.r.scaled(static_cast<double>(L.moe_rc));
+    }
+    if (st.has_embedding) e += emb.f, e += emb.b;
+    if (st.has_lm_head) e += head.f, e += head.b;
+    out.push_back(e.scaled(m));
+  }
+  return out;
+}
+
+void profile_from_breakdown(const EvalResult& r, const OpEnergy& work, const OpEnergy& optimizer,
+                            double idle_W, double wait_W, StepProfile& out) {
+  out.clear();
+  // The interference time stretches the work (same energy over a longer time).
+  OpEnergy stretched = work;
+  if (work.time_s > 0 && r.interference_time_s > 0) {
+    stretched.time_s += r.interference_time_s;
+    stretched.memory_bound_s += r.interference_time_s;
+  }
+  out.add_work(stretched, idle_W);
+  out.add_wait(r.tp_comm_time_s + r.pp_comm_time_s + r.dp_exposed_time_s + r.host_bound_time_s +
+                   r.offload_time_s,
+               wait_W);
+  out.add_work(optimizer, idle_W);
+  out.add_wait(r.bubble_time_s, wait_W);
+}
+
+}  // namespace rapid

@@ -1,0 +1,38 @@
+#include "rapid/nonideal/thermal_report.hpp"
+
+#include <fmt/format.h>
+
+namespace rapid {
+
+std::string describe_thermal(const ThermalReport& t) {
+  std::string out = fmt::format(
+      "steady state {} simulation{} to the fixed point (throttled step {:.4f} s against {:.4f} s "
+      "unthrottled), {} step periods replayed\n",
+      t.iterations, t.iterations == 1 ? "" : "s",
+      t.instances.empty() ? 0.0 : t.instances.front().period_s, t.unthrottled_step_s, t.periods);
+  constexpr size_t kShown = 8;
+  for (size_t i = 0; i < t.instances.size() && i < kShown; ++i) {
+    const ReplayResult& r = t.instances[i];
+    out += fmt::format(
+        "  GPU {:<6} {:5.1f} C mean, {:5.1f} C max, throttled {:3.0f}%, DVFS {:3.0f}%, clock "
+        "{:.3f}, HBM {:.3f} kept, {:.0f} W mean, {:.0f} W peak\n",
+        t.first_gpu[i], r.temperature_avg_C, r.temperature_max_C, 100 * r.throttle_fraction,
+        100 * r.dvfs_fraction, r.effective.clock, r.effective.hbm, r.avg_power_W, r.peak_power_W);
+  }
+  if (t.instances.size() > kShown)
+    out += fmt::format("  ... and {} more\n", t.instances.size() - kShown);
+  return out;
+}
+
+void add_thermal_counters(const ThermalReport& t, des::Timeline& timeline) {
+  for (size_t i = 0; i < t.instances.size(); ++i)
+    for (const ThermalSample& s : t.instances[i].trace) {
+      const auto inst = static_cast<int32_t>(i);
+      timeline.add_counter({inst, "temperature_C", s.t_s, s.temperature_C});
+      timeline.add_counter({inst, "power_W", s.t_s, s.power_W});
+      timeline.add_counter({inst, "sm_clock", s.t_s, s.clock});
+      timeline.add_counter({inst, "hbm_bandwidth", s.t_s, s.hbm});
+    }
+}
+
+}  // namespace rapid

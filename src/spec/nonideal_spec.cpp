@@ -1,0 +1,144 @@
+// `nonideal:` and `scenarios:` of a job (docs/nonideal.md sec 7).
+#include "rapid/spec/nonideal_spec.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
+
+#include "rapid/common/error.hpp"
+#include "rapid/spec/yaml_reader.hpp"
+
+namespace rapid {
+
+namespace {
+
+// Cooling presets (docs/nonideal.md sec 2): beta from the study we reproduce (PRODUCT.md
+// section 3: air ~0.15 /s, liquid ~0.35 /s); the temperature the GPU's heatsink sees:
+// air at the ASHRAE recommended inlet limit (27 C, "Thermal Guidelines for Data
+// Processing Environments", 5th ed. 2021), liquid at the facility-water limit of ASHRAE
+// liquid-cooling class W32 (32 C supply).
+CoolingSpec preset(int which) {
+  CoolingSpec c;
+  c.name = which == 0 ? "air" : "liquid";
+  c.beta_per_s = which == 0 ? 0.15 : 0.35;
+  c.ambient_C = which == 0 ? 27.0 : 32.0;
+  return c;
+}
+
+CoolingSpec parse_cooling(const YamlMap& m, const std::string& key, CoolingSpec c) {
+  const YAML::Node n = m.node(key);
+  if (n.IsScalar()) return preset(m.choice(key, {"air", "liquid"}));
+  const YamlMap k = m.map(key);
+  if (k.has("preset")) c = preset(k.choice("preset", {"air", "liquid"}));
+  c.name = k.string_or("name", k.has("preset") ? c.name : "custom");
+  c.beta_per_s = k.number_or("beta_per_s", c.beta_per_s, 1e-4, 100.0);
+  c.ambient_C = k.number_or("ambient_C", c.ambient_C, -50.0, 150.0);
+  c.alpha_C_per_J = k.number_or("alpha_C_per_J", c.alpha_C_per_J, 0.0, 10.0);
+  k.finish();
+  return c;
+}
+
+std::vector<StragglerSpec> parse_stragglers(const YamlMap& m, const CoolingSpec& base) {
+  std::vector<StragglerSpec> out;
+  const YAML::Node list = m.node("stragglers");
+  if (!list.IsSequence()) m.fail("stragglers", "<not a list>", "a list of {gpu|node|rack: N, ...}");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YamlMap s(list[i], m.file(), m.key_path(fmt::format("stragglers[{}]", i)));
+    StragglerSpec x;
+    int scopes = 0;
+    for (auto [key, scope] : {std::pair{"gpu", StragglerSpec::Scope::Gpu},
+                              std::pair{"node", StragglerSpec::Scope::Node},
+                              std::pair{"rack", StragglerSpec::Scope::Rack}})
+      if (s.has(key)) {
+        ++scopes;
+        x.scope = scope;
+        x.index = s.integer(key, 0, YamlMap::kMaxInteger);
+      }
+    if (scopes != 1) s.fail("gpu", "<missing>", "exactly one of gpu, node or rack (an index)");
+    x.clock_factor = s.number_or("clock_factor", 1.0, 0.01, 1.0);
+    x.hbm_factor = s.number_or("hbm_factor", 1.0, 0.01, 1.0);
+    x.nic_health = s.number_or("nic_health", 1.0, 0.001, 1.0);
+    if (s.has("cooling")) {
+      x.own_cooling = true;
+      x.cooling = parse_cooling(s, "cooling", base);
+    }
+    s.finish();
+    out.push_back(x);
+  }
+  return out;
+}
+
+/// Reads one scenario's mapping.
+NonIdealSpec parse_one(const YAML::Node& node, const std::string& file, const std::string& path) {
+  const YamlMap m(node, file, path);
+  NonIdealSpec s;
+  s.name = m.string_or("name", s.name);
+  s.power = m.boolean_or("power", false);
+  s.thermal = m.boolean_or("thermal", false);
+  s.power = s.power || s.thermal;
+  if (m.has("cooling")) s.cooling = parse_cooling(m, "cooling", s.cooling);
+  s.cooling.ambient_C = m.number_or("ambient_C", s.cooling.ambient_C, -50.0, 150.0);
+  s.mitigation = static_cast<Mitigation>(
+      m.choice_or("mitigation", {std::begin(kMitigationNames), std::end(kMitigationNames)}, 0));
+  if (s.mitigation != Mitigation::None && !s.thermal)
+    m.fail("mitigation", kMitigationNames[static_cast<int>(s.mitigation)],
+           "thermal: true (mitigations act on thermal throttling)");
+  if (m.has("stragglers")) s.stragglers = parse_stragglers(m, s.cooling);
+  if (!s.stragglers.empty()) s.power = true;  // their derates need the ops' roofline split
+  if (m.has("link_faults"))
+    s.link_faults = parse_link_faults(m.node("link_faults"), file, m.key_path("link_faults"));
+  if (m.has("failures"))
+    s.failures = parse_failures(m.node("failures"), file, m.key_path("failures"));
+  m.finish();
+  return s;
+}
+
+}  // namespace
+
+std::string describe_scenario(const NonIdealSpec& s) {
+  std::vector<std::string> parts;
+  if (s.thermal)
+    parts.push_back(fmt::format("thermal ({}, beta {}/s, {} C), mitigation {}", s.cooling.name,
+                                s.cooling.beta_per_s, s.cooling.ambient_C,
+                                kMitigationNames[static_cast<int>(s.mitigation)]));
+  else if (s.power)
+    parts.push_back("power");
+  if (!s.stragglers.empty()) parts.push_back(fmt::format("{} stragglers", s.stragglers.size()));
+  if (!s.link_faults.empty()) parts.push_back(fmt::format("{} link faults", s.link_faults.size()));
+  if (s.failures.enabled) parts.push_back("failures");
+  return parts.empty() ? "ideal" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::vector<NonIdealSpec> parse_scenarios(const YAML::Node& nonideal, const YAML::Node& scenarios,
+                                          const std::string& file) {
+  // An absent key comes as a null node.
+  const bool has_base = nonideal.IsDefined() && !nonideal.IsNull();
+  const YAML::Node base = has_base ? nonideal : YAML::Node(YAML::NodeType::Map);
+  NonIdealSpec first = parse_one(base, file, "nonideal");
+  if (!scenarios.IsDefined() || scenarios.IsNull()) {
+    if (!has_base) return {first};
+    if (!base["name"]) first.name = "nonideal";
+    return {first};
+  }
+  if (!scenarios.IsSequence() || scenarios.size() == 0)
+    throw InputError(file, "scenarios", scenarios.IsScalar() ? scenarios.Scalar() : "<not a list>",
+                     "a non-empty list of {name: ..., keys of nonideal: to override}");
+  std::vector<NonIdealSpec> out;
+  std::set<std::string> names;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const std::string path = fmt::format("scenarios[{}]", i);
+    if (!scenarios[i].IsMap())
+      throw InputError(file, path, "<not a mapping>", "a mapping {name: ..., overrides}");
+    YAML::Node merged = YAML::Clone(base);
+    for (const auto& kv : scenarios[i]) merged[kv.first.Scalar()] = kv.second;
+    if (!scenarios[i]["name"]) merged["name"] = fmt::format("scenario-{}", i);
+    NonIdealSpec s = parse_one(merged, file, path);
+    if (!names.insert(s.name).second)
+      throw InputError(file, path + ".name", s.name, "a name no other scenario has");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace rapid
