@@ -55,6 +55,8 @@ class Results:
     hardware: pd.DataFrame  # one row per hardware variant: name, yaml
     units: dict = field(default_factory=dict)
     descriptions: dict = field(default_factory=dict)
+    # one row per non-ideal scenario (docs/nonideal.md): name, description
+    scenarios: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def baseline_index(self) -> int:
@@ -128,6 +130,9 @@ def load(path: str) -> Results:
         attrs = {k: _text(v) for k, v in f.attrs.items()}
         names = _strings(f["hardware/names"]) if "hardware/names" in f else []
         yamls = _strings(f["hardware/yaml"]) if "hardware/yaml" in f else [""] * len(names)
+        scen = _strings(f["scenarios/names"]) if "scenarios/names" in f else []
+        scen_what = (_strings(f["scenarios/description"]) if "scenarios/description" in f
+                     else [""] * len(scen))
 
     order = [c for c in SCHEMA_ORDER if c in columns]
     points = pd.DataFrame({c: columns[c] for c in order + sorted(set(columns) - set(order))})
@@ -139,7 +144,13 @@ def load(path: str) -> Results:
     known = (idx >= 0) & (idx < len(names))
     labels = np.array(names + ["?"], dtype=object)
     points.insert(0, "hardware", labels[np.where(known, idx, len(names))])
-    return Results(path, points, attrs, hardware, units, descriptions)
+    scenarios = pd.DataFrame({"name": scen, "description": scen_what})
+    if "scenario" in points and scen:
+        s_idx = points["scenario"].to_numpy()
+        s_labels = np.array(scen + ["?"], dtype=object)
+        ok = (s_idx >= 0) & (s_idx < len(scen))
+        points.insert(1, "scenario_name", s_labels[np.where(ok, s_idx, len(scen))])
+    return Results(path, points, attrs, hardware, units, descriptions, scenarios)
 
 
 def describe_layout(row: pd.Series, hardware: bool = False) -> str:

@@ -5,6 +5,7 @@
 //    jobs/llama3-70b-256xh100.yaml (Llama 3 70B on 256 H100; or env RAPID_BENCH_JOB),
 //    with its counters events/s (simulation events processed per second of DES time,
 //    including rate solves and setup) and events/point;
+//  - BM_DesDemoLayoutsThermal: the same with the thermal model on (65 C inlet);
 //  - BM_DesBaseline: the job's baseline layout alone.
 // items_per_second is events/s (BM_EventQueue) or points/s (the others); one iteration of
 // the DES benchmarks evaluates every point of its list.
@@ -58,8 +59,8 @@ const Points& feasible() {
   return p;
 }
 
-void run_des(benchmark::State& state, const std::vector<rapid::Point>& points) {
-  const rapid::SweepSpec& spec = rapid::bench::demo_spec();
+void run_des(benchmark::State& state, const std::vector<rapid::Point>& points,
+             const rapid::SweepSpec& spec = rapid::bench::demo_spec()) {
   const rapid::PointEvaluator eval(spec, rapid::Fidelity::Des);
   rapid::Workload w;
   rapid::EvalResult r;
@@ -74,7 +75,7 @@ void run_des(benchmark::State& state, const std::vector<rapid::Point>& points) {
   // Events per point, counted once over the list (outside the timed loop).
   for (const rapid::Point& p : points) {
     eval.evaluate(p, w, r);
-    eval.des_evaluator(p.hardware).simulate(w, r, &report, nullptr);
+    eval.simulate(p, w, r, {&report, nullptr, nullptr, false});
     events += static_cast<double>(report.events);
   }
   const double per_point = events / static_cast<double>(points.size());
@@ -89,6 +90,20 @@ void BM_DesDemoLayouts(benchmark::State& state) {
   run_des(state, feasible().points);
 }
 BENCHMARK(BM_DesDemoLayouts)->Unit(benchmark::kMillisecond);
+
+// The same layouts with the thermal model on (docs/nonideal.md): air cooling at a 65 C
+// inlet, where the demo's layouts throttle; each point is simulated until its step time
+// repeats with the steady-state derates fed back, its instances' profiles replayed.
+void BM_DesDemoLayoutsThermal(benchmark::State& state) {
+  static const rapid::SweepSpec spec = [] {
+    rapid::SweepSpec s = rapid::bench::demo_spec();
+    s.scenarios.front().power = s.scenarios.front().thermal = true;
+    s.scenarios.front().cooling.ambient_C = 65;
+    return s;
+  }();
+  run_des(state, feasible().points, spec);
+}
+BENCHMARK(BM_DesDemoLayoutsThermal)->Unit(benchmark::kMillisecond);
 
 void BM_DesBaseline(benchmark::State& state) {
   const rapid::SweepSpec& spec = rapid::bench::demo_spec();

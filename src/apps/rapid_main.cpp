@@ -40,6 +40,7 @@ struct PredictOptions {
   std::optional<std::string> timeline;
   bool full = false;
   std::optional<std::string> scenario;
+  bool power = false;
 };
 
 // `--fidelity analytical|des` (`--precision high` is `des`, `standard` is `analytical`).
@@ -61,6 +62,8 @@ rapid::Fidelity predict_fidelity(const PredictOptions& o) {
 
 int run_predict(const PredictOptions& o) {
   rapid::SweepSpec spec = rapid::load_sweep_spec(o.job);
+  if (o.power)  // the power columns for this prediction whatever the job says
+    for (rapid::NonIdealSpec& s : spec.scenarios) s.power = true;
   rapid::ParallelConfig c = spec.baseline.value_or(rapid::ParallelConfig{});
   if (o.tp) c.tp = *o.tp;
   if (o.pp) c.pp = *o.pp;
@@ -169,9 +172,11 @@ int run_predict(const PredictOptions& o) {
     eval.simulate(p, w, again,
                   {&report, o.timeline ? &timeline : nullptr, &thermal, o.timeline.has_value()});
     std::fputs(rapid::describe_des_report(report).c_str(), stdout);
-    if (thermal.iterations > 0) {
+    if (thermal.periods > 0) {
       std::fputs(rapid::describe_thermal(thermal).c_str(), stdout);
-      if (o.timeline) rapid::add_thermal_counters(thermal, timeline);
+      if (o.timeline)
+        rapid::add_thermal_counters(
+            thermal, spec.hardware[static_cast<size_t>(p.hardware)].hbm_bandwidth_Bps, timeline);
     }
     if (o.timeline) {
       std::ofstream out(*o.timeline);
@@ -224,6 +229,9 @@ int main(int argc, char** argv) {
   predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)")
       ->check(CLI::Range(1, 1 << 24));
   predict->add_option("--hardware-index", po.hardware, "hardware variant of the job (default 0)");
+  predict->add_flag("--power", po.power,
+                    "energy and power of the step (the power model on, as `nonideal: {power: "
+                    "true}`)");
   predict->add_option("--scenario", po.scenario,
                       "non-ideal scenario of the job: its name or index (default the first)");
   predict->add_flag("--ops", po.ops, "print every op of a layer with its time");

@@ -53,6 +53,12 @@ bool same(const Derate& a, const Derate& b) {
   return a.clock == b.clock && a.hbm == b.hbm;
 }
 
+/// Two GPUs heat alike (the hardware's throttle law is common to all).
+bool same_cooling(const ThermalParams& a, const ThermalParams& b) {
+  return a.alpha_C_per_J == b.alpha_C_per_J && a.beta_per_s == b.beta_per_s &&
+         a.ambient_C == b.ambient_C && a.throttle_C == b.throttle_C;
+}
+
 }  // namespace
 
 NonIdealEvaluator::NonIdealEvaluator(const ModelSpec& model, const NetworkSpec& network,
@@ -145,8 +151,7 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   const int64_t per_instance = int64_t{w.par.tp} * w.par.cp;
   for (const GpuState& g : states) {
     auto it = std::find_if(classes.begin(), classes.end(), [&](const ClassState& c) {
-      return same(c.g.base, g.base) && c.g.thermal.beta_per_s == g.thermal.beta_per_s &&
-             c.g.thermal.ambient_C == g.thermal.ambient_C;
+      return same(c.g.base, g.base) && same_cooling(c.g.thermal, g.thermal);
     });
     if (it != classes.end()) {
       it->gpus += per_instance;
@@ -225,8 +230,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     run.all_replicas =
         run.all_replicas ||
         !same(g.base, states[static_cast<size_t>((&g - states.data()) / dp * dp)].base) ||
-        g.thermal.beta_per_s != states[0].thermal.beta_per_s ||
-        g.thermal.ambient_C != states[0].thermal.ambient_C;
+        !same_cooling(g.thermal, states[0].thermal);
   }
   if (!derated) run.derate.clear();
   thread_local des::PowerTrace trace;
@@ -241,9 +245,13 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
   std::vector<ReplayResult> steady;
   std::vector<StepProfile> profiles;
   const bool replay = spec_.thermal || derated;
+  int64_t stands_for = dp;
   for (int iteration = 1;; ++iteration) {
     tr.iterations = iteration;
     const size_t n = trace.spans.size();
+    // Replicas each simulated instance stands for: the simulator simulates them all when
+    // asked to or when the network is not the same for each (docs/des.md).
+    stands_for = static_cast<int64_t>(n) == int64_t{w.par.pp} * dp ? 1 : dp;
     profiles.resize(n);
     steady.assign(n, ReplayResult{});
     std::vector<Derate> next(states.size(), Derate{});
@@ -258,7 +266,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
       steady[i] = replay_periodic(states[k].thermal, profiles[i].segments, policy, o);
       tr.periods += steady[i].periods;
       // One instance stands for its stage's replicas when they are alike.
-      for (int64_t rep_i = 0; rep_i < (run.all_replicas ? 1 : dp); ++rep_i)
+      for (int64_t rep_i = 0; rep_i < stands_for; ++rep_i)
         next[k + static_cast<size_t>(rep_i)] = steady[i].effective;
     }
     if (!spec_.thermal || iteration >= 8) break;
@@ -269,7 +277,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     if (std::abs(r.step_time_s - before) <= 1e-3 * before) break;
   }
   // Power columns from the last simulation's instances (each standing for its GPUs).
-  const int64_t per_instance = int64_t{w.par.tp} * w.par.cp * (run.all_replicas ? 1 : dp);
+  const int64_t per_instance = int64_t{w.par.tp} * w.par.cp * stands_for;
   double energy = 0, peak = 0, hottest = -std::numeric_limits<double>::infinity();
   size_t hot = 0;
   ClusterPower cluster;

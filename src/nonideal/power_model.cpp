@@ -72,7 +72,9 @@ OpEnergy PowerModel::op_energy(const Op& op, double time_s) const {
     const double peak = hw_.tensor_peak_FLOPs[static_cast<size_t>(t)] > 0
                             ? hw_.tensor_peak_FLOPs[static_cast<size_t>(t)]
                             : hw_.tensor_peak_FLOPs[static_cast<size_t>(DType::BF16)];
-    e.compute_bound_s = std::min(time_s, op.flops / (peak * hw_.gemm_efficiency));
+    const double eff =
+        op.fp8 && hw_.gemm_fp8_efficiency > 0 ? hw_.gemm_fp8_efficiency : hw_.gemm_efficiency;
+    e.compute_bound_s = std::min(time_s, op.flops / (peak * eff));
     e.memory_bound_s = time_s - e.compute_bound_s;
   } else {  // streaming kernels: every byte through L2 once, bound by HBM
     e.memory_J = op.bytes * (p.hbm_J_per_byte + p.l2_J_per_byte);

@@ -75,7 +75,7 @@ class Replayer {
         }
         if (dvfs_.enabled && t_ >= next_sample_) {
           const double rate = (T_ - last_sample_T_) / dvfs_.sample_s;
-          low_clock_ = rate > dvfs_.rate_C_per_s ? true : (rate < 0 ? false : low_clock_);
+          low_clock_ = rate > dvfs_.rate_C_per_s;  // restored once the rate falls back
           last_sample_T_ = T_;
           next_sample_ += dvfs_.sample_s;
         }
@@ -149,7 +149,7 @@ ReplayResult replay_periodic(const ThermalParams& p, std::span<const PowerSegmen
   // Measurement: whole periods covering at least window_s (averages over throttle cycles
   // and DVFS samples that are not in step with the period).
   int measured = 0;
-  while ((r.sum_.time < opt.window_s || measured < 3) && periods + measured < opt.max_periods) {
+  while ((r.sum_.time < opt.window_s || measured < 3) && measured < opt.max_periods) {
     r.period(profile, true);
     ++measured;
   }

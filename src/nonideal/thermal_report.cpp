@@ -24,14 +24,15 @@ std::string describe_thermal(const ThermalReport& t) {
   return out;
 }
 
-void add_thermal_counters(const ThermalReport& t, des::Timeline& timeline) {
+void add_thermal_counters(const ThermalReport& t, double hbm_bandwidth_Bps,
+                          des::Timeline& timeline) {
   for (size_t i = 0; i < t.instances.size(); ++i)
     for (const ThermalSample& s : t.instances[i].trace) {
       const auto inst = static_cast<int32_t>(i);
       timeline.add_counter({inst, "temperature_C", s.t_s, s.temperature_C});
       timeline.add_counter({inst, "power_W", s.t_s, s.power_W});
       timeline.add_counter({inst, "sm_clock", s.t_s, s.clock});
-      timeline.add_counter({inst, "hbm_bandwidth", s.t_s, s.hbm});
+      timeline.add_counter({inst, "hbm_bandwidth_TBps", s.t_s, s.hbm * hbm_bandwidth_Bps / 1e12});
     }
 }
 

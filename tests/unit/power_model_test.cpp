@@ -120,7 +120,6 @@ TEST(PowerModel, GemmRooflineSplit) {
 }
 
 TEST(PowerModel, Fp8GemmRooflineSplitUsesTheFp8Efficiency) {
-  GTEST_SKIP() << "bug: power_model.cpp op_energy splits FP8 ops with the bf16 gemm_efficiency";
   const HardwareSpec hw = h100();
   const ComputeCost cost(hw, DType::BF16);
   const PowerModel pm(hw, cost);

@@ -162,24 +162,26 @@ void expect_fully_derated(const JobRun& ideal, const JobRun& hot) {
 TEST(Straggler, OwnHotterCoolingThrottlesItForGood) {
   // Its cooling also differs in beta (0.1501 /s: the same heat, within 0.07%).
   JobRun ideal, hot;
-  run("hot-ideal.yaml", "nonideal: {thermal: true}\n", ideal);
-  // The others: T_inf below 95 C at any power up to TDP (35 + 0.0105 x 700 / 0.15 = 84 C).
+  run("hot-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal);
+  // The others (inlet 35 C): T_inf below 95 C at any power up to TDP (35 + 0.0105 x 700 /
+  // 0.15 = 84 C).
   EXPECT_EQ(ideal.analytical.throttle_fraction, 0.0);
   EXPECT_EQ(ideal.analytical.bounding_gpu, -1);
   run("hot-beta.yaml",
-      "nonideal: {thermal: true, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: 0.05, "
+      "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: "
+      "0.05, "
       "beta_per_s: 0.1501}}]}\n",
       hot);
   expect_fully_derated(ideal, hot);
 }
 
 TEST(Straggler, OwnCoolingDifferingOnlyInAlphaThrottlesIt) {
-  GTEST_SKIP() << "bug: nonideal_evaluator.cpp tells GPU classes and replicas apart by beta "
-                  "and ambient only, not alpha";
   JobRun ideal, hot;
-  run("alpha-ideal.yaml", "nonideal: {thermal: true}\n", ideal);
+  run("alpha-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal);
   run("alpha-only.yaml",
-      "nonideal: {thermal: true, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: 0.05}}]}\n", hot);
+      "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: "
+      "0.05}}]}\n",
+      hot);
   expect_fully_derated(ideal, hot);
 }
 

@@ -24,7 +24,7 @@ struct PowerSegment {
 
 /// Predictive DVFS (mitigation (b)): every `sample_s` of simulated time, if dT/dt over the
 /// last interval exceeds `rate_C_per_s`, the SM clock is lowered to `clock` of its value;
-/// restored when it falls below.
+/// restored at the first sample where the rate is back at or below `rate_C_per_s`.
 struct DvfsPolicy {
   bool enabled = false;
   double sample_s = 5.0;

@@ -14,7 +14,9 @@ namespace rapid {
 std::string describe_thermal(const ThermalReport& t);
 
 /// Counter tracks per simulated GPU from its heating trace (recorded from an idle start):
-/// temperature_C, power_W, sm_clock (fraction kept), hbm_bandwidth (fraction kept).
-void add_thermal_counters(const ThermalReport& t, des::Timeline& timeline);
+/// temperature_C, power_W, sm_clock (fraction kept) and hbm_bandwidth_TBps (what is kept
+/// of `hbm_bandwidth_Bps`).
+void add_thermal_counters(const ThermalReport& t, double hbm_bandwidth_Bps,
+                          des::Timeline& timeline);
 
 }  // namespace rapid

@@ -23,7 +23,7 @@ struct CoolingSpec {
   std::string name = "air";
   double beta_per_s = 0.15;  ///< heat-removal rate
   double alpha_C_per_J = 0;  ///< 1 / heat capacity; 0: the GPU's calibration (thermal.hpp)
-  double ambient_C = 35;     ///< coolant / inlet-air temperature the GPU sees
+  double ambient_C = 27;     ///< inlet-air / coolant temperature the GPU sees (air preset)
 };
 
 /// Mitigations of thermal throttling (docs/nonideal.md sec 3).

@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Compare the non-ideal scenarios of a rapid-sweep result file (docs/nonideal.md): for
+each scenario, its fastest feasible layout with the step time and its change against the
+first scenario, the thermal steady state (hottest GPU, time throttled, slowdown against
+the unthrottled step), HBM bandwidth utilization, power and energy, the GPU that bounds
+the step, and goodput where failures are on. Links faults and stragglers show as their
+step time; thermal mitigations as their throttling loss.
+
+    /usr/bin/python3 analysis/scenarios.py RESULTS.h5 [--gpus N] [--csv PATH]
+
+Exit codes: 0 done, 2 the file is missing, not a rapid-sweep result, or has no ok row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pandas as pd  # noqa: E402
+
+import rapid_results as rr  # noqa: E402
+
+
+def best_per_scenario(points: pd.DataFrame) -> pd.DataFrame:
+    """The fastest ok row of each scenario (highest tokens/s/GPU), in scenario order."""
+    ok = points[points["status"] == "ok"]
+    if ok.empty:
+        return ok
+    rows = ok.loc[ok.groupby("scenario")["tokens_per_s_per_gpu"].idxmax()]
+    return rows.sort_values("scenario")
+
+
+def scenario_table(best: pd.DataFrame) -> pd.DataFrame:
+    """One printable row per scenario; changes are against the first scenario's step."""
+    ref = best.iloc[0]["step_time_s"]
+    out = pd.DataFrame({
+        "scenario": best.get("scenario_name", best["scenario"]),
+        "step_s": best["step_time_s"],
+        "vs_first_%": 100 * (best["step_time_s"] / ref - 1),
+        "tokens/s/GPU": best["tokens_per_s_per_gpu"],
+    })
+    optional = [("gpu_temperature_C", "T_C", 1), ("throttle_fraction", "throttled_%", 100),
+                ("thermal_slowdown", "throttle_loss_%", 100),
+                ("hbm_utilization", "hbm_util_%", 100), ("avg_gpu_power_W", "power_W", 1),
+                ("energy_per_step_J", "MJ/step", 1e-6), ("tokens_per_J", "tokens/J", 1),
+                ("goodput", "goodput_%", 100),
+                ("goodput_tokens_per_s", "goodput_tokens/s", 1)]
+    for col, name, scale in optional:
+        if col in best and best[col].notna().any():
+            out[name] = best[col] * scale
+    if "bounding_gpu" in best and (best["bounding_gpu"] >= 0).any():
+        out["bounding_gpu"] = best["bounding_gpu"]
+    out["layout"] = [rr.describe_layout(r) for _, r in best.iterrows()]
+    return out.reset_index(drop=True)
+
+
+def main(argv) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("file", help="HDF5 file written by rapid-sweep")
+    p.add_argument("--gpus", type=int, help="only layouts of this GPU count")
+    p.add_argument("--csv", metavar="PATH", help="also write the table as CSV")
+    args = p.parse_args(argv)
+    try:
+        res = rr.load(args.file)
+    except rr.NotRapidFile as e:
+        print(f"scenarios.py: {e}", file=sys.stderr)
+        return 2
+    points = res.points
+    if "scenario" not in points:
+        print(f"scenarios.py: {args.file}: no scenario column (written before scenarios "
+              "existed)", file=sys.stderr)
+        return 2
+    if args.gpus is not None:
+        points = points[points["num_gpus"] == args.gpus]
+    best = best_per_scenario(points)
+    if best.empty:
+        print(f"scenarios.py: {args.file}: no feasible (ok) row to compare", file=sys.stderr)
+        return 2
+    table = scenario_table(best)
+    print(f"{res.attrs.get('job_name', args.file)}: {len(table)} scenarios, the fastest "
+          f"feasible layout of each (fidelity {', '.join(sorted(set(map(str, best['fidelity']))))})")
+    with pd.option_context("display.width", 250, "display.max_columns", 40,
+                           "display.float_format", lambda v: f"{v:.2f}" if not math.isnan(v) else "-"):
+        print(table.to_string(index=False))
+    for _, r in res.scenarios.iterrows():
+        print(f"  {r['name']}: {r['description']}")
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+        print(f"table written to {args.csv}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
