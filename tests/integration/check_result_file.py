@@ -47,7 +47,8 @@ def check(path, job, ranks):
 
         # Enum columns carry their member names.
         expect(h5py.check_enum_dtype(pts["status"].dtype) ==
-               {"ok": 0, "oom": 1, "infeasible": 2}, "status enum members")
+               {"ok": 0, "oom": 1, "infeasible": 2, "no_route": 3},
+               "status enum members")
         expect(h5py.check_enum_dtype(pts["recompute"].dtype) ==
                {"none": 0, "selective": 1, "full": 2}, "recompute enum members")
         status = Counter(cols["status"].tolist())
@@ -77,6 +78,14 @@ def check(path, job, ranks):
         yamls = list(hw["yaml"].asstr()[()])
         expect(len(yamls) == 2 and all(f"name: {n}" in y for n, y in zip(HARDWARE, yamls)),
                "/hardware/yaml does not hold the variants' YAML")
+
+        # A job without non-ideal keys: one scenario, "ideal", and its columns left NaN
+        # (docs/nonideal.md).
+        expect(list(f["scenarios/names"].asstr()[()]) == ["ideal"], "/scenarios/names")
+        expect(np.all(cols["scenario"] == 0), "scenario column is not all 0")
+        for name in ("energy_per_step_J", "gpu_temperature_C", "goodput"):
+            expect(np.all(np.isnan(cols[name])), f"{name} is set on an ideal scenario")
+        expect(np.all(cols["bounding_gpu"] == -1), "bounding_gpu set on an ideal scenario")
 
         # Provenance.
         a = f.attrs

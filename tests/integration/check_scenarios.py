@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Reads back a scenario sweep (docs/nonideal.md) and checks what must hold whatever the
+model's constants: one row per scenario named in /scenarios, analysis/scenarios.py prints
+its table (exit 0), energy = average power x GPUs x step time, and per job:
+  straggler: the healthy scenario has no bounding GPU and no throttling; every straggler
+             scenario is bounded by GPU 5 and slower than healthy; a GPU at a fifth of its
+             clock slows the job more than one at half its clock.
+  thermal:   the steady temperature rises with the inlet temperature, 1 C per C below the
+             throttle threshold (T = T_inlet + alpha P / beta at the same power P); liquid
+             cooling is cooler than air at 27 C; no throttling where T < 95 C; throttling
+             and a slower step at the hottest inlet.
+
+    check_scenarios.py RESULTS.h5 straggler|thermal
+"""
+
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+errors = []
+
+
+def expect(cond, msg):
+    if not cond:
+        errors.append(msg)
+
+
+def main(path, kind):
+    with h5py.File(path, "r") as f:
+        names = list(f["scenarios/names"].asstr()[()])
+        p = {k: f["points"][k][()] for k in f["points"]}
+    by = {names[s]: i for i, s in enumerate(p["scenario"])}
+    expect(len(by) == len(names) == len(p["scenario"]), f"one row per scenario: {names}")
+    ok = p["status"] == 0
+    expect(np.all(ok), "every scenario row is ok")
+    e = p["avg_gpu_power_W"] * p["num_gpus"] * p["step_time_s"]
+    expect(np.allclose(e, p["energy_per_step_J"], rtol=1e-9), "energy != power x GPUs x step")
+    step = {n: p["step_time_s"][i] for n, i in by.items()}
+    if kind == "straggler":
+        h = by["healthy"]
+        expect(p["bounding_gpu"][h] == -1 and p["throttle_fraction"][h] == 0, "healthy row")
+        for n in names[1:]:
+            expect(p["bounding_gpu"][by[n]] == 5, f"{n}: bounding_gpu {p['bounding_gpu'][by[n]]}")
+            expect(step[n] > step["healthy"], f"{n} not slower than healthy")
+        expect(step["gpu5-clock-fifth"] > step["gpu5-clock-half"], "a fifth not slower than half")
+    else:
+        T = {n: p["gpu_temperature_C"][i] for n, i in by.items()}
+        cool = [n for n in ("air-27C", "air-35C", "air-45C", "air-55C") if n in T]
+        for a, b in zip(cool, cool[1:]):
+            da = float(a[4:-1]), float(b[4:-1])
+            expect(abs((T[b] - T[a]) - (da[1] - da[0])) < 1e-6,
+                   f"{a} -> {b}: {T[b] - T[a]:.6f} C, expected {da[1] - da[0]}")
+        expect(T["liquid-32C"] < T["air-27C"], "liquid not cooler than air")
+        for n in cool:
+            expect(p["throttle_fraction"][by[n]] == 0, f"{n} throttles below 95 C")
+        expect(p["throttle_fraction"][by["air-70C"]] > 0 and step["air-70C"] > step["air-27C"],
+               "no throttling at a 70 C inlet")
+    table = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "..",
+                                                         "analysis", "scenarios.py"), path],
+                           capture_output=True, text=True)
+    expect(table.returncode == 0 and all(n in table.stdout for n in names),
+           f"analysis/scenarios.py: exit {table.returncode}: {table.stderr}")
+    if errors:
+        print("\n".join("FAIL: " + m for m in errors))
+        return 1
+    print(f"checked {path}: {len(names)} scenarios ({kind})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
