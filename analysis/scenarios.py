@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,11 +58,44 @@ def scenario_table(best: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def ranking(points: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The n best ok rows by raw tokens/s and by goodput tokens/s (docs/goodput.md)."""
+    ok = points[(points["status"] == "ok") & points["goodput"].notna()]
+    cols = ["num_gpus", "tokens_per_s", "goodput", "goodput_tokens_per_s", "job_mtbf_s",
+            "checkpoint_write_s", "checkpoint_interval_s"]
+    def view(rows):
+        v = rows[cols].copy()
+        v["job_mtbf_h"] = v.pop("job_mtbf_s") / 3600
+        v["goodput"] = 100 * v["goodput"]
+        v["layout"] = [rr.describe_layout(r) for _, r in rows.iterrows()]
+        v.insert(0, "point", rows.index)
+        return v.reset_index(drop=True)
+    return (view(ok.nlargest(n, "tokens_per_s")), view(ok.nlargest(n, "goodput_tokens_per_s")))
+
+
+def print_ranking(points: pd.DataFrame, n: int) -> None:
+    raw, good = ranking(points, n)
+    if raw.empty:
+        print("no ok row with failures on: nothing to rank by goodput")
+        return
+    with pd.option_context("display.width", 250, "display.max_columns", 40,
+                           "display.float_format", lambda v: f"{v:.3f}" if abs(v) < 100 else f"{v:.0f}"):
+        print(f"\nby tokens/s (raw):\n{raw.to_string(index=False)}")
+        print(f"\nby goodput tokens/s (failures, checkpoints and restarts counted):\n"
+              f"{good.to_string(index=False)}")
+    moved = [p for p, q in zip(raw["point"], good["point"]) if p != q]
+    print(f"\nthe goodput ranking {'differs from' if moved else 'is'} the raw one"
+          f"{': first by goodput is point ' + str(good['point'][0]) + ', by raw ' + str(raw['point'][0]) if moved else ''}")
+
+
 def main(argv) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("file", help="HDF5 file written by rapid-sweep")
     p.add_argument("--gpus", type=int, help="only layouts of this GPU count")
     p.add_argument("--csv", metavar="PATH", help="also write the table as CSV")
+    p.add_argument("--rank", nargs="?", type=int, const=8, metavar="N",
+                   help="also rank the N best layouts by tokens/s and by goodput tokens/s "
+                        "(failures on; 8)")
     args = p.parse_args(argv)
     try:
         res = rr.load(args.file)
@@ -87,6 +121,8 @@ def main(argv) -> int:
         print(table.to_string(index=False))
     for _, r in res.scenarios.iterrows():
         print(f"  {r['name']}: {r['description']}")
+    if args.rank:
+        print_ranking(points, args.rank)
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"table written to {args.csv}")
@@ -94,4 +130,5 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     sys.exit(main(sys.argv[1:]))

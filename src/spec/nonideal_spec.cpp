@@ -104,8 +104,19 @@ std::string describe_scenario(const NonIdealSpec& s) {
                                 kMitigationNames[static_cast<int>(s.mitigation)]));
   else if (s.power)
     parts.push_back("power");
-  if (!s.stragglers.empty()) parts.push_back(fmt::format("{} stragglers", s.stragglers.size()));
-  if (!s.link_faults.empty()) parts.push_back(fmt::format("{} link faults", s.link_faults.size()));
+  for (const StragglerSpec& x : s.stragglers) {
+    static const char* scopes[] = {"gpu", "node", "rack"};
+    std::string d = fmt::format("straggler {} {}", scopes[static_cast<int>(x.scope)], x.index);
+    if (x.clock_factor < 1) d += fmt::format(" clock x{}", x.clock_factor);
+    if (x.hbm_factor < 1) d += fmt::format(" HBM x{}", x.hbm_factor);
+    if (x.nic_health < 1) d += fmt::format(" NIC x{}", x.nic_health);
+    if (x.own_cooling)
+      d += fmt::format(" cooling beta {}/s, {} C", x.cooling.beta_per_s, x.cooling.ambient_C);
+    parts.push_back(d);
+  }
+  for (size_t i = 0; i < s.link_faults.size() && i < 3; ++i)
+    parts.push_back(describe_link_fault(s.link_faults[i]));
+  if (s.link_faults.size() > 3) parts.push_back(fmt::format("{} more link faults", s.link_faults.size() - 3));
   if (s.failures.enabled) parts.push_back("failures");
   return parts.empty() ? "ideal" : fmt::format("{}", fmt::join(parts, ", "));
 }
