@@ -10,7 +10,11 @@ its table (exit 0), energy = average power x GPUs x step time, and per job:
              cooling is cooler than air at 27 C; no throttling where T < 95 C; throttling
              and a slower step at the hottest inlet.
 
-    check_scenarios.py RESULTS.h5 straggler|thermal
+  failures:  goodput and its columns consistent, MTBF halving with twice the GPUs, ZeRO-0's
+             checkpoint slower than ZeRO-1's, and the goodput ranking's first not the raw
+             one's (docs/goodput.md).
+
+    check_scenarios.py RESULTS.h5 straggler|thermal|failures
 """
 
 import os
@@ -33,11 +37,13 @@ def main(path, kind):
         names = list(f["scenarios/names"].asstr()[()])
         p = {k: f["points"][k][()] for k in f["points"]}
     by = {names[s]: i for i, s in enumerate(p["scenario"])}
-    expect(len(by) == len(names) == len(p["scenario"]), f"one row per scenario: {names}")
     ok = p["status"] == 0
-    expect(np.all(ok), "every scenario row is ok")
-    e = p["avg_gpu_power_W"] * p["num_gpus"] * p["step_time_s"]
-    expect(np.allclose(e, p["energy_per_step_J"], rtol=1e-9), "energy != power x GPUs x step")
+    if kind != "failures":
+        expect(len(by) == len(names) == len(p["scenario"]), f"one row per scenario: {names}")
+        expect(np.all(ok), "every scenario row is ok")
+    if kind != "failures":
+        e = p["avg_gpu_power_W"] * p["num_gpus"] * p["step_time_s"]
+        expect(np.allclose(e, p["energy_per_step_J"], rtol=1e-9), "energy != power x GPUs x step")
     step = {n: p["step_time_s"][i] for n, i in by.items()}
     if kind == "straggler":
         h = by["healthy"]
@@ -46,6 +52,23 @@ def main(path, kind):
             expect(p["bounding_gpu"][by[n]] == 5, f"{n}: bounding_gpu {p['bounding_gpu'][by[n]]}")
             expect(step[n] > step["healthy"], f"{n} not slower than healthy")
         expect(step["gpu5-clock-fifth"] > step["gpu5-clock-half"], "a fifth not slower than half")
+    elif kind == "failures":
+        # One scenario, many layouts: goodput in (0, 1], goodput tokens/s = tokens/s x
+        # goodput, a larger job fails more often (MTBF halves from 8,192 to 16,384 GPUs:
+        # every component rate scales with the count), and ZeRO-0's checkpoint, written by
+        # one replica's nodes, takes longer than ZeRO-1's, written by every node.
+        g = p["goodput"][ok]
+        expect(np.all((g > 0) & (g <= 1)), "goodput outside (0, 1]")
+        expect(np.allclose(p["goodput_tokens_per_s"][ok], p["tokens_per_s"][ok] * g, rtol=1e-12),
+               "goodput_tokens_per_s != tokens_per_s x goodput")
+        m = {n: p["job_mtbf_s"][ok & (p["num_gpus"] == n)] for n in (8192, 16384)}
+        expect(np.allclose(m[8192] / 2, m[16384][0], rtol=1e-12), "MTBF does not halve")
+        z0 = p["checkpoint_write_s"][ok & (p["zero_stage"] == 0) & (p["num_gpus"] == 16384)]
+        z1 = p["checkpoint_write_s"][ok & (p["zero_stage"] == 1) & (p["num_gpus"] == 16384)]
+        expect(z0.size and z1.size and z0.min() > z1.max(), "ZeRO-0 writes no slower than ZeRO-1")
+        raw = np.argsort(-p["tokens_per_s"][ok])
+        good = np.argsort(-p["goodput_tokens_per_s"][ok])
+        expect(raw[0] != good[0], "the goodput ranking's first equals the raw one's")
     else:
         T = {n: p["gpu_temperature_C"][i] for n, i in by.items()}
         cool = [n for n in ("air-27C", "air-35C", "air-45C", "air-55C") if n in T]
