@@ -88,20 +88,20 @@ const PointEvaluator::System& PointEvaluator::system(const Point& p) const {
                    g];
 }
 
-const AnalyticalEvaluator& PointEvaluator::evaluator(int32_t hardware, int32_t scenario) const {
+const PointEvaluator::System& PointEvaluator::system(int32_t hardware, int32_t scenario) const {
   Point p;
   p.hardware = hardware;
   p.scenario = scenario;
   p.par.dp = static_cast<int32_t>(spec_.search.num_gpus.front());
-  return *system(p).analytical;
+  return system(p);
+}
+
+const AnalyticalEvaluator& PointEvaluator::evaluator(int32_t hardware, int32_t scenario) const {
+  return *system(hardware, scenario).analytical;
 }
 
 const DesEvaluator& PointEvaluator::des_evaluator(int32_t hardware, int32_t scenario) const {
-  Point p;
-  p.hardware = hardware;
-  p.scenario = scenario;
-  p.par.dp = static_cast<int32_t>(spec_.search.num_gpus.front());
-  return *system(p).des;
+  return *system(hardware, scenario).des;
 }
 
 void PointEvaluator::simulate(const Point& p, const Workload& w, EvalResult& r,

@@ -13,9 +13,9 @@ double l2_bytes_per_flop(bool fp8) {
   return (fp8 ? 1.0 : 2.0) / 128.0;
 }
 
-/// The reference GEMM of a dtype: 8192 x 8192 x 8192, the large square shape where MAMF
-/// searches reach their best (data/reference/gemm_best_shape_mamf.csv).
-Op reference_gemm(bool fp8) {
+}  // namespace
+
+Op PowerModel::reference_gemm(bool fp8) {
   Op g;
   g.name = "reference_gemm";
   g.kind = OpKind::Gemm;
@@ -25,8 +25,6 @@ Op reference_gemm(bool fp8) {
   g.bytes = 3.0 * 8192.0 * 8192.0 * (fp8 ? 1.0 : 2.0);
   return g;
 }
-
-}  // namespace
 
 WorkPower OpEnergy::power(double idle_W) const {
   WorkPower w;

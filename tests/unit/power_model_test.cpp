@@ -18,16 +18,12 @@ HardwareSpec h100() {
   return parse_hardware(load_yaml_file(path), path);
 }
 
-// The reference GEMM as power_model.cpp builds it: m = n = k = 8192, F = 2 x 8192^3 FLOPs,
+// The reference GEMM (PowerModel::reference_gemm): m = n = k = 8192, F = 2 x 8192^3 FLOPs,
 // inputs and output once through HBM: 3 x 8192^2 elements of 2 B (bf16) or 1 B (fp8).
 Op reference_gemm(bool fp8) {
-  Op g;
-  g.name = "reference_gemm";
-  g.kind = OpKind::Gemm;
-  g.fp8 = fp8;
-  g.m = g.n = g.k = 8192;
-  g.flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
-  g.bytes = 3.0 * 8192.0 * 8192.0 * (fp8 ? 1.0 : 2.0);
+  const Op g = PowerModel::reference_gemm(fp8);
+  EXPECT_EQ(g.flops, 2.0 * 8192.0 * 8192.0 * 8192.0);
+  EXPECT_EQ(g.bytes, 3.0 * 8192.0 * 8192.0 * (fp8 ? 1.0 : 2.0));
   return g;
 }
 

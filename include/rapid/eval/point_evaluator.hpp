@@ -60,6 +60,8 @@ class PointEvaluator {
  private:
   struct System;  // one hardware variant under one scenario (and GPU count, with faults)
   const System& system(const Point& p) const;
+  /// The system of a variant and scenario at the job's first GPU count.
+  const System& system(int32_t hardware, int32_t scenario) const;
 
   const SweepSpec& spec_;
   Fidelity fidelity_;

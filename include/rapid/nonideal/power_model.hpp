@@ -55,6 +55,11 @@ class PowerModel {
   /// Power of a GPU whose kernels wait on the network: idle plus NCCL's polling SMs.
   double waiting_W(double sms) const;
 
+  /// The reference GEMM of a dtype: 8192 x 8192 x 8192, the large square shape where MAMF
+  /// searches reach their best (data/reference/gemm_best_shape_mamf.csv); inputs and
+  /// output once through HBM.
+  static Op reference_gemm(bool fp8);
+
   double idle_W() const { return hw_.power.idle_W; }
   double J_per_flop(DType t) const { return J_per_flop_[static_cast<size_t>(t)]; }
   const HardwareSpec& hardware() const { return hw_; }
