@@ -49,6 +49,13 @@ WorkPower under(const WorkPower& w, const Derate& b) {
   return o;
 }
 
+/// Resolution of a replayed profile: 5 ms, or a 200th of the step when that is coarser (a
+/// 14 s step in 70 ms pieces: beta x 70 ms = 1% of the air-cooled time constant, whose
+/// ripple the merge leaves out; peaks are taken before merging).
+double merge_s(double step_s) {
+  return std::max(5e-3, step_s / 200.0);
+}
+
 bool same(const Derate& a, const Derate& b) {
   return a.clock == b.clock && a.hbm == b.hbm;
 }
@@ -304,8 +311,8 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
       const Stage& S = stage[static_cast<size_t>(trace.stage[i])];
       Replayed a;
       a.inst = i;
-      profile_from_spans(trace.spans[i], des::to_ps(r.step_time_s), idle_W, wait_W, 5e-3,
-                         a.profile);
+      profile_from_spans(trace.spans[i], des::to_ps(r.step_time_s), idle_W, wait_W,
+                         merge_s(r.step_time_s), a.profile);
       if (run.all_replicas) {
         a.state = k;
         a.gpus = tpcp;
@@ -338,7 +345,12 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
         x.steady = replay_periodic(states[x.state].thermal, x.profile.segments, policy, o);
         tr.periods += x.steady.periods;
       }
-    if (!spec_.thermal || iteration >= 8) break;
+    // Nothing throttled (every steady state kept its GPU's own speed): the step stands.
+    const bool throttled = std::any_of(reps.begin(), reps.end(), [&](const Replayed& x) {
+      return !same(x.steady.effective, states[x.state].base) &&
+             (x.steady.throttle_fraction > 0 || x.steady.dvfs_fraction > 0);
+    });
+    if (!spec_.thermal || !throttled || iteration >= 8) break;
     // The next simulation: each instance at the derate of its steady state (the stage's
     // slowest class when one instance stands for the stage).
     std::vector<Derate> next(states.size(), Derate{});
@@ -391,7 +403,8 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
                       (!alike(bs, normal_gpu) && spec_.thermal);
   r.bounding_gpu = bs.gpu >= 0 && slower ? bs.gpu : -1;
   StepProfile bp;
-  profile_from_spans(trace.spans[bound], des::to_ps(r.step_time_s), idle_W, wait_W, 5e-3, bp);
+  profile_from_spans(trace.spans[bound], des::to_ps(r.step_time_s), idle_W, wait_W,
+                     merge_s(r.step_time_s), bp);
   r.hbm_utilization = bp.hbm_bytes / (hw.hbm_bandwidth_Bps * r.step_time_s);
   if (spec_.thermal && hot) {
     r.gpu_temperature_C = hot->steady.temperature_avg_C;

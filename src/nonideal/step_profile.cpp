@@ -53,7 +53,10 @@ void profile_from_spans(std::span<const des::PowerSpan> spans, des::SimTime step
     pending = OpEnergy{};
     pending_wait = 0;
   };
+  double peak_W = 0;  // over the spans themselves, before merging
   for (const des::PowerSpan& sp : spans) {
+    if (sp.work.time_s > 0)
+      peak_W = std::max(peak_W, idle_W + (sp.work.compute_J + sp.work.memory_J) / sp.work.time_s);
     // The gap before the span and the span's folded communication are waits.
     pending_wait += des::to_seconds(sp.start - t) + des::to_seconds(sp.end - sp.start - sp.busy);
     pending += sp.work;
@@ -62,6 +65,7 @@ void profile_from_spans(std::span<const des::PowerSpan> spans, des::SimTime step
   }
   pending_wait += des::to_seconds(std::max<des::SimTime>(0, step_end - t));
   flush();
+  out.peak_W = std::max(out.peak_W, peak_W);
 }
 
 std::vector<OpEnergy> stage_work(const ModelSpec& model, const Workload& w, const PowerModel& pm,

@@ -148,10 +148,16 @@ ReplayResult replay_periodic(const ThermalParams& p, std::span<const PowerSegmen
   }
   // Measurement: whole periods covering at least window_s (averages over throttle cycles
   // and DVFS samples that are not in step with the period).
+  // A period that engaged no throttle level and no DVFS clock repeats exactly: one is the
+  // measurement.
   int measured = 0;
-  while ((r.sum_.time < opt.window_s || measured < 3) && measured < opt.max_periods) {
+  bool touched = r.touched_;
+  while (measured < opt.max_periods) {
+    r.touched_ = false;
     r.period(profile, true);
     ++measured;
+    touched = touched || r.touched_;
+    if (!touched || (r.sum_.time >= opt.window_s && measured >= 3)) break;
   }
   out.periods = periods + 1 + measured;
   const Replayer::Sums& s = r.sum_;

@@ -123,7 +123,9 @@ ParallelConfig Enumerator::apply(const ParallelConfig& c, size_t option) const {
 }
 
 Point Enumerator::decode(int64_t index) const {
-  const int64_t i = index % layouts_;
+  // One scenario (every job without non-ideal scenarios): no division on the hot path.
+  const int64_t scenario = scenarios_ == 1 ? 0 : index / layouts_;
+  const int64_t i = index - scenario * layouts_;
   // The block holding i: the last one whose first index is <= i.
   auto it = std::upper_bound(blocks_.begin(), blocks_.end(), i,
                              [](int64_t v, const Block& b) { return v < b.first; });
@@ -134,7 +136,7 @@ Point Enumerator::decode(int64_t index) const {
   Point p;
   p.index = index;
   p.hardware = b.hardware;
-  p.scenario = static_cast<int32_t>(index / layouts_);
+  p.scenario = static_cast<int32_t>(scenario);
   p.par = apply(b.par, static_cast<size_t>(std::countr_zero(mask)));
   return p;
 }

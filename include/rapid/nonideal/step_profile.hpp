@@ -35,7 +35,7 @@ double waiting_power_W(const PowerModel& pm, const Workload& w, const NetworkSpe
 /// Profile of one DES stage instance over [0, step_end): each span's work, the span's
 /// folded communication and the gaps between spans as waits. Spans shorter than
 /// `merge_s` are merged with their neighbours (energy kept: the thermal mass filters out
-/// what is far shorter than its time constant).
+/// what is far shorter than its time constant); peak_W is over the spans themselves.
 void profile_from_spans(std::span<const des::PowerSpan> spans, des::SimTime step_end, double idle_W,
                         double wait_W, double merge_s, StepProfile& out);
 
