@@ -248,6 +248,18 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
       parse_scenarios(job.has("nonideal") ? job.node("nonideal") : YAML::Node(),
                       job.has("scenarios") ? job.node("scenarios") : YAML::Node(), job.file());
   check_stragglers(spec, job.has("scenarios"));
+  // Power, thermal and stragglers need the GPU's power coefficients (docs/nonideal.md).
+  for (const NonIdealSpec& sc : spec.scenarios) {
+    if (!sc.power && !sc.thermal && sc.stragglers.empty()) continue;
+    for (size_t i = 0; i < spec.hardware.size(); ++i)
+      if (!spec.hardware[i].power.given() || spec.hardware[i].tdp_W <= 0)
+        throw InputError(spec.hardware_sources[i].path, "power", "<missing>",
+                         fmt::format("a tdp and a power: section (idle: W, hbm_pJ_per_byte, ...: "
+                                     "docs/nonideal.md sec 1), since scenario '{}' of {} turns "
+                                     "on power, thermal or stragglers",
+                                     sc.name, spec.job.path));
+    break;
+  }
   job.finish();
 
   if (spec.baseline) {
