@@ -1,5 +1,7 @@
 // The DES half of the non-ideal evaluator (nonideal_evaluator.hpp): simulations with a
 // power trace, replays to the periodic steady state, derates fed back.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -204,10 +206,22 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     r.throttle_fraction = hot->steady.throttle_fraction;
     r.thermal_slowdown = r.step_time_s / unthrottled_s - 1.0;
   }
+  if (timeline && !run.all_replicas)  // a straggler's instance stands for its stage
+    for (size_t i = 0; i < trace.spans.size(); ++i) {
+      const Stage& S = stage[static_cast<size_t>(trace.stage[i])];
+      if (S.slow_count > 0 && states[S.slow].gpu >= 0)
+        timeline->rename_process(
+            static_cast<int32_t>(i),
+            fmt::format("GPU {} (stage {}: the straggler's replica, standing for the stage's {} "
+                        "replicas)",
+                        states[S.slow].gpu, trace.stage[i], dp));
+    }
   if (thermal) {
     tr.unthrottled_step_s = unthrottled_s;
     for (Replayed& x : reps) {
       tr.instances.push_back(std::move(x.steady));
+      tr.inst.push_back(static_cast<int32_t>(x.inst));
+      tr.waits.push_back(x.waits);
       tr.first_gpu.push_back(states[x.state].gpu >= 0 ? states[x.state].gpu
                                                       : trace.first_gpu[x.inst]);
     }

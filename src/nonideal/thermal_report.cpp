@@ -26,14 +26,21 @@ std::string describe_thermal(const ThermalReport& t) {
 
 void add_thermal_counters(const ThermalReport& t, double hbm_bandwidth_Bps,
                           des::Timeline& timeline) {
-  for (size_t i = 0; i < t.instances.size(); ++i)
+  for (size_t i = 0; i < t.instances.size(); ++i) {
+    // A simulated instance's tracks go on its process; the normal replicas of a stage a
+    // straggler stands for get a process of their own.
+    const int32_t inst =
+        t.waits[i] ? timeline.add_process(fmt::format(
+                         "GPU {} (the replicas of stage instance {} waiting for its straggler)",
+                         t.first_gpu[i], t.inst[i]))
+                   : t.inst[i];
     for (const ThermalSample& s : t.instances[i].trace) {
-      const auto inst = static_cast<int32_t>(i);
       timeline.add_counter({inst, "temperature_C", s.t_s, s.temperature_C});
       timeline.add_counter({inst, "power_W", s.t_s, s.power_W});
       timeline.add_counter({inst, "sm_clock", s.t_s, s.clock});
       timeline.add_counter({inst, "hbm_bandwidth_TBps", s.t_s, s.hbm * hbm_bandwidth_Bps / 1e12});
     }
+  }
 }
 
 }  // namespace rapid

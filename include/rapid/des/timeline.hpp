@@ -46,6 +46,16 @@ class Timeline {
   const std::vector<Counter>& counters() const { return counters_; }
   /// Names the processes: names[i] for stage instance i.
   void set_instance_names(std::vector<std::string> names) { names_ = std::move(names); }
+  /// Renames process `pid` (an instance's name set by the simulator).
+  void rename_process(int32_t pid, std::string name) {
+    if (pid >= 0 && static_cast<size_t>(pid) < names_.size())
+      names_[static_cast<size_t>(pid)] = std::move(name);
+  }
+  /// A further process (counter tracks of GPUs no instance stands for); returns its id.
+  int32_t add_process(std::string name) {
+    names_.push_back(std::move(name));
+    return static_cast<int32_t>(names_.size()) - 1;
+  }
   void add(const Slice& s) { slices_.push_back(s); }
   const std::vector<Slice>& slices() const { return slices_; }
 

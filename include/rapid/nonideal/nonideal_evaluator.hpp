@@ -24,8 +24,13 @@ struct ThermalReport {
   int iterations = 0;  ///< simulations run (1: no thermal feedback)
   int periods = 0;     ///< step periods replayed, summed over instances and iterations
   double unthrottled_step_s = 0;
-  std::vector<ReplayResult> instances;  ///< with traces when asked
-  std::vector<int64_t> first_gpu;       ///< of each instance
+  /// Per replayed class of GPUs: its steady state (with traces when asked), a GPU of it,
+  /// the simulated instance it belongs to, and whether it is the normal replicas of a
+  /// stage that one straggler instance stands for (they replay its trace, waiting).
+  std::vector<ReplayResult> instances;
+  std::vector<int64_t> first_gpu;
+  std::vector<int32_t> inst;
+  std::vector<bool> waits;
 };
 
 class NonIdealEvaluator {
