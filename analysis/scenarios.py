@@ -46,7 +46,7 @@ def scenario_table(best: pd.DataFrame) -> pd.DataFrame:
     optional = [("gpu_temperature_C", "T_C", 1), ("throttle_fraction", "throttled_%", 100),
                 ("thermal_slowdown", "throttle_loss_%", 100),
                 ("hbm_utilization", "hbm_util_%", 100), ("avg_gpu_power_W", "power_W", 1),
-                ("energy_per_step_J", "MJ/step", 1e-6), ("tokens_per_J", "tokens/J", 1),
+                ("energy_per_step_J", "kJ/step", 1e-3), ("tokens_per_J", "tokens/J", 1),
                 ("goodput", "goodput_%", 100),
                 ("goodput_tokens_per_s", "goodput_tokens/s", 1)]
     for col, name, scale in optional:
@@ -66,7 +66,7 @@ def ranking(points: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     def view(rows):
         v = rows[cols].copy()
         v["job_mtbf_h"] = v.pop("job_mtbf_s") / 3600
-        v["goodput"] = 100 * v["goodput"]
+        v["goodput_%"] = 100 * v.pop("goodput")
         v["layout"] = [rr.describe_layout(r) for _, r in rows.iterrows()]
         v.insert(0, "point", rows.index)
         return v.reset_index(drop=True)
@@ -114,10 +114,10 @@ def main(argv) -> int:
         print(f"scenarios.py: {args.file}: no feasible (ok) row to compare", file=sys.stderr)
         return 2
     table = scenario_table(best)
-    print(f"{res.attrs.get('job_name', args.file)}: {len(table)} scenarios, the fastest "
-          f"feasible layout of each (fidelity {', '.join(sorted(set(map(str, best['fidelity']))))})")
+    print(f"{res.attrs.get('job_name', args.file)}: {len(table)} scenarios, the feasible layout "
+          f"of each with the most tokens/s/GPU (fidelity {', '.join(sorted(set(map(str, best['fidelity']))))})")
     with pd.option_context("display.width", 250, "display.max_columns", 40,
-                           "display.float_format", lambda v: f"{v:.2f}" if not math.isnan(v) else "-"):
+                           "display.float_format", lambda v: f"{v:.4g}" if not math.isnan(v) else "-"):
         print(table.to_string(index=False))
     for _, r in res.scenarios.iterrows():
         print(f"  {r['name']}: {r['description']}")

@@ -157,7 +157,7 @@ std::string fidelity_text(const Prepared& p) {
     case rapid::Fidelity::Auto:
       break;
   }
-  return fmt::format("auto (des on the best {} per GPU count and hardware)", p.top_k);
+  return fmt::format("auto (des on the best {} per GPU count, hardware and scenario)", p.top_k);
 }
 
 int64_t peak_rss_bytes() {
@@ -248,7 +248,7 @@ int main(int argc, char** argv) {
                  "(analytical, then des on the best points)");
   app.add_option("--precision", o.precision, "high: another name for --fidelity des");
   app.add_option("--des-top-k", o.des_top_k,
-                 "auto: simulate the best K points per GPU count and hardware (default: the "
+                 "auto: simulate the best K points per GPU count, hardware and scenario (default: the "
                  "job's simulation.des_top_k, 4)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--full", o.full, "des/auto: simulate every DP replica (no symmetry shortcut)");

@@ -75,11 +75,16 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
                        100 * r.hfu, r.comm_compute_ratio);
     if (!std::isnan(r.energy_per_step_J)) {
       out += fmt::format(
-          "power       {:.0f} W average, {:.0f} W peak per GPU; {:.3f} MJ per step, {:.2f} "
-          "tokens/J; "
-          "cluster swing {:.2f} MW; HBM {:.1f}% busy\n",
-          r.avg_gpu_power_W, r.peak_gpu_power_W, r.energy_per_step_J / 1e6, r.tokens_per_J,
-          r.cluster_power_swing_MW, 100 * r.hbm_utilization);
+          "power       {:.0f} W average, {:.0f} W peak per GPU; {} per step, {:.2f} tokens/J; "
+          "cluster swing {}; HBM {:.1f}% busy\n",
+          r.avg_gpu_power_W, r.peak_gpu_power_W,
+          r.energy_per_step_J >= 1e5 ? fmt::format("{:.3f} MJ", r.energy_per_step_J / 1e6)
+                                     : fmt::format("{:.2f} kJ", r.energy_per_step_J / 1e3),
+          r.tokens_per_J,
+          r.cluster_power_swing_MW >= 0.1
+              ? fmt::format("{:.2f} MW", r.cluster_power_swing_MW)
+              : fmt::format("{:.1f} kW", r.cluster_power_swing_MW * 1e3),
+          100 * r.hbm_utilization);
     }
     if (!std::isnan(r.gpu_temperature_C))
       out += fmt::format(

@@ -56,7 +56,7 @@ const std::array kColumns = {
            "micro-batches per step m = gbs/(dp*mbs)",
            {},
            RAPID_R(num_microbatches)},
-    Column{"status", ColumnType::Enum8, "", "ok, oom (does not fit), infeasible, no_route (a failed link cuts GPUs apart)", kStatusNames,
+    Column{"status", ColumnType::Enum8, "", "ok, oom (does not fit), infeasible, no_route (a failed link cuts GPUs apart), overheat (a GPU hotter than its shutdown temperature even throttled)", kStatusNames,
            RAPID_R(status)},
     Column{"flags",
            ColumnType::UInt32,

@@ -202,6 +202,8 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
                      merge_s(r.step_time_s), bp);
   r.hbm_utilization = bp.hbm_bytes / (hw.hbm_bandwidth_Bps * r.step_time_s);
   if (spec_.thermal && hot) {
+    if (hot->steady.temperature_avg_C > states[hot->state].thermal.shutdown_C)
+      r.status = Status::Overheat;
     r.gpu_temperature_C = hot->steady.temperature_avg_C;
     r.throttle_fraction = hot->steady.throttle_fraction;
     r.thermal_slowdown = r.step_time_s / unthrottled_s - 1.0;
@@ -218,6 +220,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     }
   if (thermal) {
     tr.unthrottled_step_s = unthrottled_s;
+    tr.step_s = r.step_time_s;
     for (Replayed& x : reps) {
       tr.instances.push_back(std::move(x.steady));
       tr.inst.push_back(static_cast<int32_t>(x.inst));

@@ -117,15 +117,25 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
     c.time_s = c.static_s * c.ss.slowdown;
     classes.push_back(c);
   }
-  size_t slowest = 0, hottest = 0, normal = 0;
+  size_t slowest = 0, normal = 0;
   double static_max = 0;
   for (size_t c = 0; c < classes.size(); ++c) {
     if (classes[c].time_s > classes[slowest].time_s) slowest = c;
-    if (classes[c].ss.temperature_C > classes[hottest].ss.temperature_C) hottest = c;
     if (classes[c].g.gpu < 0) normal = c;
     static_max = std::max(static_max, classes[c].static_s);
   }
   const double step_s = classes[slowest].time_s;
+  // The faster classes wait for the slowest: their steady state over the step with that
+  // wait added (at the waiting power; their own speed taken as before the wait).
+  for (ClassState& c : classes) {
+    if (c.time_s >= step_s) continue;
+    StepProfile longer = prof;
+    longer.add_wait(step_s - c.time_s, wait_W);
+    c.ss = steady_state(c.g.thermal, under(whole_step(longer, idle_W), c.g.base));
+  }
+  size_t hottest = 0;
+  for (size_t c = 0; c < classes.size(); ++c)
+    if (classes[c].ss.temperature_C > classes[hottest].ss.temperature_C) hottest = c;
   const double extra_s = step_s - r.step_time_s;
   r.compute_time_s += extra_s;  // the bounding GPU's compute ran that much longer
   analytical_.fill_rates(w, step_s, r);
@@ -138,11 +148,10 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   const double gpus_per_stage =
       static_cast<double>(w.par.num_gpus()) / static_cast<double>(w.par.pp);
   for (const ClassState& c : classes) {
-    const double own_J = c.ss.power_W * c.time_s + wait_W * (step_s - c.time_s);
-    // Stages other than the bottleneck do less work: their share of the class scaled by
-    // their work's energy (full speed) over the bottleneck's.
-    energy += static_cast<double>(c.gpus) * own_J;
+    // Its steady state's average power over the whole step (its wait included).
+    energy += static_cast<double>(c.gpus) * c.ss.power_W * step_s;
   }
+  // Stages other than the bottleneck do less work and wait longer (full-speed energies).
   double stage_correction = 0;
   for (size_t s = 0; s < work.size(); ++s)
     stage_correction += gpus_per_stage * ((work[s].compute_J + work[s].memory_J) -
@@ -158,6 +167,8 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   r.cluster_power_swing_MW = static_cast<double>(w.par.num_gpus()) * (prof.peak_W - low_W) / 1e6;
   r.hbm_utilization = prof.hbm_bytes / (hw.hbm_bandwidth_Bps * step_s);
   if (spec_.thermal) {
+    if (classes[hottest].ss.temperature_C > classes[hottest].g.thermal.shutdown_C)
+      r.status = Status::Overheat;
     r.gpu_temperature_C = classes[hottest].ss.temperature_C;
     r.throttle_fraction = classes[hottest].ss.throttle_fraction;
     r.thermal_slowdown = step_s / static_max - 1.0;

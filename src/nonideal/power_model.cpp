@@ -119,6 +119,7 @@ ThermalParams thermal_params(const HardwareSpec& hw, double beta_per_s, double a
   t.law = static_cast<ThrottleLaw>(hw.thermal.law);
   t.clock_keep = hw.thermal.clock_keep;
   t.hbm_keep = hw.thermal.hbm_keep;
+  t.shutdown_C = hw.thermal.shutdown_C;
   return t;
 }
 

@@ -79,13 +79,24 @@ class Replayer {
           last_sample_T_ = T_;
           next_sample_ += dvfs_.sample_s;
         }
-        if (trace_ && (trace_->empty() || t_ - trace_->back().t_s >= trace_step_ || dt == t_up ||
-                       dt == t_down)) {
-          const Derate now = derate();
-          trace_->push_back({t_, T_, P, now.clock, now.hbm});
-        }
+        if (trace_) record(dt, P, d);
       }
     }
+  }
+
+  /// The trace in windows of trace_step_: each sample the window's start, its starting
+  /// temperature and its average power, clock and bandwidth kept (time-weighted).
+  void record(double dt, double P, const Derate& d) {
+    if (win_len_ == 0) win_T_ = T_before_;
+    win_len_ += dt;
+    win_E_ += P * dt;
+    win_clock_ += d.clock * dt;
+    win_hbm_ += d.hbm * dt;
+    T_before_ = T_;
+    if (win_len_ < trace_step_) return;
+    trace_->push_back(
+        {t_ - win_len_, win_T_, win_E_ / win_len_, win_clock_ / win_len_, win_hbm_ / win_len_});
+    win_len_ = win_E_ = win_clock_ = win_hbm_ = 0;
   }
 
   struct Sums {
@@ -95,6 +106,7 @@ class Replayer {
   Sums sum_;
   double T_ = 0, t_ = 0;
   bool touched_ = false;  ///< a throttle level or the DVFS clock engaged this period
+  double T_before_ = 0, win_T_ = 0, win_len_ = 0, win_E_ = 0, win_clock_ = 0, win_hbm_ = 0;
   std::vector<ThermalSample>* trace_ = nullptr;
   double trace_step_ = 0;
 
@@ -123,15 +135,19 @@ class Replayer {
 ReplayResult replay_periodic(const ThermalParams& p, std::span<const PowerSegment> profile,
                              const DvfsPolicy& dvfs, const ReplayOptions& opt) {
   ReplayResult out;
-  double full_s = 0, energy = 0;
+  // The period at this GPU's own derate (before any throttling) and its average power.
+  double full_s = 0, own_s = 0, energy = 0;
   for (const PowerSegment& s : profile) {
+    const double slow =
+        s.stretches ? opt.base.slowdown(s.work.compute_share, s.work.memory_share) : 1.0;
     full_s += s.duration_s;
-    energy += s.work.full_W() * s.duration_s;
+    own_s += s.duration_s * slow;
+    energy += (s.stretches ? s.work.at(opt.base) : s.work.full_W()) * s.duration_s * slow;
   }
   if (full_s <= 0) return out;
   // Start at the closed-form steady state of the average power (capped at the threshold's
   // neighbourhood: a throttled GPU hovers there), so that the transient is short.
-  const double avg_W = energy / full_s;
+  const double avg_W = energy / own_s;
   const double T0 = std::min(p.steady_C(avg_W), p.throttle_C + p.span_C);
   Replayer r(p, dvfs, opt);
   r.start(T0);
@@ -174,6 +190,7 @@ ReplayResult replay_periodic(const ThermalParams& p, std::span<const PowerSegmen
     double idle_W = profile.front().work.idle_W;
     Replayer cold(p, dvfs, opt);
     cold.start(p.steady_C(idle_W));
+    cold.T_before_ = cold.T_;
     cold.trace_ = &out.trace;
     cold.trace_step_ = opt.record_s / 2000;
     while (cold.t_ < opt.record_s) cold.period(profile, false);

@@ -6,10 +6,9 @@ namespace rapid {
 
 std::string describe_thermal(const ThermalReport& t) {
   std::string out = fmt::format(
-      "steady state {} simulation{} to the fixed point (throttled step {:.4f} s against {:.4f} s "
-      "unthrottled), {} step periods replayed\n",
-      t.iterations, t.iterations == 1 ? "" : "s",
-      t.instances.empty() ? 0.0 : t.instances.front().period_s, t.unthrottled_step_s, t.periods);
+      "steady state {} simulation{} to the fixed point (step {:.4f} s against {:.4f} s "
+      "unthrottled), {} step periods replayed (over every GPU class and simulation)\n",
+      t.iterations, t.iterations == 1 ? "" : "s", t.step_s, t.unthrottled_step_s, t.periods);
   constexpr size_t kShown = 8;
   for (size_t i = 0; i < t.instances.size() && i < kShown; ++i) {
     const ReplayResult& r = t.instances[i];

@@ -132,6 +132,7 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
     t.clock_keep = th.number_or("clock_keep", t.clock_keep, 0.05, 1.0);
     t.hbm_keep = th.number_or("hbm_keep", t.hbm_keep, 0.05, 1.0);
     t.rise_C = th.number_or("rise_C", t.rise_C, 1.0, 500.0);
+    t.shutdown_C = th.number_or("shutdown_C", t.throttle_C + 7.0, t.throttle_C + 0.1, 300.0);
     th.finish();
   }
   for (const char* k : {"description", "source", "sources"}) m.has(k);

@@ -47,9 +47,12 @@ LinkFault parse_one(const YAML::Node& node, const std::string& file, const std::
     case LinkSelector::MostLoaded:
       break;
   }
-  f.health = number_in(m, "health", 1.0, 0.0, true, 1.0, false);
+  // Below a thousandth of its bandwidth (or above half its packets lost) a link is as good
+  // as failed: say `failed: true` (the simulator's picosecond clock also bounds how slow a
+  // flow may be).
+  f.health = number_in(m, "health", 1.0, 1e-3, false, 1.0, false);
   f.failed = m.boolean_or("failed", false);
-  f.loss_rate = number_in(m, "loss_rate", 0.0, 0.0, false, 1.0, true);
+  f.loss_rate = number_in(m, "loss_rate", 0.0, 0.0, false, 0.5, false);
   f.transport = static_cast<Transport>(m.choice_or(
       "transport", std::vector<std::string>(std::begin(kTransportNames), std::end(kTransportNames)),
       0));

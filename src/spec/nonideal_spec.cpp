@@ -46,16 +46,19 @@ std::vector<StragglerSpec> parse_stragglers(const YamlMap& m, const CoolingSpec&
   for (size_t i = 0; i < list.size(); ++i) {
     const YamlMap s(list[i], m.file(), m.key_path(fmt::format("stragglers[{}]", i)));
     StragglerSpec x;
-    int scopes = 0;
+    std::vector<std::string> given;
     for (auto [key, scope] : {std::pair{"gpu", StragglerSpec::Scope::Gpu},
                               std::pair{"node", StragglerSpec::Scope::Node},
                               std::pair{"rack", StragglerSpec::Scope::Rack}})
       if (s.has(key)) {
-        ++scopes;
+        given.push_back(key);
         x.scope = scope;
         x.index = s.integer(key, 0, YamlMap::kMaxInteger);
       }
-    if (scopes != 1) s.fail("gpu", "<missing>", "exactly one of gpu, node or rack (an index)");
+    if (given.size() != 1)
+      s.fail(given.empty() ? "gpu" : given[1],
+             given.empty() ? "<missing>" : fmt::format("{} and {}", given[0], given[1]),
+             "exactly one of gpu, node or rack (an index)");
     x.clock_factor = s.number_or("clock_factor", 1.0, 0.01, 1.0);
     x.hbm_factor = s.number_or("hbm_factor", 1.0, 0.01, 1.0);
     x.nic_health = s.number_or("nic_health", 1.0, 0.001, 1.0);
@@ -64,6 +67,15 @@ std::vector<StragglerSpec> parse_stragglers(const YamlMap& m, const CoolingSpec&
       x.cooling = parse_cooling(s, "cooling", base);
     }
     s.finish();
+    if (x.clock_factor >= 1 && x.hbm_factor >= 1 && x.nic_health >= 1 && !x.own_cooling)
+      s.fail("clock_factor", "1",
+             "at least one of clock_factor, hbm_factor, nic_health below 1 "
+             "or a cooling of its own (else it is not a straggler)");
+    for (const StragglerSpec& y : out)
+      if (y.scope == x.scope && y.index == x.index)
+        s.fail(given[0], std::to_string(x.index),
+               "a GPU, node or rack no other straggler of "
+               "this scenario names (merge their factors)");
     out.push_back(x);
   }
   return out;
@@ -74,6 +86,8 @@ NonIdealSpec parse_one(const YAML::Node& node, const std::string& file, const st
   const YamlMap m(node, file, path);
   NonIdealSpec s;
   s.name = m.string_or("name", s.name);
+  if (s.name.empty() || s.name.find_first_not_of(" \t") == std::string::npos)
+    m.fail("name", s.name, "a non-empty scenario name");
   s.power = m.boolean_or("power", false);
   s.thermal = m.boolean_or("thermal", false);
   s.power = s.power || s.thermal;
@@ -84,7 +98,14 @@ NonIdealSpec parse_one(const YAML::Node& node, const std::string& file, const st
   if (s.mitigation != Mitigation::None && !s.thermal)
     m.fail("mitigation", kMitigationNames[static_cast<int>(s.mitigation)],
            "thermal: true (mitigations act on thermal throttling)");
+  if (!s.thermal)  // cooling acts through the thermal model only
+    for (const char* key : {"cooling", "ambient_C"})
+      if (m.has(key)) m.fail(key, "<set>", "thermal: true (cooling acts on the thermal model)");
   if (m.has("stragglers")) s.stragglers = parse_stragglers(m, s.cooling);
+  for (size_t i = 0; i < s.stragglers.size(); ++i)
+    if (s.stragglers[i].own_cooling && !s.thermal)
+      m.fail(fmt::format("stragglers[{}].cooling", i), "<set>",
+             "thermal: true (cooling acts on the thermal model)");
   if (!s.stragglers.empty()) s.power = true;  // their derates need the ops' roofline split
   if (m.has("link_faults"))
     s.link_faults = parse_link_faults(m.node("link_faults"), file, m.key_path("link_faults"));
@@ -116,7 +137,8 @@ std::string describe_scenario(const NonIdealSpec& s) {
   }
   for (size_t i = 0; i < s.link_faults.size() && i < 3; ++i)
     parts.push_back(describe_link_fault(s.link_faults[i]));
-  if (s.link_faults.size() > 3) parts.push_back(fmt::format("{} more link faults", s.link_faults.size() - 3));
+  if (s.link_faults.size() > 3)
+    parts.push_back(fmt::format("{} more link faults", s.link_faults.size() - 3));
   if (s.failures.enabled) parts.push_back("failures");
   return parts.empty() ? "ideal" : fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -133,7 +155,10 @@ std::vector<NonIdealSpec> parse_scenarios(const YAML::Node& nonideal, const YAML
     return {first};
   }
   if (!scenarios.IsSequence() || scenarios.size() == 0)
-    throw InputError(file, "scenarios", scenarios.IsScalar() ? scenarios.Scalar() : "<not a list>",
+    throw InputError(file, "scenarios",
+                     scenarios.IsScalar()     ? scenarios.Scalar()
+                     : scenarios.IsSequence() ? "<empty list>"
+                                              : "<not a list>",
                      "a non-empty list of {name: ..., keys of nonideal: to override}");
   std::vector<NonIdealSpec> out;
   std::set<std::string> names;

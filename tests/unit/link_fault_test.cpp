@@ -233,11 +233,11 @@ TEST(LinkFaultParse, BadInputNamesKeyAndValue) {
             "nonideal.link_faults[0] = a fault without effect : at least one of health < 1, "
             "failed: true, loss_rate > 0");
   EXPECT_EQ(parse_error("[{link: nic, gpu: 2, health: 0}]"),
-            "nonideal.link_faults[0].health = 0 : a number in (0, 1]");
+            "nonideal.link_faults[0].health = 0 : a number in [0.001, 1]");
   EXPECT_EQ(parse_error("[{link: nic, gpu: 2, health: 1.5}]"),
-            "nonideal.link_faults[0].health = 1.5 : a number in (0, 1]");
+            "nonideal.link_faults[0].health = 1.5 : a number in [0.001, 1]");
   EXPECT_EQ(parse_error("[{link: nic, gpu: 2, loss_rate: 1}]"),
-            "nonideal.link_faults[0].loss_rate = 1 : a number in [0, 1)");
+            "nonideal.link_faults[0].loss_rate = 1 : a number in [0, 0.5]");
   EXPECT_EQ(parse_error("[{link: nic, gpu: -1, failed: true}]"),
             "nonideal.link_faults[0].gpu = -1 : an integer between 0 and 1000000000");
   EXPECT_EQ(parse_error("[{link: nik, gpu: 1, failed: true}]"),

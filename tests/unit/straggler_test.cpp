@@ -12,6 +12,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/nonideal/step_profile.hpp"
+#include "rapid/spec/yaml_reader.hpp"
 #include "rapid/sweep/enumerator.hpp"
 #include "test_support.hpp"
 
@@ -20,11 +21,11 @@ namespace {
 
 // Llama 3 8B on 16 H100 (2 DGX nodes of 8): DP16, TP1, PP1, ZeRO-3, one sequence of 4096
 // tokens per micro-batch, 8 micro-batches per replica (gbs 128). One point.
-std::string job(const std::string& nonideal) {
+std::string job(const std::string& nonideal, const std::string& hardware = "") {
   return "model: " + test::source_path("configs/models/llama3-8b.yaml") +
          "\n"
          "hardware: " +
-         test::source_path("configs/hardware/h100-sxm5-80gb.yaml") +
+         (hardware.empty() ? test::source_path("configs/hardware/h100-sxm5-80gb.yaml") : hardware) +
          "\n"
          "network: " +
          test::source_path("configs/networks/dgx-h100-superpod.yaml") +
@@ -44,8 +45,9 @@ struct JobRun {
 };
 
 // Both fidelities of the job's only point.
-void run(const std::string& name, const std::string& nonideal, JobRun& out) {
-  out.spec = load_sweep_spec(test::write_temp(name, job(nonideal)));
+void run(const std::string& name, const std::string& nonideal, JobRun& out,
+         const std::string& hardware = "", Status expected = Status::Ok) {
+  out.spec = load_sweep_spec(test::write_temp(name, job(nonideal, hardware)));
   const Enumerator e(out.spec);
   ASSERT_EQ(e.size(), 1);
   const Point p = e.decode(0);
@@ -54,8 +56,17 @@ void run(const std::string& name, const std::string& nonideal, JobRun& out) {
   Workload wd;
   out.pe->evaluate(p, out.w, out.analytical, Fidelity::Analytical);
   out.pe->evaluate(p, wd, out.des, Fidelity::Des);
-  ASSERT_EQ(out.analytical.status, Status::Ok);
-  ASSERT_EQ(out.des.status, Status::Ok);
+  ASSERT_EQ(out.analytical.status, expected);
+  ASSERT_EQ(out.des.status, expected);
+}
+
+// The H100 file with its shutdown temperature out of the way (150 C instead of 102 C), so
+// that a straggler can sit fully derated above 100 C and still run.
+std::string hot_h100() {
+  std::string text = read_text_file(test::source_path("configs/hardware/h100-sxm5-80gb.yaml"));
+  const std::string key = "shutdown_C: 102";
+  text.replace(text.find(key), key.size(), "shutdown_C: 150");
+  return test::write_temp("h100-hot.yaml", text);
 }
 
 double rel(double a, double b) {
@@ -115,8 +126,8 @@ TEST(Straggler, HalfClockGpuSlowsTheStepByItsComputeBoundWork) {
 
 TEST(Straggler, IndexBeyondTheJobIsAnInputError) {
   // 16 GPUs: ranks 0..15; GPU 16 is not in the job.
-  const std::string path =
-      test::write_temp("straggler-out.yaml", job("nonideal: {stragglers: [{gpu: 16}]}\n"));
+  const std::string path = test::write_temp(
+      "straggler-out.yaml", job("nonideal: {stragglers: [{gpu: 16, clock_factor: 0.5}]}\n"));
   try {
     load_sweep_spec(path);
     ADD_FAILURE() << "no InputError";
@@ -126,9 +137,10 @@ TEST(Straggler, IndexBeyondTheJobIsAnInputError) {
     EXPECT_EQ(e.file(), path);
   }
   // Node 2 of 8-GPU nodes starts at rank 16: outside too. Node 1 (ranks 8..15) is fine.
-  EXPECT_THROW(load_sweep_spec(test::write_temp("straggler-node.yaml",
-                                                job("nonideal: {stragglers: [{node: 2}]}\n"))),
-               InputError);
+  EXPECT_THROW(
+      load_sweep_spec(test::write_temp(
+          "straggler-node.yaml", job("nonideal: {stragglers: [{node: 2, clock_factor: 0.5}]}\n"))),
+      InputError);
   EXPECT_NO_THROW(load_sweep_spec(test::write_temp(
       "straggler-node1.yaml", job("nonideal: {stragglers: [{node: 1, clock_factor: 0.8}]}\n"))));
 }
@@ -162,7 +174,7 @@ void expect_fully_derated(const JobRun& ideal, const JobRun& hot) {
 TEST(Straggler, OwnHotterCoolingThrottlesItForGood) {
   // Its cooling also differs in beta (0.1501 /s: the same heat, within 0.07%).
   JobRun ideal, hot;
-  run("hot-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal);
+  run("hot-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal, hot_h100());
   // The others (inlet 35 C): T_inf below 95 C at any power up to TDP (35 + 0.0105 x 700 /
   // 0.15 = 84 C).
   EXPECT_EQ(ideal.analytical.throttle_fraction, 0.0);
@@ -171,18 +183,31 @@ TEST(Straggler, OwnHotterCoolingThrottlesItForGood) {
       "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: "
       "0.05, "
       "beta_per_s: 0.1501}}]}\n",
-      hot);
+      hot, hot_h100());
   expect_fully_derated(ideal, hot);
 }
 
 TEST(Straggler, OwnCoolingDifferingOnlyInAlphaThrottlesIt) {
   JobRun ideal, hot;
-  run("alpha-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal);
+  run("alpha-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal, hot_h100());
   run("alpha-only.yaml",
       "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: "
       "0.05}}]}\n",
-      hot);
+      hot, hot_h100());
   expect_fully_derated(ideal, hot);
+}
+
+// The same straggler on the stock H100 file: fully derated it settles above 100 C (35 + P / 3
+// with P > 195 W, see above), over the file's 102 C shutdown when P > 201 W (idle 130 W plus
+// its dynamic power at half clock): the point cannot run, in both fidelities.
+TEST(Straggler, HotterThanShutdownIsOverheat) {
+  JobRun hot;
+  run("overheat.yaml",
+      "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: "
+      "0.05}}]}\n",
+      hot, "", Status::Overheat);
+  EXPECT_GT(hot.analytical.gpu_temperature_C, 102.0);
+  EXPECT_GT(hot.des.gpu_temperature_C, 102.0);
 }
 
 TEST(Straggler, PowerColumnsAreConsistent) {

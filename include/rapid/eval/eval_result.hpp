@@ -11,9 +11,11 @@ namespace rapid {
 /// A point's outcome. Infeasible points are rows with a status, never exceptions.
 /// NoRoute: a hard link failure leaves some pair of GPUs of the layout without a path
 /// (docs/faults.md).
-enum class Status : uint8_t { Ok = 0, OutOfMemory = 1, Infeasible = 2, NoRoute = 3 };
+/// Overheat: even fully throttled, some GPU's steady temperature exceeds its shutdown
+/// temperature (docs/nonideal.md sec 2): the point cannot run under its scenario.
+enum class Status : uint8_t { Ok = 0, OutOfMemory = 1, Infeasible = 2, NoRoute = 3, Overheat = 4 };
 /// Names of Status values, indexed by value (also the HDF5 enum member names).
-inline constexpr const char* kStatusNames[] = {"ok", "oom", "infeasible", "no_route"};
+inline constexpr const char* kStatusNames[] = {"ok", "oom", "infeasible", "no_route", "overheat"};
 inline const char* status_name(Status s) {
   return kStatusNames[static_cast<int>(s)];
 }

@@ -24,6 +24,7 @@ struct ThermalReport {
   int iterations = 0;  ///< simulations run (1: no thermal feedback)
   int periods = 0;     ///< step periods replayed, summed over instances and iterations
   double unthrottled_step_s = 0;
+  double step_s = 0;  ///< the step at the fixed point (the last simulation's)
   /// Per replayed class of GPUs: its steady state (with traces when asked), a GPU of it,
   /// the simulated instance it belongs to, and whether it is the normal replicas of a
   /// stage that one straggler instance stands for (they replay its trace, waiting).

@@ -26,6 +26,7 @@ struct ThermalParams {
   ThrottleLaw law = ThrottleLaw::Linear;
   double clock_keep = 1.0;  ///< SM clock fraction at full depth
   double hbm_keep = 0.73;   ///< HBM bandwidth fraction at full depth
+  double shutdown_C = 102;  ///< hotter at the steady state: the GPU cannot run (overheat)
 
   /// Steady temperature under constant power P: T_ambient + alpha P / beta.
   double steady_C(double power_W) const { return ambient_C + alpha_C_per_J * power_W / beta_per_s; }

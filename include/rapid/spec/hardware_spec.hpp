@@ -92,6 +92,7 @@ struct HardwareSpec {
     double clock_keep = 1.0;  ///< SM clock fraction at the full derate
     double hbm_keep = 0.73;   ///< HBM bandwidth fraction at the full derate
     double rise_C = 40;       ///< heating idle -> TDP under air cooling (sets alpha)
+    double shutdown_C = 102;  ///< above it (throttled to the full depth) the GPU shuts down
   } thermal;
 
   /// The fused attention kernels this GPU has (attention_efficiency > 0).
