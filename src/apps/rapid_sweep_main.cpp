@@ -66,6 +66,9 @@ struct Prepared {
   std::unique_ptr<rapid::PointEvaluator> evaluator;
 };
 
+// Longest path of the temporary file MPI-IO is given (ROMIO aborts a little above 240).
+constexpr size_t kMaxMpiIoPath = 220;
+
 // Bad output paths are bad input: the directory must exist and be writable, and the path
 // must not be a directory.
 void check_output_path(const std::string& output, const std::string& job) {
@@ -88,6 +91,17 @@ void check_output_path(const std::string& output, const std::string& job) {
                             "a new or regular file (not a device, FIFO, socket or symlink)");
   if (fs::exists(st) && fs::equivalent(out, fs::path(job), ec))
     throw rapid::InputError("<command line>", "-o", output, "a path other than the job file");
+  // The file's own name is the OS's affair (NAME_MAX); MPI-IO opens the temporary file in
+  // its directory and aborts on paths of more than about 240 characters (ROMIO).
+  if (out.filename().string().size() > 255)
+    throw rapid::InputError("<command line>", "-o", output, "a file name of at most 255 bytes");
+  const std::string temp = fs::absolute(rapid::ResultStore::temp_path_for(output), ec).string();
+  if (temp.size() > kMaxMpiIoPath)
+    throw rapid::InputError(
+        "<command line>", "-o", output,
+        fmt::format("a file in a directory whose absolute path is short enough for MPI-IO ({} "
+                    "characters for {})",
+                    kMaxMpiIoPath, temp));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw rapid::InputError("<command line>", "-o", output,
                             fmt::format("a file in a writable directory ({})", dir.string()));
@@ -247,9 +261,10 @@ int main(int argc, char** argv) {
                  "analytical (default), des (discrete-event simulation of every point) or auto "
                  "(analytical, then des on the best points)");
   app.add_option("--precision", o.precision, "high: another name for --fidelity des");
-  app.add_option("--des-top-k", o.des_top_k,
-                 "auto: simulate the best K points per GPU count, hardware and scenario (default: the "
-                 "job's simulation.des_top_k, 4)")
+  app.add_option(
+         "--des-top-k", o.des_top_k,
+         "auto: simulate the best K points per GPU count, hardware and scenario (default: the "
+         "job's simulation.des_top_k, 4)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--full", o.full, "des/auto: simulate every DP replica (no symmetry shortcut)");
   try {

@@ -18,15 +18,21 @@ namespace fs = std::filesystem;
 
 namespace rapid {
 
-namespace {
+namespace {}  // namespace
 
-// Temporary file name, unique per run: the Slurm job (when there is one) and rank 0's pid.
-std::string make_temp_path(const std::string& output) {
+// Temporary file, unique per run (the Slurm job when there is one, and rank 0's pid), with
+// a short name in the output's directory: MPI-IO (ROMIO) aborts on file names of more than
+// about 240 characters, so the file's own name, which may be up to NAME_MAX long, only
+// appears in the final rename.
+std::string ResultStore::temp_path_for(const std::string& output) {
   const char* job = std::getenv("SLURM_JOB_ID");
   const long pid = static_cast<long>(::getpid());
-  if (job && *job) return fmt::format("{}.tmp-{}-{}", output, job, pid);
-  return fmt::format("{}.tmp-{}", output, pid);
+  const std::string name = job && *job ? fmt::format(".rapid-sweep.tmp-{}-{}.h5", job, pid)
+                                       : fmt::format(".rapid-sweep.tmp-{}.h5", pid);
+  return (fs::path(output).parent_path() / name).string();
 }
+
+namespace {
 
 std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);
@@ -57,7 +63,7 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
       baseline_index_(baseline_index) {
   RAPID_ASSERT(num_points_ > 0, "a sweep has at least one point");
   h5::silence_error_printing();
-  temp_path_ = mpi_.broadcast(mpi_.is_root() ? make_temp_path(output_path_) : std::string());
+  temp_path_ = mpi_.broadcast(mpi_.is_root() ? temp_path_for(output_path_) : std::string());
   try {
     create_file();
     create_points();

@@ -120,6 +120,8 @@ std::optional<double> parse_quantity(std::string_view text, Dimension d) {
   if (unit.empty()) return value;
   auto factor = unit_factor(unit, d);
   if (!factor) return std::nullopt;
+  // A finite number whose unit scales it past the double range is no quantity either.
+  if (!std::isfinite(value * *factor)) return std::nullopt;
   return value * *factor;
 }
 

@@ -1,5 +1,7 @@
 #include "rapid/spec/yaml_reader.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -10,6 +12,15 @@
 namespace rapid {
 
 std::string read_text_file(const std::string& path) {
+  // Only regular files of a bounded size: a FIFO would block, a device never end.
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw InputError(path, "<file>", path, "a regular file (not a directory, FIFO or device)");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxInputFileBytes)
+    throw InputError(path, "<file>", fmt::format("{} bytes", size),
+                     fmt::format("a file of at most {} MiB", kMaxInputFileBytes >> 20));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "<file>", path, "a readable file");
   std::ostringstream ss;
@@ -133,9 +144,35 @@ double YamlMap::number_or(const std::string& key, double fallback, double min, d
   return *v;
 }
 
+namespace {
+
+/// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, at most
+/// U+10FFFF): names go into the HDF5 file as UTF-8 strings readers must decode.
+bool is_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    if (n < 0 || (n > 0 && i + static_cast<size_t>(n) >= s.size())) return false;  // truncated
+    uint32_t cp = n == 0 ? c : c & (0x3F >> n);
+    for (int k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
+      if ((b >> 6) != 0x2) return false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += static_cast<size_t>(n) + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string YamlMap::string(const std::string& key) const {
   YAML::Node n = child(key);
   if (!n.IsScalar()) fail(key, scalar_text(n), "a string");
+  if (!is_utf8(n.Scalar())) fail(key, "<not UTF-8>", "UTF-8 text");
   return n.Scalar();
 }
 

@@ -4,6 +4,10 @@
 
 #include "rapid/common/error.hpp"
 #include "rapid/spec/sweep_spec.hpp"
+#include "rapid/spec/yaml_reader.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
 #include "test_support.hpp"
 
 namespace rapid {
@@ -92,6 +96,48 @@ TEST(SpecErrors, OperatorNetworkFormLoadsAsIs) {
   EXPECT_DOUBLE_EQ(s.network.link_latency_s, 0.5e-6);
   EXPECT_EQ(s.network.gpus_per_node, 8);
   EXPECT_DOUBLE_EQ(s.network.oversubscription, 1.0);  // more up than down bandwidth
+}
+
+// Only regular files are read (a FIFO would block the reader for ever, /dev/zero never end),
+// and only up to kMaxInputFileBytes.
+TEST(SpecErrors, FifosDevicesAndHugeFilesAreRefused) {
+  const std::string fifo = test::write_temp("fifo-base.yaml", "") + ".fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    try {
+      read_text_file(path);
+      ADD_FAILURE() << "no InputError for " << path;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), path);
+      EXPECT_NE(std::string(e.what()).find("a regular file"), std::string::npos) << e.what();
+    }
+  }
+  ::unlink(fifo.c_str());
+  // One byte over the cap: 16 MiB + 1.
+  const std::string big = test::write_temp("huge.yaml", std::string(kMaxInputFileBytes + 1, '#'));
+  try {
+    read_text_file(big);
+    ADD_FAILURE() << "no InputError for a file over the cap";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.value(), std::to_string(kMaxInputFileBytes + 1) + " bytes");
+  }
+}
+
+// Names end up as UTF-8 strings in the HDF5 file: bytes that are not UTF-8 are bad input
+// (0xFF never occurs in UTF-8; a lone continuation byte 0x80 neither; U+00E9 and U+20AC
+// encoded properly load).
+TEST(SpecErrors, NamesMustBeUtf8) {
+  InputError e = load_error("utf8.yaml", "name: \"bad\xff\xfe\"\n" + job("model: llama3-8b"));
+  EXPECT_EQ(e.key(), "name");
+  EXPECT_EQ(e.value(), "<not UTF-8>");
+  e = load_error("utf8b.yaml", "name: \"x\x80\"\n" + job("model: llama3-8b"));
+  EXPECT_EQ(e.key(), "name");
+  setenv("RAPID_CONFIG_DIR", test::source_path("configs").c_str(), 1);
+  EXPECT_EQ(load_sweep_spec(test::write_temp("utf8ok.yaml", "name: \"caf\xc3\xa9-\xe2\x82\xac\"\n" +
+                                                                job("model: llama3-8b")))
+                .name,
+            "caf\xc3\xa9-\xe2\x82\xac");
 }
 
 }  // namespace

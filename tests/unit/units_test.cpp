@@ -38,5 +38,12 @@ TEST(Units, RejectsWrongDimensionAndGarbage) {
   EXPECT_FALSE(parse_quantity("5mB", Dimension::Size));
 }
 
+// A finite number that its unit scales past the double range (1e300 x 1e15 B/s) is not a
+// quantity: it would reach the model as infinity.
+TEST(Units, ScaledPastTheDoubleRangeIsRejected) {
+  EXPECT_FALSE(parse_quantity("1e300PB/s", Dimension::Bandwidth));
+  EXPECT_DOUBLE_EQ(*parse_quantity("1e290PB/s", Dimension::Bandwidth), 1e305);
+}
+
 }  // namespace
 }  // namespace rapid

@@ -73,6 +73,9 @@ class ResultStore {
 
   const std::string& output_path() const { return output_path_; }
   const std::string& temp_path() const { return temp_path_; }
+  /// The temporary file a run writing `output` uses (rank 0's pid): a short name in the
+  /// output's directory. Its length is what MPI-IO sees (check_output_path bounds it).
+  static std::string temp_path_for(const std::string& output);
   int64_t num_points() const { return num_points_; }
 
  private:

@@ -21,7 +21,11 @@ YAML::Node load_yaml_file(const std::string& path);
 /// Parses YAML text; `origin` names it in errors. Throws InputError on a syntax error.
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin);
 
-/// Reads text of a whole file; throws InputError naming `path` when it cannot be read.
+/// Largest input file read (a job, model, hardware, network or stack file, a CSV table).
+inline constexpr uint64_t kMaxInputFileBytes = 16ull << 20;
+
+/// Reads text of a whole file; throws InputError naming `path` when it cannot be read, is
+/// not a regular file (a FIFO, a device, a directory) or is larger than kMaxInputFileBytes.
 std::string read_text_file(const std::string& path);
 
 /// A YAML mapping plus where it came from. Accessors throw InputError.
