@@ -1,9 +1,12 @@
 #include "rapid/eval/point_evaluator.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/analytical/fault_network.hpp"
+#include "rapid/common/error.hpp"
 #include "rapid/eval/fit_hint.hpp"
 #include "rapid/memory/memory_model.hpp"
 #include "rapid/nonideal/goodput.hpp"
@@ -27,6 +30,7 @@ PointEvaluator::~PointEvaluator() = default;
 
 PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOptions des)
     : spec_(spec), fidelity_(fidelity) {
+  if (const char* env = std::getenv("RAPID_SWEEP_TEST_POINT_ERROR")) fail_point_ = std::atoll(env);
   const bool faults = std::any_of(spec.scenarios.begin(), spec.scenarios.end(),
                                   [](const NonIdealSpec& s) { return !s.link_faults.empty(); }) ||
                       !spec.network.faults.empty();
@@ -111,6 +115,27 @@ void PointEvaluator::simulate(const Point& p, const Workload& w, EvalResult& r,
     sys.nonideal->evaluate_des(*sys.des, w, r, out.report, out.timeline, out.thermal, out.record);
   else
     sys.des->simulate(w, r, out.report, out.timeline);
+}
+
+void PointEvaluator::evaluate_guarded(const Point& p, Workload& w, EvalResult& r,
+                                      Fidelity f) const noexcept {
+  ErrorCode code = ErrorCode::None;
+  try {
+    if (p.index == fail_point_)
+      throw InternalError("injected point error (RAPID_SWEEP_TEST_POINT_ERROR)");
+    evaluate(p, w, r, f);
+    return;
+  } catch (const std::bad_alloc&) {
+    code = ErrorCode::HostMemory;
+  } catch (const InternalError&) {
+    code = ErrorCode::Internal;
+  } catch (...) {
+    code = ErrorCode::Other;
+  }
+  r = EvalResult{};
+  r.status = Status::Error;
+  r.error_code = static_cast<uint8_t>(code);
+  r.fidelity = f == Fidelity::Des ? 1 : 0;
 }
 
 void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {

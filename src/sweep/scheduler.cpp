@@ -181,7 +181,9 @@ void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
       }
       ResultRow& row = rows_[static_cast<size_t>(k)];
       row.point = enumerator_.decode(c.first + k);
-      evaluator_.evaluate(row.point, scratch_[static_cast<size_t>(t)], row.result);
+      evaluator_.evaluate_guarded(
+          row.point, scratch_[static_cast<size_t>(t)], row.result,
+          evaluator_.fidelity() == Fidelity::Des ? Fidelity::Des : Fidelity::Analytical);
     } catch (...) {
 #pragma omp critical(rapid_scheduler_error)
       {
@@ -290,8 +292,8 @@ int64_t Scheduler::refine() {
     try {
       ResultRow& row = rows_[j];
       row.point = enumerator_.decode(here[j]);
-      evaluator_.evaluate(row.point, scratch_[static_cast<size_t>(omp_get_thread_num())],
-                          row.result, Fidelity::Des);
+      evaluator_.evaluate_guarded(row.point, scratch_[static_cast<size_t>(omp_get_thread_num())],
+                                  row.result, Fidelity::Des);
     } catch (...) {
 #pragma omp critical(rapid_scheduler_error)
       {

@@ -13,9 +13,24 @@ namespace rapid {
 /// (docs/faults.md).
 /// Overheat: even fully throttled, some GPU's steady temperature exceeds its shutdown
 /// temperature (docs/nonideal.md sec 2): the point cannot run under its scenario.
-enum class Status : uint8_t { Ok = 0, OutOfMemory = 1, Infeasible = 2, NoRoute = 3, Overheat = 4 };
+/// Error: the evaluator could not handle a legal point (error_code says why); the sweep
+/// goes on.
+enum class Status : uint8_t {
+  Ok = 0,
+  OutOfMemory = 1,
+  Infeasible = 2,
+  NoRoute = 3,
+  Overheat = 4,
+  Error = 5
+};
 /// Names of Status values, indexed by value (also the HDF5 enum member names).
-inline constexpr const char* kStatusNames[] = {"ok", "oom", "infeasible", "no_route", "overheat"};
+inline constexpr const char* kStatusNames[] = {"ok",       "oom",      "infeasible",
+                                               "no_route", "overheat", "error"};
+
+/// Why an `error` row has no result: the host ran out of memory (std::bad_alloc), an
+/// internal limit or invariant of an evaluator (InternalError), anything else.
+enum class ErrorCode : uint8_t { None = 0, HostMemory = 1, Internal = 2, Other = 3 };
+inline constexpr const char* kErrorCodeNames[] = {"none", "host_memory", "internal", "other"};
 inline const char* status_name(Status s) {
   return kStatusNames[static_cast<int>(s)];
 }
@@ -88,19 +103,19 @@ struct EvalResult {
   double max_link_utilization = kNaN;  ///< busy fraction of the busiest link
 
   // Non-ideal behaviour (docs/nonideal.md); NaN when the job's scenario leaves it off.
-  double energy_per_step_J = kNaN;      ///< all GPUs of the job, one step
-  double avg_gpu_power_W = kNaN;        ///< per GPU, averaged over the step and the GPUs
-  double peak_gpu_power_W = kNaN;       ///< the highest board power any GPU draws in the step
-  double tokens_per_J = kNaN;           ///< tokens / (energy per step)
-  double cluster_power_swing_MW = kNaN; ///< max - min of all GPUs' summed power within a step
-  double gpu_temperature_C = kNaN;      ///< hottest GPU, time average at the periodic steady state
-  double throttle_fraction = kNaN;      ///< that GPU's time throttled at the steady state
-  double thermal_slowdown = kNaN;       ///< step time / step time without throttling - 1
-  double hbm_utilization = kNaN;        ///< HBM bytes moved / (HBM peak x step time), bounding GPU
-  int32_t bounding_gpu = -1;            ///< GPU whose slowness bounds the step (-1: none stands out)
-  double job_mtbf_s = kNaN;             ///< mean time between job interruptions (all components)
-  double checkpoint_bytes = kNaN;       ///< one checkpoint of the job (weights + optimizer states)
-  double checkpoint_write_s = kNaN;     ///< time to write it
+  double energy_per_step_J = kNaN;       ///< all GPUs of the job, one step
+  double avg_gpu_power_W = kNaN;         ///< per GPU, averaged over the step and the GPUs
+  double peak_gpu_power_W = kNaN;        ///< the highest board power any GPU draws in the step
+  double tokens_per_J = kNaN;            ///< tokens / (energy per step)
+  double cluster_power_swing_MW = kNaN;  ///< max - min of all GPUs' summed power within a step
+  double gpu_temperature_C = kNaN;       ///< hottest GPU, time average at the periodic steady state
+  double throttle_fraction = kNaN;       ///< that GPU's time throttled at the steady state
+  double thermal_slowdown = kNaN;        ///< step time / step time without throttling - 1
+  double hbm_utilization = kNaN;         ///< HBM bytes moved / (HBM peak x step time), bounding GPU
+  int32_t bounding_gpu = -1;         ///< GPU whose slowness bounds the step (-1: none stands out)
+  double job_mtbf_s = kNaN;          ///< mean time between job interruptions (all components)
+  double checkpoint_bytes = kNaN;    ///< one checkpoint of the job (weights + optimizer states)
+  double checkpoint_write_s = kNaN;  ///< time to write it
   double checkpoint_interval_s = kNaN;  ///< Young/Daly optimum
   double goodput = kNaN;                ///< useful fraction of the job's wall time
   double goodput_tokens_per_s = kNaN;   ///< tokens_per_s x goodput
@@ -115,6 +130,7 @@ struct EvalResult {
   double memory_capacity_bytes = 0;
   double oom_excess_bytes = 0;  ///< peak - capacity on out-of-memory rows
   uint8_t fit_hint = 0;         ///< FitHint of an out-of-memory row
+  uint8_t error_code = 0;       ///< ErrorCode of an error row
   int32_t fit_hint_value = 0;   ///< the value that knob takes
 };
 

@@ -40,6 +40,12 @@ class PointEvaluator {
   /// The same with fidelity `f` (Des needs an object built with Des or Auto).
   void evaluate(const Point& p, Workload& scratch, EvalResult& r, Fidelity f) const;
 
+  /// evaluate() that never throws for the point: a failure of the evaluator on it (host
+  /// memory, an internal limit, anything else) becomes status Error with its ErrorCode in
+  /// `r`. Testing hook: RAPID_SWEEP_TEST_POINT_ERROR=I makes point I fail (InternalError).
+  void evaluate_guarded(const Point& p, Workload& scratch, EvalResult& r,
+                        Fidelity f) const noexcept;
+
   /// Extra outputs of one point's DES run (`rapid predict`).
   struct DesOutputs {
     DesReport* report = nullptr;
@@ -66,6 +72,7 @@ class PointEvaluator {
   const SweepSpec& spec_;
   Fidelity fidelity_;
   size_t per_scenario_ = 1;  ///< systems per (hardware, scenario): GPU counts with faults
+  int64_t fail_point_ = -1;  ///< RAPID_SWEEP_TEST_POINT_ERROR
   std::vector<std::unique_ptr<System>> systems_;
 };
 
