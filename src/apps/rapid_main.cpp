@@ -18,6 +18,7 @@
 #include "apps/op_command.hpp"
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/common/error.hpp"
+#include "rapid/common/version.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/eval/report.hpp"
 #include "rapid/nonideal/thermal_report.hpp"
@@ -199,7 +200,9 @@ int run_predict(const PredictOptions& o) {
 
 int main(int argc, char** argv) {
   CLI::App app{"rapid: predict one point, validate against published measurements"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);  // --version alone, or one subcommand
+  app.set_version_flag("--version",
+                       fmt::format("rapid {} ({})", rapid::version(), rapid::git_revision()));
 
   PredictOptions po;
   CLI::App* predict = app.add_subcommand("predict", "evaluate one layout of a job file");
@@ -261,6 +264,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : rapid::kExitBadInput;
+  }
+  if (app.get_subcommands().empty()) {
+    std::fprintf(stderr,
+                 "rapid: a subcommand is required: predict, validate, op, model or "
+                 "calibrate (--help for more)\n");
+    return rapid::kExitBadInput;
   }
   try {
     if (predict->parsed()) return run_predict(po);

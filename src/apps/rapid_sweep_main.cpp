@@ -34,6 +34,7 @@
 #include <string>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/version.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/io/result_store.hpp"
 #include "rapid/spec/sweep_spec.hpp"
@@ -55,6 +56,7 @@ struct Options {
   std::string precision;
   int64_t des_top_k = 0;  // 0: the job's simulation.des_top_k
   bool full = false;
+  double max_points = 0;  // 0: the default cap (SearchSpace::max_candidates)
 };
 
 // Everything the sweep needs, built in the validation phase.
@@ -129,6 +131,7 @@ void prepare(const Options& o, Prepared& p) {
   p.fidelity = parse_fidelity(o);
   p.spec = rapid::load_sweep_spec(o.job);
   p.top_k = o.des_top_k > 0 ? o.des_top_k : p.spec.simulation.des_top_k;
+  if (o.max_points > 0) p.spec.search.max_candidates = o.max_points;
   p.enumerator = std::make_unique<rapid::Enumerator>(p.spec);
   rapid::DesOptions des;
   if (o.full || p.spec.simulation.des_full) des.replicas = rapid::des::ReplicaMode::All;
@@ -219,6 +222,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   run.threads_per_rank = omp_get_max_threads();
   run.wall_time_s = wall;
   run.peak_rss_bytes = mpi.allreduce_max(peak_rss_bytes());
+  run.hostnames = mpi.hostnames();
   store.commit(run);
 
   if (mpi.is_root() && !o.quiet) {
@@ -267,6 +271,14 @@ int main(int argc, char** argv) {
          "job's simulation.des_top_k, 4)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--full", o.full, "des/auto: simulate every DP replica (no symmetry shortcut)");
+  app.add_option("--max-points", o.max_points,
+                 "largest search space walked, in candidate points before the legality filter "
+                 "(default 1e9)")
+      ->check(CLI::Range(1.0, 1e15));
+  app.set_version_flag(
+      "--version",
+      fmt::format("rapid-sweep {} ({}); {}; HDF5 {}", rapid::version(), rapid::git_revision(),
+                  rapid::mpi_library_version(), rapid::hdf5_library_version()));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

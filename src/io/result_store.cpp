@@ -247,6 +247,21 @@ void ResultStore::write(int64_t first_index, std::span<const ResultRow> rows) {
   }
 }
 
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (MPI_Get_library_version(text, &len) != MPI_SUCCESS) return "unknown";
+  std::string v(text, static_cast<size_t>(std::max(0, len)));
+  const size_t nl = v.find_first_of("\n,");
+  return nl == std::string::npos ? v : v.substr(0, nl);
+}
+
+std::string hdf5_library_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  if (H5get_libversion(&major, &minor, &release) < 0) return "unknown";
+  return fmt::format("{}.{}.{}", major, minor, release);
+}
+
 void ResultStore::write_root_attributes(const RunProvenance& run) {
   using Value = std::variant<std::string, int64_t, double>;
   const double points_per_s =
@@ -267,6 +282,10 @@ void ResultStore::write_root_attributes(const RunProvenance& run) {
       {"network_path", spec_.network_source.path},
       {"network_yaml", spec_.network_source.yaml},
       {"fidelity", run.fidelity},
+      {"slurm_job_id", std::string(std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "")},
+      {"hostnames", run.hostnames},
+      {"mpi_library_version", mpi_library_version()},
+      {"hdf5_library_version", hdf5_library_version()},
       {"ranks", int64_t{mpi_.size()}},
       {"threads_per_rank", run.threads_per_rank},
       {"num_points", num_points_},

@@ -40,6 +40,19 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
     throw InputError(spec.job.path, "search.recompute_num_layers",
                      fmt::format("{} recompute options", options_.size()),
                      "at most 32 recompute options (recompute x method x num_layers)");
+  // The candidates walked below, counted first (in double: the product may pass int64).
+  const double candidates =
+      static_cast<double>(spec.hardware.size()) * static_cast<double>(S.num_gpus.size()) *
+      static_cast<double>(S.pp.size() * S.tp.size() * S.cp.size()) *
+      static_cast<double>(S.ep.size() * S.etp.size() * S.vpp.size()) *
+      static_cast<double>(S.mbs.size() * S.offload_layers.size() * S.sp.size()) *
+      static_cast<double>(S.zero_stage.size() * options_.size());
+  if (candidates > S.max_candidates)
+    throw InputError(spec.job.path, "search", fmt::format("{:.3g} candidate points", candidates),
+                     fmt::format("at most {:.3g} candidates (the product of every search list "
+                                 "with the GPU counts and hardware variants; rapid-sweep "
+                                 "--max-points raises it)",
+                                 S.max_candidates));
   const std::vector<int64_t> sp_values(S.sp.begin(), S.sp.end());
   const std::array<Axis, 8> axes{{{&S.pp, &ParallelConfig::pp},
                                   {&S.tp, &ParallelConfig::tp},

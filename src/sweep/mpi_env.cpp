@@ -1,5 +1,9 @@
 #include "rapid/sweep/mpi_env.hpp"
 
+#include <vector>
+
+#include <set>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -84,6 +88,22 @@ std::string MpiEnv::broadcast(const std::string& v, int root) const {
 void MpiEnv::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // MPI_Abort should not return; make sure the process ends regardless
+}
+
+std::string MpiEnv::hostnames() const {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  mpi_check(MPI_Get_processor_name(name, &len), "MPI_Get_processor_name");
+  std::vector<char> all(static_cast<size_t>(size_) * MPI_MAX_PROCESSOR_NAME, '\0');
+  mpi_check(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                          MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD),
+            "MPI_Allgather");
+  std::set<std::string> hosts;
+  for (int r = 0; r < size_; ++r)
+    hosts.insert(std::string(all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME));
+  std::string out;
+  for (const std::string& h : hosts) out += (out.empty() ? "" : ",") + h;
+  return out;
 }
 
 }  // namespace rapid

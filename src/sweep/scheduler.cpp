@@ -204,10 +204,17 @@ void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
 void Scheduler::print_progress(bool final) {
   if (!options_.progress) return;
   const auto now = std::chrono::steady_clock::now();
-  if (!final && now - last_print_ < std::chrono::seconds(1)) return;
-  last_print_ = now;
   const int64_t total = enumerator_.size();
   const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
+  // A terminal gets the line once a second; a log file (Slurm's, CI's) at most once every
+  // 30 s or every 5% of the points, whichever comes first.
+  if (!final) {
+    if (tty_ && now - last_print_ < std::chrono::seconds(1)) return;
+    if (!tty_ && now - last_print_ < std::chrono::seconds(30) && 20 * (done - printed_) < total)
+      return;
+  }
+  last_print_ = now;
+  printed_ = done;
   const double elapsed = seconds_since(start_);
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
   const double eta = rate > 0 ? static_cast<double>(total - done) / rate : -1.0;

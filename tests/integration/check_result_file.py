@@ -22,7 +22,8 @@ BASELINE = {"hardware_index": 0, "dp": 4, "tp": 2, "pp": 2, "cp": 1, "ep": 1, "v
 
 STRING_ATTRS = ["format", "version", "git_revision", "command_line", "job_name", "job_path",
                 "job_yaml", "model_name", "model_yaml", "network_name", "network_yaml",
-                "fidelity", "created"]
+                "fidelity", "created", "hostnames", "mpi_library_version",
+                "hdf5_library_version"]
 INT_ATTRS = ["format_version", "ranks", "threads_per_rank", "num_points", "baseline_index",
              "peak_rss_bytes"]
 FLOAT_ATTRS = ["wall_time_s", "points_per_s"]
@@ -98,6 +99,9 @@ def check(path, job, ranks):
             expect(isinstance(a.get(k), np.floating) and a[k] > 0, f"attribute {k} not > 0")
         if not errors:
             expect(a["format"] == "rapid-sweep results", "format")
+            expect(isinstance(a.get("slurm_job_id"), str), "slurm_job_id attribute missing")
+            expect(a["mpi_library_version"].startswith("Open MPI"), "mpi_library_version")
+            expect(re.fullmatch(r"\d+\.\d+\.\d+", a["hdf5_library_version"]), "hdf5_library_version")
             expect(a["format_version"] == 1, "format_version")
             expect(a["num_points"] == N, f"num_points {a['num_points']} != {N}")
             expect(a["ranks"] == ranks, f"ranks {a['ranks']} != {ranks}")

@@ -46,6 +46,23 @@ TEST(Enumerator, CountsTheSmallJobByHand) {
   EXPECT_EQ(e.size(), 132);
 }
 
+// The small job walks 1 hardware x 1 GPU count x (pp 3 x tp 4 x cp 1) x (ep 1 x etp 1 x
+// vpp 1) x (mbs 2 x offload 1 x sp 2) x (zero 2 x recompute 2) = 192 candidates: a cap of
+// 191 refuses it before any enumeration, naming the count; 192 admits it.
+TEST(Enumerator, RefusesASearchSpaceAboveItsCap) {
+  SweepSpec spec = load_sweep_spec(test::write_temp("small.yaml", small_job()));
+  spec.search.max_candidates = 191;
+  try {
+    Enumerator e(spec);
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "search");
+    EXPECT_EQ(e.value(), "192 candidate points");
+  }
+  spec.search.max_candidates = 192;
+  EXPECT_EQ(Enumerator(spec).size(), 132);
+}
+
 TEST(Enumerator, DecodesOnlyLegalDistinctPointsAndRoundTrips) {
   SweepSpec spec = load_sweep_spec(test::write_temp("small.yaml", small_job()));
   Enumerator e(spec);

@@ -39,7 +39,13 @@ struct RunProvenance {
   int64_t threads_per_rank = 1;
   double wall_time_s = 0;      ///< sweep wall time (rank 0's clock)
   int64_t peak_rss_bytes = 0;  ///< maximum over ranks (the caller reduces it)
+  std::string hostnames;       ///< the ranks' hosts (MPI processor names), distinct, sorted
 };
+
+/// The MPI and HDF5 libraries this binary runs with (MPI_Get_library_version's first line,
+/// H5get_libversion), for the provenance and `--version`.
+std::string mpi_library_version();
+std::string hdf5_library_version();
 
 class ResultStore {
  public:

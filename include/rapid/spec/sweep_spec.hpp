@@ -36,6 +36,10 @@ struct SearchSpace {
   std::vector<int64_t> zero_stage{0, 1, 2, 3};
   bool allow_tp_across_nodes = false;  ///< tp may exceed gpus_per_node (TP over the network)
   bool allow_uneven_pp = false;        ///< pp need not divide num_layers
+  /// Candidate points (the product of every axis's values, before the legality filter)
+  /// the enumerator may walk; more is an input error decided before any enumeration
+  /// (`rapid-sweep --max-points` raises it).
+  double max_candidates = 1e9;
 };
 
 /// Where a config came from and its YAML text (kept for the HDF5 provenance).

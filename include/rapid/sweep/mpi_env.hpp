@@ -44,6 +44,9 @@ class MpiEnv {
   int64_t broadcast(int64_t v, int root = 0) const;
   double broadcast(double v, int root = 0) const;
   std::string broadcast(const std::string& v, int root = 0) const;
+  /// Collective: the distinct host names (MPI_Get_processor_name) of all ranks, sorted and
+  /// joined by commas. Throws InternalError.
+  std::string hostnames() const;
 
   /// MPI_Abort(MPI_COMM_WORLD, code): ends every rank of the job (used after a failure on one
   /// rank, so that the others do not wait forever). Does not return.

@@ -130,6 +130,7 @@ class Scheduler {
   int64_t receive_payload_ = 0;
   std::chrono::steady_clock::time_point start_, last_print_;
   bool tty_ = false;
+  int64_t printed_ = 0;  ///< points done at the last progress line
 };
 
 }  // namespace rapid
