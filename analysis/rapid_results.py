@@ -8,6 +8,8 @@
     res.units["step_time_s"]   # "s"
     res.baseline               # the job's baseline row (a Series), or None
 
+The warning_flags bitmask is also decoded into boolean columns warn_small_microbatch,
+warn_latency_bound_comm, warn_high_utilization, warn_pipeline_bubble and warn_near_capacity.
 Enum columns (status, recompute) come back as categorical strings ("ok", "oom",
 "infeasible"; "none", "selective", "full"), `sp` as bool, and the column `hardware` holds
 the hardware variant's name from /hardware/names. Time columns are NaN for OOM points.
@@ -32,11 +34,21 @@ LAYOUT_COLUMNS = ["dp", "tp", "pp", "cp", "ep", "vpp", "mbs", "sp", "zero_stage"
 # not named here follow in the file's order.
 SCHEMA_ORDER = [
     "hardware_index", "num_gpus", *LAYOUT_COLUMNS, "num_microbatches",
-    "status", "flags", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
+    "status", "warning_flags", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
     "compute_time_s", "exposed_comm_time_s", "tp_comm_time_s", "pp_comm_time_s",
     "dp_comm_time_s", "dp_exposed_time_s", "bubble_time_s", "optimizer_time_s",
     "comm_compute_ratio", "peak_memory_bytes", "weights_bytes", "grads_bytes",
     "optimizer_bytes", "activations_bytes", "reserve_bytes", "memory_capacity_bytes"]
+
+# The bits of warning_flags (src/eval/eval_result.hpp Flag), decoded by load() into boolean
+# columns of these names.
+WARNING_FLAGS = {
+    "warn_small_microbatch": 1,     # fewer than 8 samples per replica per step
+    "warn_latency_bound_comm": 2,   # TP messages below 1 MiB
+    "warn_high_utilization": 4,     # MFU near the achievable peak
+    "warn_pipeline_bubble": 8,      # bubble above 20% of the step
+    "warn_near_capacity": 16,       # peak memory above 95% of capacity
+}
 
 # Datasets a file must have to be read as a rapid-sweep result.
 _REQUIRED = ["hardware_index", "status", "tokens_per_s_per_gpu", "step_time_s",
@@ -144,6 +156,9 @@ def load(path: str) -> Results:
     known = (idx >= 0) & (idx < len(names))
     labels = np.array(names + ["?"], dtype=object)
     points.insert(0, "hardware", labels[np.where(known, idx, len(names))])
+    if "warning_flags" in points:
+        for name, bit in WARNING_FLAGS.items():
+            points[name] = (points["warning_flags"].to_numpy() & bit) != 0
     scenarios = pd.DataFrame({"name": scen, "description": scen_what})
     if "scenario" in points and scen:
         s_idx = points["scenario"].to_numpy()

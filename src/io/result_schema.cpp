@@ -61,7 +61,7 @@ const std::array kColumns = {
            "(a GPU hotter than its shutdown temperature even throttled), error (the evaluator "
            "failed on the point: error_code)",
            kStatusNames, RAPID_R(status)},
-    Column{"flags",
+    Column{"warning_flags",
            ColumnType::UInt32,
            "",
            "warnings bitmask: 1 fewer than 8 samples per replica per step, 2 TP messages below "

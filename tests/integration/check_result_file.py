@@ -5,6 +5,7 @@ against what the job implies (the counts are derived by hand in the job file's c
     check_result_file.py OUT.h5 JOB.yaml RANKS
 """
 import re
+import os
 import sys
 from collections import Counter
 
@@ -59,7 +60,7 @@ def check(path, job, ranks):
         for name in ("dp", "tp", "pp", "mbs", "num_gpus"):
             expect(cols[name].dtype == np.int32, f"{name} is {cols[name].dtype}, not int32")
         expect(cols["step_time_s"].dtype == np.float64, "step_time_s is not float64")
-        expect(cols["flags"].dtype == np.uint32, "flags is not uint32")
+        expect(cols["warning_flags"].dtype == np.uint32, "warning_flags is not uint32")
         expect(cols["sp"].dtype == np.uint8, "sp is not uint8")
 
         # Every legal layout exactly once, with the counts of the hand derivation.
@@ -125,6 +126,16 @@ def check(path, job, ranks):
                 for k, v in BASELINE.items():
                     match &= cols[k] == v
                 expect(np.flatnonzero(match).tolist() == [b], "baseline layout not unique")
+    # The loader decodes warning_flags into named booleans (bit 1: fewer than 8 samples per
+    # replica per step, gbs / dp < 8: with this job's gbs 32, dp 8 and 16).
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "analysis"))
+    import rapid_results  # noqa: E402
+    pts = rapid_results.load(path).points
+    for name, bit in rapid_results.WARNING_FLAGS.items():
+        expect(np.array_equal(pts[name].to_numpy(), (cols["warning_flags"] & bit) != 0),
+               f"{name} is not bit {bit} of warning_flags")
+    expect(np.array_equal(pts["warn_small_microbatch"].to_numpy(), 32 // cols["dp"] < 8),
+           "warn_small_microbatch is not gbs 32 / dp < 8")
     print(f"checked {path}: {N} rows, {len(cols)} columns")
     return errors
 
