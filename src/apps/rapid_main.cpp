@@ -21,6 +21,7 @@
 #include "rapid/common/version.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/eval/report.hpp"
+#include "rapid/io/csv_export.hpp"
 #include "rapid/nonideal/thermal_report.hpp"
 #include "rapid/spec/legality.hpp"
 #include "rapid/spec/sweep_spec.hpp"
@@ -259,6 +260,12 @@ int main(int argc, char** argv) {
       "calibrate", "fit efficiency parameters to measured GEMMs and collectives");
   rapid::add_calibrate_options(*calibrate, co);
 
+  std::string export_file, export_csv;
+  CLI::App* exporter = app.add_subcommand(
+      "export", "write a result file's rows as CSV (enums as names; FILE.gz compressed)");
+  exporter->add_option("file", export_file, "HDF5 result file written by rapid-sweep")->required();
+  exporter->add_option("--csv", export_csv, "CSV file to write (.gz: gzip)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -267,12 +274,17 @@ int main(int argc, char** argv) {
   }
   if (app.get_subcommands().empty()) {
     std::fprintf(stderr,
-                 "rapid: a subcommand is required: predict, validate, op, model or "
-                 "calibrate (--help for more)\n");
+                 "rapid: a subcommand is required: predict, validate, op, model, calibrate "
+                 "or export (--help for more)\n");
     return rapid::kExitBadInput;
   }
   try {
     if (predict->parsed()) return run_predict(po);
+    if (exporter->parsed()) {
+      const int64_t rows = rapid::export_csv(export_file, export_csv);
+      std::printf("%lld rows written to %s\n", static_cast<long long>(rows), export_csv.c_str());
+      return 0;
+    }
     if (validate->parsed()) return rapid::run_validate(vo);
     if (calibrate->parsed()) return rapid::run_calibrate(co);
     if (op.parsed()) return op.run();

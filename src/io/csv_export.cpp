@@ -1,0 +1,178 @@
+#include "rapid/io/csv_export.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include "rapid/common/error.hpp"
+#include "rapid/io/hdf5_handle.hpp"
+#include "rapid/io/result_schema.hpp"
+
+namespace fs = std::filesystem;
+
+namespace rapid {
+
+namespace {
+
+/// One column of the file, read whole: numbers as doubles, enums as their values.
+struct ColumnValues {
+  const Column* column = nullptr;
+  std::vector<double> numbers;
+  std::vector<uint8_t> codes;
+};
+
+/// A fixed-length string dataset (/hardware/names, /scenarios/names), "" when absent.
+std::vector<std::string> read_names(hid_t file, const char* path) {
+  std::vector<std::string> out;
+  if (H5Lexists(file, path, H5P_DEFAULT) <= 0) return out;
+  h5::Dataset ds(H5Dopen2(file, path, H5P_DEFAULT), "H5Dopen2");
+  h5::Datatype type(H5Dget_type(ds.get()), "H5Dget_type");
+  h5::Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  const size_t width = H5Tget_size(type.get());
+  if (n <= 0 || width == 0 || H5Tis_variable_str(type.get()) > 0) return out;
+  std::vector<char> buf(static_cast<size_t>(n) * width);
+  h5::check(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dread");
+  for (hssize_t i = 0; i < n; ++i) {
+    const char* s = buf.data() + static_cast<size_t>(i) * width;
+    out.emplace_back(s, strnlen(s, width));
+  }
+  return out;
+}
+
+/// CSV field: quoted when it holds a comma, quote or newline (RFC 4180).
+std::string field(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+/// Plain or gzip output with every write checked.
+class Sink {
+ public:
+  Sink(const std::string& path, bool gz) : gz_(gz) {
+    if (gz_)
+      z_ = gzopen(path.c_str(), "wb6");
+    else
+      f_ = std::fopen(path.c_str(), "wb");
+    if (!(gz_ ? static_cast<void*>(z_) : static_cast<void*>(f_)))
+      throw InternalError(fmt::format("cannot create {}", path));
+  }
+  ~Sink() {
+    if (z_) gzclose(z_);
+    if (f_) std::fclose(f_);
+  }
+  void write(const std::string& s) {
+    const bool ok =
+        gz_ ? gzwrite(z_, s.data(), static_cast<unsigned>(s.size())) == static_cast<int>(s.size())
+            : std::fwrite(s.data(), 1, s.size(), f_) == s.size();
+    if (!ok) throw InternalError("writing the CSV file failed (disk full?)");
+  }
+  void close() {
+    const int rc = gz_ ? gzclose(z_) : std::fclose(f_);
+    z_ = nullptr;
+    f_ = nullptr;
+    if (rc != 0) throw InternalError("closing the CSV file failed (disk full?)");
+  }
+
+ private:
+  bool gz_;
+  gzFile z_ = nullptr;
+  std::FILE* f_ = nullptr;
+};
+
+}  // namespace
+
+int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(h5_path, ec))
+    throw InputError("<command line>", "file", h5_path, "an existing rapid-sweep result file");
+  const fs::path dir = fs::path(csv_path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw InputError(
+        "<command line>", "--csv", csv_path,
+        fmt::format("a file in an existing directory ({} does not exist)", dir.string()));
+  h5::silence_error_printing();
+  const hid_t fid = H5Fopen(h5_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (fid < 0) throw InputError(h5_path, "<file>", h5_path, "an HDF5 file written by rapid-sweep");
+  h5::File file(fid, "H5Fopen");
+  std::vector<ColumnValues> cols;
+  hssize_t rows = -1;
+  for (const Column& c : result_columns()) {
+    const std::string path = fmt::format("/points/{}", c.name);
+    if (H5Lexists(file.get(), "/points", H5P_DEFAULT) <= 0 ||
+        H5Lexists(file.get(), path.c_str(), H5P_DEFAULT) <= 0)
+      throw InputError(h5_path, path, "<missing>",
+                       "a result file of this version of rapid-sweep (every column of "
+                       "src/io/result_schema.cpp)");
+    h5::Dataset ds(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), "H5Dopen2");
+    h5::Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
+    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    if (rows >= 0 && n != rows)
+      throw InputError(h5_path, path, fmt::format("{} rows", n), fmt::format("{} rows", rows));
+    rows = n;
+    ColumnValues v;
+    v.column = &c;
+    if (c.type == ColumnType::Enum8) {
+      v.codes.resize(static_cast<size_t>(n));
+      h5::Datatype type(H5Dget_type(ds.get()), "H5Dget_type");  // its own enum type
+      h5::check(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.codes.data()),
+                "H5Dread");
+    } else {
+      v.numbers.resize(static_cast<size_t>(n));
+      h5::check(
+          H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.numbers.data()),
+          "H5Dread");
+    }
+    cols.push_back(std::move(v));
+  }
+  const std::vector<std::string> hardware = read_names(file.get(), "/hardware/names");
+  const std::vector<std::string> scenarios = read_names(file.get(), "/scenarios/names");
+  auto name_of = [](const std::vector<std::string>& names, double i) {
+    return i >= 0 && static_cast<size_t>(i) < names.size() ? names[static_cast<size_t>(i)]
+                                                           : std::string();
+  };
+  size_t hw_col = 0, sc_col = 0;
+  for (size_t k = 0; k < cols.size(); ++k) {
+    if (std::string_view(cols[k].column->name) == "hardware_index") hw_col = k;
+    if (std::string_view(cols[k].column->name) == "scenario") sc_col = k;
+  }
+
+  const std::string temp = csv_path + fmt::format(".tmp-{}", static_cast<long>(::getpid()));
+  try {
+    Sink out(temp, csv_path.ends_with(".gz"));
+    std::string line = "hardware,scenario_name";
+    for (const ColumnValues& c : cols) line += fmt::format(",{}", c.column->name);
+    out.write(line + "\n");
+    for (hssize_t i = 0; i < rows; ++i) {
+      const auto r = static_cast<size_t>(i);
+      line = field(name_of(hardware, cols[hw_col].numbers[r])) + "," +
+             field(name_of(scenarios, cols[sc_col].numbers[r]));
+      for (const ColumnValues& c : cols) {
+        line += ',';
+        if (c.column->type == ColumnType::Enum8) {
+          const auto& names = c.column->enum_names;
+          line += c.codes[r] < names.size() ? names[c.codes[r]] : "?";
+        } else {
+          line += fmt::format("{}", c.numbers[r]);  // shortest round-trip form; nan, inf
+        }
+      }
+      out.write(line + "\n");
+    }
+    out.close();
+    fs::rename(temp, csv_path);
+  } catch (...) {
+    fs::remove(temp, ec);
+    throw;
+  }
+  return rows;
+}
+
+}  // namespace rapid
