@@ -56,6 +56,7 @@ struct Options {
   std::string precision;
   int64_t des_top_k = 0;  // 0: the job's simulation.des_top_k
   bool full = false;
+  bool resume = false;
   double max_points = 0;  // 0: the default cap (SearchSpace::max_candidates)
 };
 
@@ -67,6 +68,9 @@ struct Prepared {
   std::unique_ptr<rapid::Enumerator> enumerator;
   std::unique_ptr<rapid::PointEvaluator> evaluator;
 };
+
+// Exit code of a sweep stopped by a signal (its partial file kept for --resume).
+constexpr int kExitStopped = 3;
 
 // Longest path of the temporary file MPI-IO is given (ROMIO aborts a little above 240).
 constexpr size_t kMaxMpiIoPath = 220;
@@ -129,6 +133,10 @@ rapid::Fidelity parse_fidelity(const Options& o) {
 
 void prepare(const Options& o, Prepared& p) {
   p.fidelity = parse_fidelity(o);
+  if (o.resume && p.fidelity == rapid::Fidelity::Auto)
+    throw rapid::InputError("<command line>", "--resume", "--fidelity auto",
+                            "--fidelity analytical or des (auto's second pass needs every "
+                            "row's analytical result: not yet resumable)");
   p.spec = rapid::load_sweep_spec(o.job);
   p.top_k = o.des_top_k > 0 ? o.des_top_k : p.spec.simulation.des_top_k;
   if (o.max_points > 0) p.spec.search.max_candidates = o.max_points;
@@ -148,21 +156,27 @@ int64_t fingerprint(const Prepared& p) {
   return static_cast<int64_t>(std::hash<std::string>{}(all)&0x7fffffffffffffffull);
 }
 
-// On SIGTERM/SIGINT/SIGHUP (Slurm time limit, scancel, Ctrl-C) the temporary file goes
-// too: unlink() and _exit() are async-signal-safe.
-char g_temp_path[4096];
-extern "C" void remove_temp_and_exit(int sig) {
-  if (g_temp_path[0] != '\0') ::unlink(g_temp_path);
-  ::_exit(128 + sig);
+// SIGTERM/SIGINT/SIGHUP/SIGUSR1 (Slurm's time-limit warning with --signal, scancel,
+// Ctrl-C): every rank stops after its current chunk and the partial file is kept for
+// --resume (request_stop() only stores a flag: async-signal-safe).
+extern "C" void stop_on_signal(int) {
+  rapid::request_stop();
 }
 
-void remove_temp_on_signals(const std::string& path) {
-  if (path.size() >= sizeof g_temp_path) return;
-  std::snprintf(g_temp_path, sizeof g_temp_path, "%s", path.c_str());
+void stop_on_signals() {
   struct sigaction sa {};
-  sa.sa_handler = remove_temp_and_exit;
+  sa.sa_handler = stop_on_signal;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaction(sig, &sa, nullptr);
+}
+
+/// What a resumed run must share with the run that wrote the partial file.
+std::string resume_key(const Prepared& p, const std::string& fidelity) {
+  std::string key = fmt::format("rapid-sweep {} {}\nfidelity {}\npoints {}\n", rapid::version(),
+                                rapid::git_revision(), fidelity, p.enumerator->size());
+  key += p.spec.job.yaml + "\n" + p.spec.model_source.yaml + "\n" + p.spec.network_source.yaml;
+  for (const rapid::Source& h : p.spec.hardware_sources) key += "\n" + h.yaml;
+  return key;
 }
 
 std::string fidelity_text(const Prepared& p) {
@@ -193,8 +207,16 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
               const std::string& command_line) {
   const auto t0 = std::chrono::steady_clock::now();
   rapid::ResultStore store(mpi, o.output, p.spec, p.enumerator->size(),
-                           p.enumerator->baseline_index());
-  remove_temp_on_signals(store.temp_path());
+                           p.enumerator->baseline_index(), resume_key(p, fidelity_text(p)),
+                           o.resume);
+  stop_on_signals();
+  if (mpi.is_root() && !o.quiet && store.resumed()) {
+    int64_t left = 0;
+    for (const auto& [a, b] : store.missing()) left += b - a;
+    std::fprintf(stderr, "rapid-sweep: resuming %s: %lld of %lld points left\n",
+                 store.temp_path().c_str(), static_cast<long long>(left),
+                 static_cast<long long>(store.num_points()));
+  }
   std::optional<int> fail_rank;
   if (const char* env = std::getenv("RAPID_SWEEP_TEST_FAIL_RANK")) fail_rank = std::atoi(env);
   auto sink = [&](int64_t first, std::span<const rapid::ResultRow> rows) {
@@ -202,7 +224,10 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
     if (fail_rank && *fail_rank == mpi.rank())
       throw rapid::InternalError("injected failure (RAPID_SWEEP_TEST_FAIL_RANK)");
   };
-  rapid::SchedulerOptions so{o.chunk, !o.quiet};
+  rapid::SchedulerOptions so;
+  so.fixed_chunk = o.chunk;
+  so.progress = !o.quiet;
+  so.todo = store.missing();
   if (p.fidelity == rapid::Fidelity::Auto) so.top_k = p.top_k;
   if (mpi.is_root() && !o.quiet)
     for (const std::string& r : p.enumerator->unused_recompute_options())
@@ -211,7 +236,16 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
                    "(recompute_num_layers larger than a model chunk, or the stack lacks it)\n",
                    r.c_str());
   rapid::Scheduler scheduler(mpi, *p.enumerator, *p.evaluator, sink, so);
-  scheduler.run();
+  const rapid::SweepStats stats = scheduler.run();
+  if (mpi.allreduce_max(stats.interrupted ? 1 : 0) > 0) {
+    store.keep_partial();
+    if (mpi.is_root())
+      std::fprintf(stderr,
+                   "rapid-sweep: stopped by a signal; the rows done are in %s: run the same "
+                   "command with --resume to compute the rest\n",
+                   store.temp_path().c_str());
+    return kExitStopped;
+  }
   const int64_t simulated = so.top_k > 0 ? scheduler.refine() : 0;
   const double wall =
       mpi.broadcast(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -271,6 +305,9 @@ int main(int argc, char** argv) {
          "job's simulation.des_top_k, 4)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--full", o.full, "des/auto: simulate every DP replica (no symmetry shortcut)");
+  app.add_flag("--resume", o.resume,
+               "continue the stopped sweep of the same command: compute only the rows its "
+               "partial file lacks (analytical or des fidelity)");
   app.add_option("--max-points", o.max_points,
                  "largest search space walked, in candidate points before the legality filter "
                  "(default 1e9)")

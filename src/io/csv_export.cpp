@@ -27,25 +27,6 @@ struct ColumnValues {
   std::vector<uint8_t> codes;
 };
 
-/// A fixed-length string dataset (/hardware/names, /scenarios/names), "" when absent.
-std::vector<std::string> read_names(hid_t file, const char* path) {
-  std::vector<std::string> out;
-  if (H5Lexists(file, path, H5P_DEFAULT) <= 0) return out;
-  h5::Dataset ds(H5Dopen2(file, path, H5P_DEFAULT), "H5Dopen2");
-  h5::Datatype type(H5Dget_type(ds.get()), "H5Dget_type");
-  h5::Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
-  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  const size_t width = H5Tget_size(type.get());
-  if (n <= 0 || width == 0 || H5Tis_variable_str(type.get()) > 0) return out;
-  std::vector<char> buf(static_cast<size_t>(n) * width);
-  h5::check(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dread");
-  for (hssize_t i = 0; i < n; ++i) {
-    const char* s = buf.data() + static_cast<size_t>(i) * width;
-    out.emplace_back(s, strnlen(s, width));
-  }
-  return out;
-}
-
 /// CSV field: quoted when it holds a comma, quote or newline (RFC 4180).
 std::string field(std::string_view s) {
   if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
@@ -133,8 +114,8 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
     }
     cols.push_back(std::move(v));
   }
-  const std::vector<std::string> hardware = read_names(file.get(), "/hardware/names");
-  const std::vector<std::string> scenarios = read_names(file.get(), "/scenarios/names");
+  const std::vector<std::string> hardware = h5::read_fixed_strings(file.get(), "/hardware/names");
+  const std::vector<std::string> scenarios = h5::read_fixed_strings(file.get(), "/scenarios/names");
   auto name_of = [](const std::vector<std::string>& names, double i) {
     return i >= 0 && static_cast<size_t>(i) < names.size() ? names[static_cast<size_t>(i)]
                                                            : std::string();

@@ -1,5 +1,7 @@
 #include "rapid/io/hdf5_handle.hpp"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include <string>
@@ -121,6 +123,24 @@ void write_attribute(hid_t obj, const char* name, int64_t value) {
 
 void write_attribute(hid_t obj, const char* name, double value) {
   write_scalar_attribute(obj, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+std::vector<std::string> read_fixed_strings(hid_t file, const char* path) {
+  std::vector<std::string> out;
+  if (H5Lexists(file, path, H5P_DEFAULT) <= 0) return out;
+  Dataset ds(H5Dopen2(file, path, H5P_DEFAULT), "H5Dopen2");
+  Datatype type(H5Dget_type(ds.get()), "H5Dget_type");
+  Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  const size_t width = H5Tget_size(type.get());
+  if (n <= 0 || width == 0 || H5Tis_variable_str(type.get()) > 0) return out;
+  std::vector<char> buf(static_cast<size_t>(n) * width);
+  check(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dread");
+  for (hssize_t i = 0; i < n; ++i) {
+    const char* s = buf.data() + static_cast<size_t>(i) * width;
+    out.emplace_back(s, strnlen(s, width));
+  }
+  return out;
 }
 
 }  // namespace rapid::h5

@@ -25,11 +25,14 @@ namespace {}  // namespace
 // about 240 characters, so the file's own name, which may be up to NAME_MAX long, only
 // appears in the final rename.
 std::string ResultStore::temp_path_for(const std::string& output) {
-  const char* job = std::getenv("SLURM_JOB_ID");
-  const long pid = static_cast<long>(::getpid());
-  const std::string name = job && *job ? fmt::format(".rapid-sweep.tmp-{}-{}.h5", job, pid)
-                                       : fmt::format(".rapid-sweep.tmp-{}.h5", pid);
-  return (fs::path(output).parent_path() / name).string();
+  // The partial file of an output: the same name for every run writing it (so a later run
+  // can resume it), short (a 64-bit FNV-1a hash of the output's absolute path).
+  std::error_code ec;
+  const std::string abs = fs::absolute(output, ec).lexically_normal().string();
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : abs) h = (h ^ c) * 1099511628211ull;
+  return (fs::path(output).parent_path() / fmt::format(".rapid-sweep.partial-{:016x}.h5", h))
+      .string();
 }
 
 namespace {
@@ -55,7 +58,8 @@ void convert(std::span<const ResultRow> rows, double (*get)(const ResultRow&), s
 }  // namespace
 
 ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const SweepSpec& spec,
-                         int64_t num_points, int64_t baseline_index)
+                         int64_t num_points, int64_t baseline_index, const std::string& resume_key,
+                         bool resume)
     : mpi_(mpi),
       spec_(spec),
       output_path_(std::move(output_path)),
@@ -64,14 +68,71 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
   RAPID_ASSERT(num_points_ > 0, "a sweep has at least one point");
   h5::silence_error_printing();
   temp_path_ = mpi_.broadcast(mpi_.is_root() ? temp_path_for(output_path_) : std::string());
+  if (resume && open_partial(resume_key)) return;
   try {
     create_file();
-    create_points();
+    create_points(false);
     create_hardware();
+    // What a resumed run must match, then the metadata on disk once: from here on only raw
+    // data is written, at offsets fixed at creation, so a killed job leaves a readable file.
+    create_table("resume", {{"key", {resume_key}}}).close();
+    h5::check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "H5Fflush");
+    missing_ = {{0, num_points_}};
   } catch (...) {
     abandon();
     throw;
   }
+}
+
+bool ResultStore::open_partial(const std::string& resume_key) {
+  std::error_code ec;
+  const bool exists = mpi_.broadcast(
+      static_cast<int64_t>(mpi_.is_root() && fs::is_regular_file(temp_path_, ec) ? 1 : 0));
+  if (!exists) return false;
+  h5::PropertyList fapl(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
+  h5::check(H5Pset_fapl_mpio(fapl.get(), mpi_.comm(), MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  const hid_t id = H5Fopen(temp_path_.c_str(), H5F_ACC_RDWR, fapl.get());
+  if (id < 0)
+    throw InputError(temp_path_, "<file>", temp_path_,
+                     "a partial result file rapid-sweep can reopen (delete it to start again)");
+  file_ = h5::File(id, "H5Fopen");
+  dxpl_ = h5::PropertyList(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate");
+  h5::check(H5Pset_dxpl_mpio(dxpl_.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
+  // The key (rank 0 reads, every rank compares the same broadcast text).
+  std::string key;
+  std::string mask;
+  if (mpi_.is_root()) {
+    const std::vector<std::string> keys = h5::read_fixed_strings(file_.get(), "/resume/key");
+    key = keys.empty() ? std::string() : keys.front();
+    h5::Dataset done(H5Dopen2(file_.get(), "/points/done", H5P_DEFAULT), "H5Dopen2");
+    mask.resize(static_cast<size_t>(num_points_));
+    h5::check(H5Dread(done.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, dxpl_.get(), mask.data()),
+              "H5Dread");
+  }
+  key = mpi_.broadcast(key);
+  if (key != resume_key)
+    throw InputError(temp_path_, "resume/key", "<another job, config or version>",
+                     "the job, configs, fidelity and rapid-sweep version of the run that wrote "
+                     "it (delete the file to start again)");
+  mask = mpi_.broadcast(mask);
+  points_ = h5::Group(H5Gopen2(file_.get(), "points", H5P_DEFAULT), "H5Gopen2");
+  hardware_ = h5::Group(H5Gopen2(file_.get(), "hardware", H5P_DEFAULT), "H5Gopen2");
+  scenarios_ = h5::Group(H5Gopen2(file_.get(), "scenarios", H5P_DEFAULT), "H5Gopen2");
+  const hsize_t dims = static_cast<hsize_t>(num_points_);
+  file_space_ = h5::Dataspace(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+  create_points(true);
+  for (int64_t i = 0; i < num_points_;) {  // runs of rows not done
+    if (mask[static_cast<size_t>(i)]) {
+      ++i;
+      continue;
+    }
+    int64_t j = i;
+    while (j < num_points_ && !mask[static_cast<size_t>(j)]) ++j;
+    missing_.push_back({i, j});
+    i = j;
+  }
+  resumed_ = true;
+  return true;
 }
 
 ResultStore::~ResultStore() {
@@ -81,6 +142,7 @@ ResultStore::~ResultStore() {
 void ResultStore::abandon() noexcept {
   if (mpi_.size() == 1) {
     columns_.clear();
+    done_.reset();
     file_space_.reset();
     dxpl_.reset();
     points_.reset();
@@ -93,6 +155,7 @@ void ResultStore::abandon() noexcept {
       c.dataset.release();
       c.enum_type.release();
     }
+    done_.release();
     file_space_.release();
     dxpl_.release();
     points_.release();
@@ -102,8 +165,9 @@ void ResultStore::abandon() noexcept {
   }
   // Any rank may get here first (a failing rank aborts the job right after): removing is
   // idempotent.
+  // A resumed run keeps its partial file whatever happens: it holds earlier runs' rows.
   std::error_code ec;
-  if (!temp_path_.empty()) fs::remove(temp_path_, ec);
+  if (!temp_path_.empty() && !resumed_) fs::remove(temp_path_, ec);
 }
 
 void ResultStore::create_file() {
@@ -115,11 +179,13 @@ void ResultStore::create_file() {
   h5::check(H5Pset_dxpl_mpio(dxpl_.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
 }
 
-void ResultStore::create_points() {
-  points_ = h5::Group(H5Gcreate2(file_.get(), "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                      "H5Gcreate2");
+void ResultStore::create_points(bool open_existing) {
   const hsize_t dims = static_cast<hsize_t>(num_points_);
-  file_space_ = h5::Dataspace(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+  if (!open_existing) {
+    points_ = h5::Group(H5Gcreate2(file_.get(), "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        "H5Gcreate2");
+    file_space_ = h5::Dataspace(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+  }
   h5::PropertyList dcpl(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate");
   h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
   h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
@@ -160,12 +226,31 @@ void ResultStore::create_points() {
         break;
       }
     }
+    if (open_existing) {
+      cd.dataset = h5::Dataset(H5Dopen2(points_.get(), col.name, H5P_DEFAULT), "H5Dopen2");
+      continue;
+    }
     cd.dataset = h5::Dataset(H5Dcreate2(points_.get(), col.name, cd.mem_type, file_space_.get(),
                                         H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                              "H5Dcreate2");
     h5::write_attribute(cd.dataset.get(), "unit", std::string_view(col.unit));
     h5::write_attribute(cd.dataset.get(), "description", std::string_view(col.description));
   }
+  if (open_existing) {
+    done_ = h5::Dataset(H5Dopen2(points_.get(), "done", H5P_DEFAULT), "H5Dopen2");
+    return;
+  }
+  // The done mask: 0 (the fill value, written at allocation) until the row is written.
+  h5::PropertyList done_dcpl(H5Pcopy(dcpl.get()), "H5Pcopy");
+  const uint8_t zero = 0;
+  h5::check(H5Pset_fill_value(done_dcpl.get(), H5T_NATIVE_UINT8, &zero), "H5Pset_fill_value");
+  h5::check(H5Pset_fill_time(done_dcpl.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time");
+  done_ = h5::Dataset(H5Dcreate2(points_.get(), "done", H5T_NATIVE_UINT8, file_space_.get(),
+                                 H5P_DEFAULT, done_dcpl.get(), H5P_DEFAULT),
+                      "H5Dcreate2");
+  h5::write_attribute(done_.get(), "unit", std::string_view(""));
+  h5::write_attribute(done_.get(), "description",
+                      std::string_view("1: the row is written (a stopped sweep resumes the 0s)"));
 }
 
 void ResultStore::create_hardware() {
@@ -245,6 +330,11 @@ void ResultStore::write(int64_t first_index, std::span<const ResultRow> rows) {
                        dxpl_.get(), out),
               "H5Dwrite");
   }
+  // The rows first, then their done marks (a job killed in between redoes them).
+  std::vector<uint8_t> ones(rows.size(), 1);
+  h5::check(H5Dwrite(done_.get(), H5T_NATIVE_UINT8, mem_space.get(), file_space_.get(), dxpl_.get(),
+                     ones.data()),
+            "H5Dwrite");
 }
 
 std::string mpi_library_version() {
@@ -302,20 +392,32 @@ void ResultStore::write_root_attributes(const RunProvenance& run) {
   }
 }
 
-void ResultStore::commit(const RunProvenance& run) {
-  RAPID_ASSERT(!committed_, "commit() once");
-  write_root_attributes(run);
+void ResultStore::close_all() {
   for (ColumnData& cd : columns_) {
     cd.dataset.close();
     cd.enum_type.close();
   }
   columns_.clear();
+  done_.close();
   file_space_.close();
   dxpl_.close();
   points_.close();
   hardware_.close();
   scenarios_.close();
   file_.close();
+}
+
+void ResultStore::keep_partial() {
+  RAPID_ASSERT(!committed_, "keep_partial() instead of commit()");
+  close_all();
+  mpi_.barrier();
+  committed_ = true;  // the partial file stays where it is
+}
+
+void ResultStore::commit(const RunProvenance& run) {
+  RAPID_ASSERT(!committed_, "commit() once");
+  write_root_attributes(run);
+  close_all();
   mpi_.barrier();  // every rank's data is on disk before the file appears under its name
 
   std::string error;

@@ -33,6 +33,18 @@ std::string format_duration(double s) {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> g_stop{false};
+}  // namespace
+
+void request_stop() noexcept {
+  g_stop.store(true, std::memory_order_relaxed);
+}
+
+bool stop_requested() noexcept {
+  return g_stop.load(std::memory_order_relaxed);
+}
+
 int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed) {
   if (remaining <= 0) return 0;
   const int64_t size =
@@ -50,6 +62,10 @@ Scheduler::Scheduler(const MpiEnv& mpi, const Enumerator& enumerator,
       options_(options),
       scratch_(static_cast<size_t>(std::max(omp_get_max_threads(), 1))) {
   mpi_check(MPI_Comm_dup(mpi_.comm(), &comm_), "MPI_Comm_dup");
+  todo_ = options_.todo.empty() ? std::vector<std::pair<int64_t, int64_t>>{{0, enumerator_.size()}}
+                                : options_.todo;
+  for (const auto& [a, b] : todo_) total_ += b - a;
+  next_ = todo_.empty() ? 0 : todo_.front().first;
   if (mpi_.is_root()) reported_.assign(static_cast<size_t>(mpi_.size()), 0);
   tty_ = ::isatty(STDERR_FILENO) != 0;
 }
@@ -72,9 +88,16 @@ SweepStats Scheduler::run() {
 }
 
 Scheduler::Chunk Scheduler::take_chunk() {
-  const int64_t n = next_chunk_size(enumerator_.size() - next_, mpi_.size(), options_.fixed_chunk);
+  // Within the current range (chunks never span two), sized by what is left overall; none
+  // once a stop was requested.
+  while (range_ < todo_.size() && next_ >= todo_[range_].second)
+    if (++range_ < todo_.size()) next_ = todo_[range_].first;
+  if (range_ >= todo_.size() || stop_requested()) return Chunk{next_, 0};
+  const int64_t n = std::min(next_chunk_size(total_ - handed_, mpi_.size(), options_.fixed_chunk),
+                             todo_[range_].second - next_);
   Chunk c{next_, n};
   next_ += n;
+  handed_ += n;
   return c;
 }
 
@@ -83,8 +106,9 @@ void Scheduler::run_coordinator() {
   post_receive();
   while (true) {
     const bool handled = poll();
-    if (next_ < enumerator_.size()) {
-      evaluate_chunk(take_chunk(), workers > 0);
+    if (handed_ < total_ && !stop_requested()) {
+      const Chunk c = take_chunk();
+      if (c.count > 0) evaluate_chunk(c, workers > 0);
       continue;
     }
     if (workers_finished_ == workers) break;
@@ -93,7 +117,8 @@ void Scheduler::run_coordinator() {
     if (!handled) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
-  RAPID_ASSERT(done == enumerator_.size(), "every point evaluated exactly once");
+  stats_.interrupted = stop_requested() || done < total_;
+  RAPID_ASSERT(stats_.interrupted || done == total_, "every point evaluated exactly once");
   print_progress(true);
 }
 
@@ -147,7 +172,7 @@ void Scheduler::run_worker() {
   mpi_check(MPI_Irecv(current, 2, MPI_INT64_T, 0, kTagChunk, comm_, &recv_req), "MPI_Irecv");
   mpi_check(MPI_Send(&request_payload, 1, MPI_INT64_T, 0, kTagRequest, comm_), "MPI_Send");
   mpi_check(MPI_Wait(&recv_req, MPI_STATUS_IGNORE), "MPI_Wait");
-  while (current[1] > 0) {
+  while (current[1] > 0 && !stop_requested()) {
     // Prefetch: ask for the next chunk before evaluating this one.
     request_payload = finished;
     mpi_check(MPI_Irecv(next, 2, MPI_INT64_T, 0, kTagChunk, comm_, &recv_req), "MPI_Irecv");
@@ -160,6 +185,8 @@ void Scheduler::run_worker() {
     current[0] = next[0];
     current[1] = next[1];
   }
+  // A prefetched chunk left unevaluated after a stop stays missing (the done mask says so).
+  stats_.interrupted = stop_requested();
   mpi_check(MPI_Send(&finished, 1, MPI_INT64_T, 0, kTagFinished, comm_), "MPI_Send");
 }
 
@@ -204,7 +231,7 @@ void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
 void Scheduler::print_progress(bool final) {
   if (!options_.progress) return;
   const auto now = std::chrono::steady_clock::now();
-  const int64_t total = enumerator_.size();
+  const int64_t total = total_;
   const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
   // A terminal gets the line once a second; a log file (Slurm's, CI's) at most once every
   // 30 s or every 5% of the points, whichever comes first.

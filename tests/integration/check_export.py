@@ -30,6 +30,8 @@ def main(rapid, path, out_dir):
         if len(table) != pts["status"].shape[0]:
             errors.append(f"{len(table)} CSV rows, {pts['status'].shape[0]} in the file")
         for name, ds in pts.items():
+            if name == "done":  # the resume bookkeeping, not a column of the rows
+                continue
             if name not in table:
                 errors.append(f"column {name} missing from the CSV")
                 continue

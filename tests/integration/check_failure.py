@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs rapid-sweep on input that must fail and checks how it fails: the exit code, the
 texts stderr must contain (file, key), that exactly one rank printed the message for bad
-input, and that neither OUT nor a temporary file (.rapid-sweep.tmp-* beside it) exists
+input, and that neither OUT nor a temporary file (.rapid-sweep.partial-* beside it) exists
 afterwards.
 
     check_failure.py MPIRUN RANKS RAPID_SWEEP JOB OUT EXIT_CODE [--expect TEXT]...
@@ -38,7 +38,7 @@ def main(argv):
         errors.append(f"{len(messages)} 'rapid-sweep:' lines on stderr, expected 1")
     if os.path.exists(out):
         errors.append(f"{out} exists after a failed run")
-    left = glob.glob(os.path.join(os.path.dirname(out) or ".", ".rapid-sweep.tmp-*"))
+    left = glob.glob(os.path.join(os.path.dirname(out) or ".", ".rapid-sweep.partial-*"))
     if left:
         errors.append(f"temporary files left behind: {left}")
     for e in errors:

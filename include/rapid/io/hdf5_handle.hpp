@@ -17,8 +17,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace rapid::h5 {
 
@@ -105,6 +107,10 @@ using Attribute = Handle<Kind::Attribute>;
 Datatype vlen_string_type();
 /// Fixed-length null-padded UTF-8 string type of `size` bytes (at least 1).
 Datatype fixed_string_type(size_t size);
+
+/// The strings of a 1-D fixed-length string dataset at `path` of `file` (empty when it
+/// does not exist). Independent read. Throws InternalError.
+std::vector<std::string> read_fixed_strings(hid_t file, const char* path);
 
 /// Scalar attribute `name` on object `obj` (file, group or dataset). Strings are stored as
 /// variable-length UTF-8. In a file opened with the MPI-IO driver, every rank must make the

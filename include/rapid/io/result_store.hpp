@@ -23,6 +23,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rapid/io/hdf5_handle.hpp"
@@ -55,8 +56,15 @@ class ResultStore {
   /// (-1 when the job has none). The output directory must exist (main() checks it before,
   /// as bad input). Throws InternalError on an HDF5/MPI failure; the temporary file is
   /// removed then.
+  ///
+  /// Resumable (docs: README "Resuming"): the file is the output's partial file
+  /// (partial_path_for), its datasets contiguous and allocated at creation and its metadata
+  /// flushed once, so rows written later survive a killed job; /points/done marks the rows
+  /// written; /resume/key holds `resume_key` (what must not change between the runs).
+  /// With `resume` and an existing partial file the store opens it instead: InputError
+  /// when its key differs; missing() then lists the rows still to compute.
   ResultStore(const MpiEnv& mpi, std::string output_path, const SweepSpec& spec, int64_t num_points,
-              int64_t baseline_index);
+              int64_t baseline_index, const std::string& resume_key = "", bool resume = false);
   /// Without commit(): removes the temporary file. With one rank the HDF5 handles are
   /// closed first; with several they are abandoned, because closing the file is collective
   /// and the other ranks are not there (the caller must end the job with MpiEnv::abort()).
@@ -82,6 +90,12 @@ class ResultStore {
   /// The temporary file a run writing `output` uses (rank 0's pid): a short name in the
   /// output's directory. Its length is what MPI-IO sees (check_output_path bounds it).
   static std::string temp_path_for(const std::string& output);
+  /// The index ranges [first, last) not yet written (all of them in a new file).
+  const std::vector<std::pair<int64_t, int64_t>>& missing() const { return missing_; }
+  bool resumed() const { return resumed_; }
+  /// Collective: closes the file and keeps it as the partial file (a stopped sweep), for a
+  /// later run with resume. Throws InternalError.
+  void keep_partial();
   int64_t num_points() const { return num_points_; }
 
  private:
@@ -94,7 +108,9 @@ class ResultStore {
   };
 
   void create_file();
-  void create_points();
+  void create_points(bool open_existing);
+  bool open_partial(const std::string& resume_key);  ///< false: no partial file to resume
+  void close_all();
   void create_hardware();  ///< /hardware and /scenarios
   /// Group `group` with one fixed-length string dataset per column.
   h5::Group create_table(
@@ -110,6 +126,9 @@ class ResultStore {
   int64_t num_points_ = 0;
   int64_t baseline_index_ = -1;
   bool committed_ = false;
+  bool resumed_ = false;
+  std::vector<std::pair<int64_t, int64_t>> missing_;
+  h5::Dataset done_;  ///< /points/done: 1 for the rows written
 
   h5::File file_;
   h5::Group points_;

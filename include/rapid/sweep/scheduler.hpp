@@ -56,6 +56,9 @@ struct SchedulerOptions {
   /// `--fidelity auto`: > 0 keeps each rank's best `top_k` feasible points per (GPU count,
   /// hardware variant) during run(), for refine().
   int64_t top_k = 0;
+  /// The index ranges [first, last) to evaluate (a resumed sweep's missing rows); empty:
+  /// the whole space.
+  std::vector<std::pair<int64_t, int64_t>> todo;
 };
 
 /// What run() did on this rank.
@@ -63,7 +66,13 @@ struct SweepStats {
   int64_t points_evaluated = 0;  ///< by this rank
   int64_t chunks = 0;            ///< evaluated by this rank
   double wall_s = 0;             ///< time spent in run()
+  bool interrupted = false;      ///< stopped early by request_stop() (a signal)
 };
+
+/// Asks every scheduler of this process to stop after its current chunk (async-signal
+/// safe: a signal handler calls it). The coordinator then hands out no more chunks.
+void request_stop() noexcept;
+bool stop_requested() noexcept;
 
 class Scheduler {
  public:
@@ -123,7 +132,11 @@ class Scheduler {
   void keep_best(int64_t first, int64_t count);
 
   // Rank 0 only.
-  int64_t next_ = 0;  ///< first index not yet handed out
+  int64_t next_ = 0;  ///< first index not yet handed out (within todo_[range_])
+  std::vector<std::pair<int64_t, int64_t>> todo_;  ///< ranges to evaluate
+  size_t range_ = 0;                               ///< the range next_ is in
+  int64_t total_ = 0;                              ///< points in todo_
+  int64_t handed_ = 0;                             ///< of which handed out
   int workers_finished_ = 0;
   std::vector<int64_t> reported_;  ///< points each worker reported finished
   MPI_Request receive_ = MPI_REQUEST_NULL;

@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Stop a sweep mid-way and resume it (README "Resuming a stopped sweep"): the sweep of
+JOB (--fidelity des, 2 ranks) is stopped by SIGTERM and, separately, by SIGKILL of
+mpirun; each time the partial file beside the output holds the rows done, the output
+itself does not exist, and `--resume` computes the rest; the result equals an
+uninterrupted sweep row for row (compare_results.py). A resume from a different job (its
+text changed) is refused with exit 2 naming the partial file's key.
+
+    check_resume.py MPIRUN RAPID_SWEEP JOB OUT_DIR
+"""
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sweep(mpirun, exe, job, out, *extra):
+    return [mpirun, "-n", "2", "--oversubscribe", exe, job, "-o", out, "--fidelity", "des",
+            "--threads", "1", "--quiet", *extra]
+
+
+def partials(out):
+    return glob.glob(os.path.join(os.path.dirname(out), ".rapid-sweep.partial-*.h5"))
+
+
+def stop_midway(cmd, out, sig):
+    """Starts `cmd`, sends `sig` once the partial file exists and ~1 s has passed."""
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while time.time() - t0 < 30 and not partials(out) and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    if proc.poll() is not None:
+        return None  # finished before the signal: nothing to test
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    return proc.returncode
+
+
+def main(mpirun, exe, job, out_dir):
+    errors = []
+    full = os.path.join(out_dir, "resume-full.h5")
+    subprocess.run(sweep(mpirun, exe, job, full), check=True, timeout=300)
+    for name, sig in (("sigterm", signal.SIGTERM), ("sigkill", signal.SIGKILL)):
+        out = os.path.join(out_dir, f"resume-{name}", "out.h5")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        for f in partials(out) + ([out] if os.path.exists(out) else []):
+            os.remove(f)
+        rc = stop_midway(sweep(mpirun, exe, job, out), out, sig)
+        if rc is None:
+            errors.append(f"{name}: the sweep finished before the signal")
+            continue
+        if rc == 0 or os.path.exists(out) or len(partials(out)) != 1:
+            errors.append(f"{name}: exit {rc}, output exists {os.path.exists(out)}, "
+                          f"partial files {partials(out)}")
+            continue
+        if name == "sigkill":  # a different job must not resume it
+            changed = os.path.join(out_dir, "resume-changed.yaml")
+            with open(job, encoding="utf-8") as f:
+                text = f.read()
+            with open(changed, "w", encoding="utf-8") as f:
+                f.write(text.replace("name:", "# changed\nname:", 1))
+            bad = subprocess.run(sweep(mpirun, exe, changed, out, "--resume"),
+                                 capture_output=True, text=True, timeout=120)
+            if bad.returncode != 2 or "resume/key" not in bad.stderr or len(partials(out)) != 1:
+                errors.append(f"a changed job resumed: exit {bad.returncode}: {bad.stderr[-300:]}")
+        res = subprocess.run(sweep(mpirun, exe, job, out, "--resume"), capture_output=True,
+                             text=True, timeout=300)
+        if res.returncode != 0 or partials(out):
+            errors.append(f"{name}: resume exit {res.returncode}, partial left {partials(out)}:"
+                          f" {res.stderr[-300:]}")
+            continue
+        cmp = subprocess.run([sys.executable, os.path.join(HERE, "compare_results.py"), full, out],
+                             capture_output=True, text=True)
+        if cmp.returncode != 0:
+            errors.append(f"{name}: resumed file differs: {cmp.stdout[-500:]}")
+        else:
+            print(f"{name}: stopped (exit {rc}), resumed, equal to the uninterrupted sweep")
+    for e in errors:
+        print("FAIL:", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:5]))
