@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Stop a sweep mid-way and resume it (README "Resuming a stopped sweep"): the sweep of
-JOB (--fidelity des, 2 ranks) is stopped by SIGTERM and, separately, by SIGKILL of
-mpirun; each time the partial file beside the output holds the rows done, the output
+JOB (--fidelity des, 2 ranks) is stopped by SIGTERM and by SIGKILL of mpirun and by
+SIGKILL of one rank (mpirun ends the job within seconds); each time the partial file beside the output holds the rows done, the output
 itself does not exist, and `--resume` computes the rest; the result equals an
 uninterrupted sweep row for row (compare_results.py). A resume from a different job (its
 text changed) is refused with exit 2 naming the partial file's key.
@@ -28,30 +28,48 @@ def partials(out):
     return glob.glob(os.path.join(os.path.dirname(out), ".rapid-sweep.partial-*.h5"))
 
 
-def stop_midway(cmd, out, sig):
-    """Starts `cmd`, sends `sig` once the partial file exists and ~1 s has passed."""
+def rank_pids(mpirun_pid):
+    """The rapid-sweep processes mpirun started (its children)."""
+    ps = subprocess.run(["pgrep", "-P", str(mpirun_pid)], capture_output=True, text=True)
+    return [int(p) for p in ps.stdout.split()]
+
+
+def stop_midway(cmd, out, sig, one_rank=False):
+    """Starts `cmd`, sends `sig` (to mpirun, or to one rank) once the partial file exists
+    and ~1 s has passed. Returns mpirun's exit code and the seconds from the signal to
+    its exit (None when it finished first)."""
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while time.time() - t0 < 30 and not partials(out) and proc.poll() is None:
         time.sleep(0.05)
     time.sleep(1.0)
     if proc.poll() is not None:
-        return None  # finished before the signal: nothing to test
-    proc.send_signal(sig)
+        return None, None  # finished before the signal: nothing to test
+    if one_rank:
+        pids = rank_pids(proc.pid)
+        if not pids:
+            proc.communicate(timeout=60)
+            return None, None
+        os.kill(pids[-1], sig)
+    else:
+        proc.send_signal(sig)
+    t1 = time.time()
     proc.communicate(timeout=60)
-    return proc.returncode
+    return proc.returncode, time.time() - t1
 
 
 def main(mpirun, exe, job, out_dir):
     errors = []
+    os.makedirs(out_dir, exist_ok=True)
     full = os.path.join(out_dir, "resume-full.h5")
     subprocess.run(sweep(mpirun, exe, job, full), check=True, timeout=300)
-    for name, sig in (("sigterm", signal.SIGTERM), ("sigkill", signal.SIGKILL)):
+    for name, sig, one in (("sigterm", signal.SIGTERM, False), ("sigkill", signal.SIGKILL, False),
+                           ("sigkill-one-rank", signal.SIGKILL, True)):
         out = os.path.join(out_dir, f"resume-{name}", "out.h5")
         os.makedirs(os.path.dirname(out), exist_ok=True)
         for f in partials(out) + ([out] if os.path.exists(out) else []):
             os.remove(f)
-        rc = stop_midway(sweep(mpirun, exe, job, out), out, sig)
+        rc, detect_s = stop_midway(sweep(mpirun, exe, job, out), out, sig, one)
         if rc is None:
             errors.append(f"{name}: the sweep finished before the signal")
             continue
@@ -80,7 +98,8 @@ def main(mpirun, exe, job, out_dir):
         if cmp.returncode != 0:
             errors.append(f"{name}: resumed file differs: {cmp.stdout[-500:]}")
         else:
-            print(f"{name}: stopped (exit {rc}), resumed, equal to the uninterrupted sweep")
+            print(f"{name}: stopped (exit {rc}, {detect_s:.2f} s after the signal), resumed, "
+                  "equal to the uninterrupted sweep")
     for e in errors:
         print("FAIL:", e)
     return 1 if errors else 0
