@@ -194,22 +194,25 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       }
       continue;
     }
-    // The op at full speed, then under the TDP cap and this instance's derate
-    // (docs/nonideal.md): only with a power model.
-    double full_s = in.compute->time(op) / in.step_efficiency, slowdown = 1.0;
+    // With a power model (docs/nonideal.md) the op runs under the TDP cap and this
+    // instance's derate: one factor `scale` on every time of the op (alone, beside a
+    // TP-overlap kernel, beside the DP stream).
+    const double alone_s = in.compute->time(op) / in.step_efficiency;
+    double scale = 1.0;
     OpEnergy energy;
     if (in.power) {
-      energy = in.power->op_energy(op, full_s);
+      energy = in.power->op_energy(op, alone_s);
       const double capped = in.power->capped_time(energy);
-      energy.compute_bound_s += capped - full_s;
-      energy.time_s = full_s = capped;
+      energy.compute_bound_s += capped - alone_s;
+      energy.time_s = capped;
+      scale = capped / alone_s;
       if (!in.derate.empty()) {
         const Inst& me = inst[static_cast<size_t>(inst_id)];
-        slowdown = in.derate[static_cast<size_t>(me.stage * dp + me.replica)].slowdown(
-            energy.compute_bound_s / full_s, energy.memory_bound_s / full_s);
+        scale *= in.derate[static_cast<size_t>(me.stage * dp + me.replica)].slowdown(
+            energy.compute_bound_s / capped, energy.memory_bound_s / capped);
       }
     }
-    const SimTime dur = to_ps(full_s * slowdown);
+    const SimTime dur = to_ps(alone_s * scale);
     thread_local std::vector<int32_t> with;
     with.clear();
     bool fold = true;
@@ -224,12 +227,12 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
         const Op& comm = *list[static_cast<size_t>(j)];
         if (in.interference) {
           const InterferenceModel::Profile p = InterferenceModel::profile_of(comm, *w);
-          const double t = in.interference->cost(p).time(op) / in.step_efficiency * slowdown;
+          const double t = in.interference->cost(p).time(op) / in.step_efficiency * scale;
           beside = std::max(beside, to_ps(t));
           slow = std::max(slow, in.interference->comm_slowdown(p, op, t));
         }
       }
-    const SimTime dp_dur = dp_cost ? to_ps(dp_cost->time(op) / in.step_efficiency * slowdown) : dur;
+    const SimTime dp_dur = dp_cost ? to_ps(dp_cost->time(op) / in.step_efficiency * scale) : dur;
     if (fold) {
       SimTime d = beside;
       for (int32_t x : with)

@@ -35,7 +35,6 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
                                   [](const NonIdealSpec& s) { return !s.link_faults.empty(); }) ||
                       !spec.network.faults.empty();
   per_scenario_ = faults ? spec.search.num_gpus.size() : 1;
-  const NonIdealSpec ideal;
   for (size_t h = 0; h < spec.hardware.size(); ++h)
     for (size_t s = 0; s < std::max<size_t>(1, spec.scenarios.size()); ++s)
       for (size_t g = 0; g < per_scenario_; ++g) {
@@ -70,42 +69,38 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
           sys->des = std::make_unique<DesEvaluator>(spec.model, sys->training, spec.hardware[h],
                                                     spec.network, o);
         }
-        if (sys->scenario &&
-            (sys->scenario->power || sys->scenario->thermal || !sys->scenario->stragglers.empty()))
+        if (sys->scenario && sys->scenario->needs_power_model())
           sys->nonideal = std::make_unique<NonIdealEvaluator>(spec.model, spec.network,
                                                               *sys->scenario, *sys->analytical);
         systems_.push_back(std::move(sys));
       }
 }
 
+const PointEvaluator::System& PointEvaluator::system(int32_t hardware, int32_t scenario,
+                                                     size_t gpu_slot) const {
+  const size_t scenarios = std::max<size_t>(1, spec_.scenarios.size());
+  return *systems_[(static_cast<size_t>(hardware) * scenarios + static_cast<size_t>(scenario)) *
+                       per_scenario_ +
+                   gpu_slot];
+}
+
 const PointEvaluator::System& PointEvaluator::system(const Point& p) const {
-  size_t g = 0;
+  size_t g = 0;  // the point's GPU count among the job's (systems differ only with faults)
   if (per_scenario_ > 1) {
     const auto& counts = spec_.search.num_gpus;
     g = static_cast<size_t>(std::find(counts.begin(), counts.end(), p.par.num_gpus()) -
                             counts.begin());
-    g = std::min(g, per_scenario_ - 1);
+    g = std::min(g, per_scenario_ - 1);  // `rapid predict --gpus` may name another count
   }
-  const size_t scenarios = std::max<size_t>(1, spec_.scenarios.size());
-  return *systems_[(static_cast<size_t>(p.hardware) * scenarios + static_cast<size_t>(p.scenario)) *
-                       per_scenario_ +
-                   g];
-}
-
-const PointEvaluator::System& PointEvaluator::system(int32_t hardware, int32_t scenario) const {
-  Point p;
-  p.hardware = hardware;
-  p.scenario = scenario;
-  p.par.dp = static_cast<int32_t>(spec_.search.num_gpus.front());
-  return system(p);
+  return system(p.hardware, p.scenario, g);
 }
 
 const AnalyticalEvaluator& PointEvaluator::evaluator(int32_t hardware, int32_t scenario) const {
-  return *system(hardware, scenario).analytical;
+  return *system(hardware, scenario, 0).analytical;
 }
 
 const DesEvaluator& PointEvaluator::des_evaluator(int32_t hardware, int32_t scenario) const {
-  return *system(hardware, scenario).des;
+  return *system(hardware, scenario, 0).des;
 }
 
 void PointEvaluator::simulate(const Point& p, const Workload& w, EvalResult& r,

@@ -34,9 +34,6 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
   };
   std::vector<Stage> stage(static_cast<size_t>(pp));
   const GpuState normal_gpu = normal_state();
-  auto alike = [](const GpuState& a, const GpuState& b) {
-    return same(a.base, b.base) && same_cooling(a.thermal, b.thermal);
-  };
   DesRun run;
   run.power = &power_;
   bool derated = false;
@@ -46,16 +43,16 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     int kinds = 0;
     for (int64_t rep = 0; rep < dp; ++rep) {
       const size_t k = static_cast<size_t>(st * dp + rep);
-      if (alike(states[k], normal_gpu)) {
+      if (states[k].runs_like(normal_gpu)) {
         S.normal = k;
         continue;
       }
-      if (kinds == 0 || !alike(states[k], states[S.slow])) ++kinds, S.slow = k;
+      if (kinds == 0 || !states[k].runs_like(states[S.slow])) ++kinds, S.slow = k;
       ++S.slow_count;
     }
     if (S.slow_count == 0) S.slow = S.normal;
     run.all_replicas = run.all_replicas || kinds > 1;
-    derated = derated || !same(states[S.slow].base, Derate{});
+    derated = derated || !(states[S.slow].base == Derate{});
   }
   // The derate each simulated instance runs at (stage * dp + replica).
   auto set_derates = [&](auto&& of) {
@@ -142,7 +139,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
       }
     // Nothing throttled (every steady state kept its GPU's own speed): the step stands.
     const bool throttled = std::any_of(reps.begin(), reps.end(), [&](const Replayed& x) {
-      return !same(x.steady.effective, states[x.state].base) &&
+      return !(x.steady.effective == states[x.state].base) &&
              (x.steady.throttle_fraction > 0 || x.steady.dvfs_fraction > 0);
     });
     if (!spec_.thermal || !throttled || iteration >= 8) break;
@@ -195,12 +192,13 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
   const GpuState& bs =
       states[run.all_replicas ? bk : stage[static_cast<size_t>(trace.stage[bound])].slow];
   const bool slower = static_cast<double>(busy[bound]) > 1.001 * static_cast<double>(full) ||
-                      (!alike(bs, normal_gpu) && spec_.thermal);
+                      (!bs.runs_like(normal_gpu) && spec_.thermal);
   r.bounding_gpu = bs.gpu >= 0 && slower ? bs.gpu : -1;
-  StepProfile bp;
-  profile_from_spans(trace.spans[bound], des::to_ps(r.step_time_s), idle_W, wait_W,
-                     merge_s(r.step_time_s), bp);
-  r.hbm_utilization = bp.hbm_bytes / (hw.hbm_bandwidth_Bps * r.step_time_s);
+  // Its own class's profile (the one replayed for the instance itself, not its waiting
+  // partners): the HBM bytes its kernels moved.
+  const auto own = std::find_if(reps.begin(), reps.end(),
+                                [&](const Replayed& x) { return x.inst == bound && !x.waits; });
+  r.hbm_utilization = own->profile.hbm_bytes / (hw.hbm_bandwidth_Bps * r.step_time_s);
   if (spec_.thermal && hot) {
     if (hot->steady.temperature_avg_C > states[hot->state].thermal.shutdown_C)
       r.status = Status::Overheat;

@@ -21,6 +21,10 @@ NonIdealEvaluator::NonIdealEvaluator(const ModelSpec& model, const NetworkSpec& 
       analytical_(analytical),
       power_(analytical.hardware(), analytical.compute_cost()) {}
 
+bool NonIdealEvaluator::GpuState::runs_like(const GpuState& o) const {
+  return base == o.base && same_cooling(thermal, o.thermal);
+}
+
 NonIdealEvaluator::GpuState NonIdealEvaluator::normal_state() const {
   GpuState g;
   g.thermal = thermal_params(analytical_.hardware(), spec_.cooling.beta_per_s,
@@ -44,10 +48,7 @@ void NonIdealEvaluator::instance_states(const ParallelConfig& par,
   const int64_t per_node = network_.gpus_per_node;
   for (const StragglerSpec& s : spec_.stragglers) {
     // The GPUs it covers (Megatron rank order tp, cp, dp, pp: nodes hold consecutive ranks).
-    int64_t first = s.index, count = 1;
-    if (s.scope == StragglerSpec::Scope::Node) first = s.index * per_node, count = per_node;
-    if (s.scope == StragglerSpec::Scope::Rack)
-      count = per_node * network_.nodes_per_leaf, first = s.index * count;
+    const auto [first, count] = s.gpus(per_node, network_.nodes_per_leaf);
     GpuState st = normal;
     st.base = Derate{s.clock_factor, s.hbm_factor};
     if (s.own_cooling) {
@@ -59,10 +60,10 @@ void NonIdealEvaluator::instance_states(const ParallelConfig& par,
       GpuState& x = out[static_cast<size_t>((g / (tpcp * par.dp)) * par.dp + (g / tpcp) % par.dp)];
       const double tdp = analytical_.hardware().tdp_W;
       const bool worse = st.base.slowdown(0.5, 0.5) > x.base.slowdown(0.5, 0.5) ||
-                         hot_at_tdp(st.thermal, tdp) > hot_at_tdp(x.thermal, tdp);
+                         st.thermal.steady_C(tdp) > x.thermal.steady_C(tdp);
       if (!worse) continue;
       x.base = Derate{std::min(x.base.clock, st.base.clock), std::min(x.base.hbm, st.base.hbm)};
-      if (hot_at_tdp(st.thermal, tdp) > hot_at_tdp(x.thermal, tdp)) x.thermal = st.thermal;
+      if (st.thermal.steady_C(tdp) > x.thermal.steady_C(tdp)) x.thermal = st.thermal;
       x.gpu = g;
     }
   }
@@ -101,9 +102,8 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   std::vector<ClassState> classes;
   const int64_t per_instance = int64_t{w.par.tp} * w.par.cp;
   for (const GpuState& g : states) {
-    auto it = std::find_if(classes.begin(), classes.end(), [&](const ClassState& c) {
-      return same(c.g.base, g.base) && same_cooling(c.g.thermal, g.thermal);
-    });
+    auto it = std::find_if(classes.begin(), classes.end(),
+                           [&](const ClassState& c) { return c.g.runs_like(g); });
     if (it != classes.end()) {
       it->gpus += per_instance;
       continue;

@@ -9,11 +9,6 @@
 
 namespace rapid::nonideal_detail {
 
-/// Temperature of `p` under steady TDP: orders coolings from the best to the worst.
-inline double hot_at_tdp(const ThermalParams& p, double tdp_W) {
-  return p.steady_C(tdp_W);
-}
-
 /// The whole step of `prof` as one WorkPower (the analytical closed form's input): the
 /// work's dynamic power and roofline shares averaged over the step, the waits' power above
 /// idle spread over it as energy that no derate stretches.
@@ -52,10 +47,6 @@ inline WorkPower under(const WorkPower& w, const Derate& b) {
 /// ripple the merge leaves out; peaks are taken before merging).
 inline double merge_s(double step_s) {
   return std::max(5e-3, step_s / 200.0);
-}
-
-inline bool same(const Derate& a, const Derate& b) {
-  return a.clock == b.clock && a.hbm == b.hbm;
 }
 
 /// Two GPUs heat alike (the hardware's throttle law is common to all).

@@ -89,10 +89,7 @@ void check_stragglers(SweepSpec& spec, bool listed) {
     NonIdealSpec& sc = spec.scenarios[i];
     for (size_t k = 0; k < sc.stragglers.size(); ++k) {
       const StragglerSpec& s = sc.stragglers[k];
-      int64_t first = s.index, count = 1;
-      if (s.scope == StragglerSpec::Scope::Node) first = s.index * per_node, count = per_node;
-      if (s.scope == StragglerSpec::Scope::Rack)
-        count = per_node * spec.network.nodes_per_leaf, first = s.index * count;
+      const auto [first, count] = s.gpus(per_node, spec.network.nodes_per_leaf);
       if (first >= gpus)
         throw InputError(spec.job.path,
                          listed ? fmt::format("scenarios[{}].stragglers[{}]", i, k)
@@ -250,7 +247,7 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   check_stragglers(spec, job.has("scenarios"));
   // Power, thermal and stragglers need the GPU's power coefficients (docs/nonideal.md).
   for (const NonIdealSpec& sc : spec.scenarios) {
-    if (!sc.power && !sc.thermal && sc.stragglers.empty()) continue;
+    if (!sc.needs_power_model()) continue;
     for (size_t i = 0; i < spec.hardware.size(); ++i)
       if (!spec.hardware[i].power.given() || spec.hardware[i].tdp_W <= 0)
         throw InputError(spec.hardware_sources[i].path, "power", "<missing>",

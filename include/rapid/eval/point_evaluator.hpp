@@ -66,8 +66,9 @@ class PointEvaluator {
  private:
   struct System;  // one hardware variant under one scenario (and GPU count, with faults)
   const System& system(const Point& p) const;
-  /// The system of a variant and scenario at the job's first GPU count.
-  const System& system(int32_t hardware, int32_t scenario) const;
+  /// The system of a variant and scenario at the job's `gpu_slot`-th GPU count (0 unless
+  /// link faults make the GPU counts differ).
+  const System& system(int32_t hardware, int32_t scenario, size_t gpu_slot) const;
 
   const SweepSpec& spec_;
   Fidelity fidelity_;

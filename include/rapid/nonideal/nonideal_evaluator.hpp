@@ -40,9 +40,6 @@ class NonIdealEvaluator {
   NonIdealEvaluator(const ModelSpec& model, const NetworkSpec& network, const NonIdealSpec& spec,
                     const AnalyticalEvaluator& analytical);
 
-  /// Power, thermal or stragglers on: the rows need this evaluator.
-  bool active() const { return spec_.power || spec_.thermal || !spec_.stragglers.empty(); }
-
   /// After the analytical evaluation of `w` into the ok row `r`: the closed forms.
   void apply_analytical(const Workload& w, EvalResult& r) const;
 
@@ -60,6 +57,8 @@ class NonIdealEvaluator {
     Derate base;
     ThermalParams thermal;
     int64_t gpu = -1;  ///< the straggler GPU it comes from (-1: a normal GPU)
+    /// The same derate and the same heating (GPUs alike for the simulation).
+    bool runs_like(const GpuState& o) const;
   };
   /// Per stage instance (stage * dp + replica) of layout `par`: the worst of its GPUs.
   void instance_states(const ParallelConfig& par, std::vector<GpuState>& out) const;

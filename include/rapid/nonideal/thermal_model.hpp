@@ -47,6 +47,7 @@ struct ThermalParams {
 /// What a GPU keeps of its clock and HBM bandwidth at derate depth `d` in [0, 1].
 struct Derate {
   double clock = 1.0, hbm = 1.0;
+  bool operator==(const Derate&) const = default;
   /// Time multiplier of work whose full-speed time is `compute_share` compute-bound and
   /// `memory_share` memory-bound (the rest unaffected): shares / what is kept.
   double slowdown(double compute_share, double memory_share) const {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rapid/spec/failure_spec.hpp"
@@ -39,6 +40,16 @@ struct StragglerSpec {
   double nic_health = 1.0;    ///< its NIC links' bandwidth factor, in (0, 1]
   bool own_cooling = false;   ///< `cooling:` given for it
   CoolingSpec cooling;        ///< its cooling when own_cooling
+
+  /// The global ranks it covers, [first, first + count): one GPU, a node's gpus_per_node
+  /// GPUs or a rack's (the nodes under one leaf) — Megatron's rank order puts consecutive
+  /// ranks on a node.
+  std::pair<int64_t, int64_t> gpus(int64_t gpus_per_node, int64_t nodes_per_leaf) const {
+    if (scope == Scope::Node) return {index * gpus_per_node, gpus_per_node};
+    if (scope == Scope::Rack)
+      return {index * gpus_per_node * nodes_per_leaf, gpus_per_node * nodes_per_leaf};
+    return {index, 1};
+  }
 };
 
 struct NonIdealSpec {
@@ -51,6 +62,8 @@ struct NonIdealSpec {
   std::vector<LinkFault> link_faults;
   FailureSpec failures;
 
+  /// The scenario needs the power model (energies, roofline splits for derates).
+  bool needs_power_model() const { return power || thermal || !stragglers.empty(); }
   bool any() const {
     return power || thermal || !stragglers.empty() || !link_faults.empty() || failures.enabled;
   }
