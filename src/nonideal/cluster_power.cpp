@@ -22,15 +22,11 @@ double ClusterPower::swing_W() const {
   if (changes_.empty()) return 0;
   std::vector<std::pair<double, double>> c = changes_;
   std::sort(c.begin(), c.end());
-  // The profiles end where the step ends: the sum is defined up to the earliest end.
-  double end = std::numeric_limits<double>::infinity(), last = 0;
-  for (const auto& [t, dP] : c) last = std::max(last, t);
-  end = last;
+  // The sum of the powers holds over [t_i, t_{i+1}); the last change ends the step.
   double sum = 0, hi = -std::numeric_limits<double>::infinity(), lo = -hi;
-  for (size_t i = 0; i < c.size(); ++i) {
+  for (size_t i = 0; i + 1 < c.size(); ++i) {
     sum += c[i].second;
-    const double next = i + 1 < c.size() ? c[i + 1].first : end;
-    if (next > c[i].first && c[i].first < end) {  // the sum holds over [t_i, t_{i+1})
+    if (c[i + 1].first > c[i].first) {
       hi = std::max(hi, sum);
       lo = std::min(lo, sum);
     }

@@ -37,7 +37,7 @@ WorkPower OpEnergy::power(double idle_W) const {
   return w;
 }
 
-PowerModel::PowerModel(const HardwareSpec& hw, const ComputeCost& cost) : hw_(hw), cost_(cost) {
+PowerModel::PowerModel(const HardwareSpec& hw, const ComputeCost& cost) : hw_(hw) {
   // A zero J/FLOP in the file: chosen so that the dtype's reference GEMM draws exactly TDP
   // (large GEMMs run at the board power limit: docs/nonideal.md sec 1):
   //   TDP = idle + active + (F e_flop + B_hbm e_hbm + B_l2 e_l2) / t.

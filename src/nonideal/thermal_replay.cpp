@@ -24,7 +24,7 @@ class Replayer {
   }
 
   void start(double T0) {
-    T_ = T0;
+    T_ = T_before_ = T0;
     level_ = 0;
     while (level_ < levels_ && T_ >= up_C(level_)) ++level_;
     low_clock_ = false;
@@ -163,9 +163,8 @@ ReplayResult replay_periodic(const ThermalParams& p, std::span<const PowerSegmen
     if (std::abs(r.T_ - before) < 0.01 && (r.t_ >= settle_s || !r.touched_)) break;
   }
   // Measurement: whole periods covering at least window_s (averages over throttle cycles
-  // and DVFS samples that are not in step with the period).
-  // A period that engaged no throttle level and no DVFS clock repeats exactly: one is the
-  // measurement.
+  // and DVFS samples that are not in step with the period); one period when no throttle
+  // level and no DVFS clock engaged (it then repeats exactly).
   int measured = 0;
   bool touched = r.touched_;
   while (measured < opt.max_periods) {
@@ -190,7 +189,6 @@ ReplayResult replay_periodic(const ThermalParams& p, std::span<const PowerSegmen
     double idle_W = profile.front().work.idle_W;
     Replayer cold(p, dvfs, opt);
     cold.start(p.steady_C(idle_W));
-    cold.T_before_ = cold.T_;
     cold.trace_ = &out.trace;
     cold.trace_step_ = opt.record_s / 2000;
     while (cold.t_ < opt.record_s) cold.period(profile, false);

@@ -66,7 +66,6 @@ class PowerModel {
 
  private:
   const HardwareSpec& hw_;
-  const ComputeCost& cost_;
   std::array<double, kNumDTypes> J_per_flop_{};
 };
 
