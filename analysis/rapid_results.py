@@ -19,6 +19,7 @@ Run with Debian's /usr/bin/python3 (python3-h5py, python3-pandas).
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 
 import h5py
@@ -166,6 +167,16 @@ def load(path: str) -> Results:
         ok = (s_idx >= 0) & (s_idx < len(scen))
         points.insert(1, "scenario_name", s_labels[np.where(ok, s_idx, len(scen))])
     return Results(path, points, attrs, hardware, units, descriptions, scenarios)
+
+
+def load_for_cli(path: str, prog: str) -> Results | None:
+    """load() for a command-line script: None (after one message on stderr naming `prog`)
+    when the file is missing or not a rapid-sweep result; the caller then exits 2."""
+    try:
+        return load(path)
+    except NotRapidFile as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
 
 
 def describe_layout(row: pd.Series, hardware: bool = False) -> str:

@@ -155,10 +155,8 @@ def heatmap(pts, ok, path, title):
 
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        res = rr.load(args.file)
-    except rr.NotRapidFile as e:
-        print(f"report.py: {e}", file=sys.stderr)
+    res = rr.load_for_cli(args.file, "report.py")
+    if res is None:
         return 2
     pts = res.points
     if args.hardware:

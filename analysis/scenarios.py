@@ -97,10 +97,8 @@ def main(argv) -> int:
                    help="also rank the N best layouts by tokens/s and by goodput tokens/s "
                         "(failures on; 8)")
     args = p.parse_args(argv)
-    try:
-        res = rr.load(args.file)
-    except rr.NotRapidFile as e:
-        print(f"scenarios.py: {e}", file=sys.stderr)
+    res = rr.load_for_cli(args.file, "scenarios.py")
+    if res is None:
         return 2
     points = res.points
     if "scenario" not in points:

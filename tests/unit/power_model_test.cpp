@@ -195,10 +195,7 @@ TEST(PowerModel, CappedTimeStretchesToTdp) {
 
 // 2d. The DVFS power law: dynamic energy of compute ~ f^2 over a time ~ 1 / f: P ~ f^3.
 TEST(PowerModel, DvfsPowerLaw) {
-  WorkPower w;
-  w.idle_W = 130;
-  w.compute_W = 570;
-  w.compute_share = 1.0;
+  WorkPower w{.idle_W = 130, .compute_W = 570, .compute_share = 1.0};
   // Clock 0.9: 130 + 570 x 0.81 / (1 / 0.9) = 130 + 570 x 0.729 = 130 + 415.53 = 545.53 W.
   EXPECT_NEAR(w.at(Derate{0.9, 1.0}), 545.53, 1e-9);
   EXPECT_NEAR(w.at(Derate{0.9, 1.0}) - w.idle_W, 0.729 * 570.0, 1e-9);
@@ -208,12 +205,8 @@ TEST(PowerModel, DvfsPowerLaw) {
   // Half compute-bound (300 W), half memory-bound (200 W): the time stretches by
   // 0.5 / 0.9 + 0.5 = 1.055556, the compute energy by 0.81, the memory energy stays:
   // 130 + (300 x 0.81 + 200) / 1.055556 = 130 + 443 / 1.055556 = 130 + 419.6842 W.
-  WorkPower m;
-  m.idle_W = 130;
-  m.compute_W = 300;
-  m.memory_W = 200;
-  m.compute_share = 0.5;
-  m.memory_share = 0.5;
+  WorkPower m{
+      .idle_W = 130, .compute_W = 300, .memory_W = 200, .compute_share = 0.5, .memory_share = 0.5};
   EXPECT_NEAR(m.at(Derate{0.9, 1.0}), 130.0 + 443.0 / (0.5 / 0.9 + 0.5), 1e-9);
   EXPECT_NEAR(m.at(Derate{0.9, 1.0}), 549.6842, 1e-4);
   // HBM at 0.73 on the same work: 130 + 500 / (0.5 + 0.5 / 0.73) = 130 + 500 / 1.184932.

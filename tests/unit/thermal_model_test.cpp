@@ -30,10 +30,7 @@ ThermalParams round_params() {
 
 // A purely compute-bound op: idle 100 W plus `compute_W` of dynamic power.
 WorkPower compute_bound(double compute_W) {
-  WorkPower w;
-  w.idle_W = 100;
-  w.compute_W = compute_W;
-  w.compute_share = 1.0;
+  WorkPower w{.idle_W = 100, .compute_W = compute_W, .compute_share = 1.0};
   return w;
 }
 
@@ -171,12 +168,8 @@ TEST(ThermalSteadyState, StepLawSlidingModeMixedWork) {
   p.clock_keep = 0.5;
   p.hbm_keep = 0.73;
   // 60% compute-bound (500 W), 30% memory-bound (100 W), 10% neither; full 700 W.
-  WorkPower w;
-  w.idle_W = 100;
-  w.compute_W = 500;
-  w.memory_W = 100;
-  w.compute_share = 0.6;
-  w.memory_share = 0.3;
+  WorkPower w{
+      .idle_W = 100, .compute_W = 500, .memory_W = 100, .compute_share = 0.6, .memory_share = 0.3};
   // Throttled: s = 0.1 + 0.6 / 0.5 + 0.3 / 0.73 = 0.1 + 1.2 + 0.410959 = 1.710959;
   // P_thr = 100 + (500 x 0.25 + 100) / 1.710959 = 100 + 131.5052 = 231.5052 W.
   // d = (700 - 600) / (700 - 231.5052) = 0.213450; slowdown 1 / (1 - d + d / s) = 1.097328.
@@ -225,10 +218,7 @@ TEST(ThermalSteadyState, LinearLawMemoryBoundSolvedByHand) {
   //   10 (60 + x) = 100 + 600 (1 - 0.054 x)  ->  600 + 10 x = 700 - 32.4 x
   //   -> x = 100 / 42.4 = 2.358491, T* = 87.358491 C (inside [85, 90]),
   // depth 0.471698, hbm 0.872642, slowdown 1 / hbm = 1.145946, P = 10 (T* - 25) = 623.5849 W.
-  WorkPower w;
-  w.idle_W = 100;
-  w.memory_W = 600;
-  w.memory_share = 1.0;
+  WorkPower w{.idle_W = 100, .memory_W = 600, .memory_share = 1.0};
   const double x = 100.0 / 42.4, T = 85.0 + x, hbm = 1.0 - 0.054 * x;
   const ThermalSteadyState s = steady_state(p, w);
   EXPECT_NEAR(s.temperature_C, T, 1e-9 * T);
@@ -248,12 +238,8 @@ TEST(ThermalSteadyState, LinearLawBalancesHeatOnMixedWork) {
   p.span_C = 5;
   p.clock_keep = 0.5;
   p.hbm_keep = 0.73;
-  WorkPower w;
-  w.idle_W = 100;
-  w.compute_W = 500;
-  w.memory_W = 100;
-  w.compute_share = 0.6;
-  w.memory_share = 0.3;
+  WorkPower w{
+      .idle_W = 100, .compute_W = 500, .memory_W = 100, .compute_share = 0.6, .memory_share = 0.3};
   // Full 700 W -> 95 C > 90; fully derated 231.5 W -> 48.2 C < 85: T* inside the span.
   const ThermalSteadyState s = steady_state(p, w);
   EXPECT_GE(s.temperature_C, 85.0);
