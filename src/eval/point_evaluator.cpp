@@ -180,10 +180,10 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
     // ops are built (and timed) once for them.
     const AnalyticalEvaluator& ev = *sys.analytical;
     const AnalyticalEvaluator::TemplateTimes* t = ev.cached_template_times(w.par);
-    if (!t || sys.nonideal) {  // the non-ideal model reads the op templates
-      build_workload_ops(spec_.model, sys.training, w);
-      t = &ev.template_times(w);
-    }
+    // The non-ideal model reads the op templates themselves: built even when their times
+    // are cached (never timed twice).
+    if (!t || sys.nonideal) build_workload_ops(spec_.model, sys.training, w);
+    if (!t) t = &ev.template_times(w);
     ev.evaluate(w, *t, r);
     if (sys.nonideal) sys.nonideal->apply_analytical(w, r);
   }
