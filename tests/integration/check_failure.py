@@ -8,11 +8,19 @@ afterwards.
                      [-- rapid-sweep options...]
 Set RAPID_SWEEP_TEST_FAIL_RANK in the environment to inject an internal failure.
 """
-import glob
 import os
 import sys
 
 from sweep_process import run_sweep
+
+
+def partial_path(out):
+    """The partial file rapid-sweep writes `out` through (ResultStore::temp_path_for): a
+    64-bit FNV-1a hash of the absolute path, beside it."""
+    h = 1469598103934665603
+    for c in os.path.abspath(out).encode():
+        h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(os.path.dirname(os.path.abspath(out)), f".rapid-sweep.partial-{h:016x}.h5")
 
 
 def main(argv):
@@ -38,7 +46,7 @@ def main(argv):
         errors.append(f"{len(messages)} 'rapid-sweep:' lines on stderr, expected 1")
     if os.path.exists(out):
         errors.append(f"{out} exists after a failed run")
-    left = glob.glob(os.path.join(os.path.dirname(out) or ".", ".rapid-sweep.partial-*"))
+    left = [p for p in [partial_path(out)] if os.path.exists(p)]
     if left:
         errors.append(f"temporary files left behind: {left}")
     for e in errors:
