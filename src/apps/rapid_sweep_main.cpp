@@ -1,5 +1,6 @@
 // `rapid-sweep JOB.yaml -o OUT.h5 [--threads N] [--chunk N] [--quiet]
-//              [--fidelity analytical|des|auto] [--precision high] [--des-top-k K] [--full]`
+//              [--fidelity analytical|des|auto] [--precision high] [--des-top-k K] [--full]
+//              [--resume] [--overwrite] [--max-points N]`
 // The MPI driver (DESIGN.md "Data flow"): every point of a job's search space evaluated
 // once, one HDF5 row per point. `des` simulates every point (docs/des.md); `auto` runs the
 // analytical model everywhere, then the simulator on the best K points of each (GPU
@@ -41,6 +42,7 @@
 #include "rapid/sweep/enumerator.hpp"
 #include "rapid/sweep/mpi_env.hpp"
 #include "rapid/sweep/scheduler.hpp"
+#include "rapid/sweep/watchdog.hpp"
 
 namespace fs = std::filesystem;
 
@@ -57,7 +59,9 @@ struct Options {
   int64_t des_top_k = 0;  // 0: the job's simulation.des_top_k
   bool full = false;
   bool resume = false;
-  double max_points = 0;  // 0: the default cap (SearchSpace::max_candidates)
+  bool overwrite = false;
+  double max_points = 0;            // 0: the default cap (SearchSpace::max_candidates)
+  double heartbeat_timeout_s = 60;  // a rank silent this long ends the job (watchdog.hpp)
 };
 
 // Everything the sweep needs, built in the validation phase.
@@ -69,15 +73,16 @@ struct Prepared {
   std::unique_ptr<rapid::PointEvaluator> evaluator;
 };
 
-// Exit code of a sweep stopped by a signal (its partial file kept for --resume).
+// Exit code of a sweep stopped by a signal or by a lost rank (its partial file kept for
+// --resume).
 constexpr int kExitStopped = 3;
 
 // Longest path of the temporary file MPI-IO is given (ROMIO aborts a little above 240).
 constexpr size_t kMaxMpiIoPath = 220;
 
 // Bad output paths are bad input: the directory must exist and be writable, and the path
-// must not be a directory.
-void check_output_path(const std::string& output, const std::string& job) {
+// must not be a directory. An existing result file is replaced only with --overwrite.
+void check_output_path(const std::string& output, const std::string& job, bool overwrite) {
   if (output.empty()) throw rapid::InputError("<command line>", "-o", output, "a file path");
   const fs::path out(output);
   fs::path dir = out.parent_path();
@@ -97,6 +102,9 @@ void check_output_path(const std::string& output, const std::string& job) {
                             "a new or regular file (not a device, FIFO, socket or symlink)");
   if (fs::exists(st) && fs::equivalent(out, fs::path(job), ec))
     throw rapid::InputError("<command line>", "-o", output, "a path other than the job file");
+  if (fs::exists(st) && !overwrite)
+    throw rapid::InputError("<command line>", "-o", output,
+                            "a new file (it exists: pass --overwrite to replace it)");
   // The file's own name is the OS's affair (NAME_MAX); MPI-IO opens the temporary file in
   // its directory and aborts on paths of more than about 240 characters (ROMIO).
   if (out.filename().string().size() > 255)
@@ -144,7 +152,7 @@ void prepare(const Options& o, Prepared& p) {
   rapid::DesOptions des;
   if (o.full || p.spec.simulation.des_full) des.replicas = rapid::des::ReplicaMode::All;
   p.evaluator = std::make_unique<rapid::PointEvaluator>(p.spec, p.fidelity, des);
-  check_output_path(o.output, o.job);
+  check_output_path(o.output, o.job, o.overwrite);
 }
 
 // Fingerprint of what a rank loaded (job, model, hardware and network text, point count):
@@ -204,12 +212,15 @@ std::string join_args(int argc, char** argv) {
 }
 
 int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
-              const std::string& command_line) {
+              const std::string& command_line, rapid::Watchdog& watchdog) {
   const auto t0 = std::chrono::steady_clock::now();
   rapid::ResultStore store(mpi, o.output, p.spec, p.enumerator->size(),
                            p.enumerator->baseline_index(), resume_key(p, fidelity_text(p)),
                            o.resume);
   stop_on_signals();
+  watchdog.set_context(fmt::format(
+      "; the rows done are in {}: run the same command with --resume to compute the rest",
+      store.temp_path()));
   if (mpi.is_root() && !o.quiet && store.resumed()) {
     int64_t left = 0;
     for (const auto& [a, b] : store.missing()) left += b - a;
@@ -308,10 +319,16 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", o.resume,
                "continue the stopped sweep of the same command: compute only the rows its "
                "partial file lacks (analytical or des fidelity)");
+  app.add_flag("--overwrite", o.overwrite, "replace OUT.h5 if it exists (refused without)");
   app.add_option("--max-points", o.max_points,
                  "largest search space walked, in candidate points before the legality filter "
                  "(default 1e9)")
       ->check(CLI::Range(1.0, 1e15));
+  app.add_option("--heartbeat-timeout", o.heartbeat_timeout_s,
+                 "seconds without a heartbeat after which a rank counts as lost (killed, "
+                 "stopped, unreachable) and the job ends with exit 3, its partial file kept for "
+                 "--resume (default 60; 0: no watchdog)")
+      ->check(CLI::Range(0.0, 1e6));
   app.set_version_flag(
       "--version",
       fmt::format("rapid-sweep {} ({}); {}; HDF5 {}", rapid::version(), rapid::git_revision(),
@@ -324,6 +341,14 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : rapid::kExitBadInput;
   }
   if (o.threads > 0) omp_set_num_threads(o.threads);
+  std::unique_ptr<rapid::Watchdog> watchdog;
+  try {
+    watchdog = std::make_unique<rapid::Watchdog>(
+        *mpi, rapid::WatchdogOptions{o.heartbeat_timeout_s, kExitStopped});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rapid-sweep: rank %d: %s\n", mpi->rank(), e.what());
+    mpi->abort(1);
+  }
 
   // Validation phase: nothing is created yet, so any failure exits cleanly on every rank.
   Prepared prepared;
@@ -361,7 +386,7 @@ int main(int argc, char** argv) {
 
   // Sweep phase: a failure here may leave other ranks waiting, so it ends the whole job.
   try {
-    return run_sweep(*mpi, o, prepared, command_line);
+    return run_sweep(*mpi, o, prepared, command_line, *watchdog);
   } catch (const std::exception& e) {
     const int rc = dynamic_cast<const rapid::InputError*>(&e) ? rapid::kExitBadInput : 1;
     std::fprintf(stderr, "rapid-sweep: rank %d: %s\n", mpi->rank(), e.what());

@@ -24,8 +24,9 @@ void mpi_check(int rc, const char* call) {
 }
 
 MpiEnv::MpiEnv(int& argc, char**& argv) {
+  // MULTIPLE for the heartbeat thread (watchdog.hpp); FUNNELED is the least the sweep needs.
   int provided = MPI_THREAD_SINGLE;
-  mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
   try {
     mpi_check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
               "MPI_Comm_set_errhandler");
@@ -90,7 +91,7 @@ void MpiEnv::abort(int code) const {
   std::_Exit(code);  // MPI_Abort should not return; make sure the process ends regardless
 }
 
-std::string MpiEnv::hostnames() const {
+std::vector<std::string> MpiEnv::hostnames_by_rank() const {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
   mpi_check(MPI_Get_processor_name(name, &len), "MPI_Get_processor_name");
@@ -98,9 +99,15 @@ std::string MpiEnv::hostnames() const {
   mpi_check(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
                           MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD),
             "MPI_Allgather");
-  std::set<std::string> hosts;
+  std::vector<std::string> out;
   for (int r = 0; r < size_; ++r)
-    hosts.insert(std::string(all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME));
+    out.emplace_back(all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  return out;
+}
+
+std::string MpiEnv::hostnames() const {
+  const std::vector<std::string> all = hostnames_by_rank();
+  const std::set<std::string> hosts(all.begin(), all.end());
   std::string out;
   for (const std::string& h : hosts) out += (out.empty() ? "" : ",") + h;
   return out;

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Stop a sweep mid-way and resume it (README "Resuming a stopped sweep"): the sweep of
-JOB (--fidelity des, 2 ranks) is stopped by SIGTERM and by SIGKILL of mpirun and by
-SIGKILL of one rank (mpirun ends the job within seconds); each time the partial file beside the output holds the rows done, the output
+JOB (--fidelity des, 2 ranks) is stopped by SIGTERM and by SIGKILL of mpirun, by SIGKILL
+of one rank (mpirun ends the job within seconds) and by SIGSTOP of a worker and of rank 0
+(the heartbeat watchdog ends the job after --heartbeat-timeout 3 s, exit 3); each time the partial file beside the output holds the rows done, the output
 itself does not exist, and `--resume` computes the rest; the result equals an
 uninterrupted sweep row for row (compare_results.py). A resume from a different job (its
 text changed) is refused with exit 2 naming the partial file's key.
@@ -29,15 +30,31 @@ def partials(out):
 
 
 def rank_pids(mpirun_pid):
-    """The rapid-sweep processes mpirun started (its children)."""
+    """The rapid-sweep processes mpirun started (its children), by MPI rank (OpenMPI puts
+    OMPI_COMM_WORLD_RANK in each one's environment)."""
     ps = subprocess.run(["pgrep", "-P", str(mpirun_pid)], capture_output=True, text=True)
-    return [int(p) for p in ps.stdout.split()]
+    ranks = {}
+    for pid in (int(p) for p in ps.stdout.split()):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+            ranks[int(env[b"OMPI_COMM_WORLD_RANK"])] = pid
+        except (OSError, KeyError, ValueError):
+            pass
+    return ranks
 
 
-def stop_midway(cmd, out, sig, one_rank=False):
-    """Starts `cmd`, sends `sig` (to mpirun, or to one rank) once the partial file exists
-    and ~1 s has passed. Returns mpirun's exit code and the seconds from the signal to
-    its exit (None when it finished first)."""
+def rows_done(partial):
+    """Rows the partial file's done mask marks (h5py)."""
+    import h5py
+    with h5py.File(partial, "r") as f:
+        return int(f["points/done"][()].sum()), int(f["points/done"].shape[0])
+
+
+def stop_midway(cmd, out, sig, one_rank=None):
+    """Starts `cmd`, sends `sig` (to mpirun, or to rank `one_rank`) once the partial file
+    exists and ~1 s has passed. Returns mpirun's exit code and the seconds from the signal
+    to its exit (None when it finished first)."""
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while time.time() - t0 < 30 and not partials(out) and proc.poll() is None:
@@ -45,12 +62,12 @@ def stop_midway(cmd, out, sig, one_rank=False):
     time.sleep(1.0)
     if proc.poll() is not None:
         return None, None  # finished before the signal: nothing to test
-    if one_rank:
+    if one_rank is not None:
         pids = rank_pids(proc.pid)
-        if not pids:
+        if one_rank not in pids:
             proc.communicate(timeout=60)
             return None, None
-        os.kill(pids[-1], sig)
+        os.kill(pids[one_rank], sig)
     else:
         proc.send_signal(sig)
     t1 = time.time()
@@ -62,14 +79,17 @@ def main(mpirun, exe, job, out_dir):
     errors = []
     os.makedirs(out_dir, exist_ok=True)
     full = os.path.join(out_dir, "resume-full.h5")
-    subprocess.run(sweep(mpirun, exe, job, full), check=True, timeout=300)
-    for name, sig, one in (("sigterm", signal.SIGTERM, False), ("sigkill", signal.SIGKILL, False),
-                           ("sigkill-one-rank", signal.SIGKILL, True)):
+    subprocess.run(sweep(mpirun, exe, job, full, "--overwrite"), check=True, timeout=300)
+    for name, sig, one in (("sigterm", signal.SIGTERM, None), ("sigkill", signal.SIGKILL, None),
+                           ("sigkill-one-rank", signal.SIGKILL, 1),
+                           ("sigstop-worker", signal.SIGSTOP, 1),
+                           ("sigstop-rank0", signal.SIGSTOP, 0)):
         out = os.path.join(out_dir, f"resume-{name}", "out.h5")
         os.makedirs(os.path.dirname(out), exist_ok=True)
         for f in partials(out) + ([out] if os.path.exists(out) else []):
             os.remove(f)
-        rc, detect_s = stop_midway(sweep(mpirun, exe, job, out), out, sig, one)
+        watch = ["--heartbeat-timeout", "3"] if sig == signal.SIGSTOP else []
+        rc, detect_s = stop_midway(sweep(mpirun, exe, job, out, *watch), out, sig, one)
         if rc is None:
             errors.append(f"{name}: the sweep finished before the signal")
             continue
@@ -77,6 +97,9 @@ def main(mpirun, exe, job, out_dir):
             errors.append(f"{name}: exit {rc}, output exists {os.path.exists(out)}, "
                           f"partial files {partials(out)}")
             continue
+        if sig == signal.SIGSTOP and rc != 3:
+            errors.append(f"{name}: exit {rc}, expected 3 (a lost rank)")
+        done, total = rows_done(partials(out)[0])
         if name == "sigkill":  # a different job must not resume it
             changed = os.path.join(out_dir, "resume-changed.yaml")
             with open(job, encoding="utf-8") as f:
@@ -98,8 +121,9 @@ def main(mpirun, exe, job, out_dir):
         if cmp.returncode != 0:
             errors.append(f"{name}: resumed file differs: {cmp.stdout[-500:]}")
         else:
-            print(f"{name}: stopped (exit {rc}, {detect_s:.2f} s after the signal), resumed, "
-                  "equal to the uninterrupted sweep")
+            print(f"{name}: stopped (exit {rc}, {detect_s:.2f} s after the signal) with "
+                  f"{done} of {total} rows done, resumed: equal to the uninterrupted sweep row "
+                  "for row (0 points lost)")
     for e in errors:
         print("FAIL:", e)
     return 1 if errors else 0

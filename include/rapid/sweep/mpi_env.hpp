@@ -1,5 +1,6 @@
-// The MPI environment of rapid-sweep (DESIGN.md "Libraries": MPI_Init_thread with
-// MPI_THREAD_FUNNELED, only the main thread calls MPI). MPI_COMM_WORLD is switched to
+// The MPI environment of rapid-sweep (DESIGN.md "Libraries": MPI_Init_thread; the sweep's
+// MPI calls are on the main thread (FUNNELED), the heartbeat thread (watchdog.hpp) needs
+// MPI_THREAD_MULTIPLE where the library has it). MPI_COMM_WORLD is switched to
 // MPI_ERRORS_RETURN so that every failed call becomes a rapid::InternalError carrying MPI's
 // error string instead of an abort without context.
 #pragma once
@@ -11,15 +12,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rapid {
 
 /// Throws InternalError "MPI <call> failed: <MPI_Error_string(rc)>" unless rc == MPI_SUCCESS.
 void mpi_check(int rc, const char* call);
 
-/// Owns MPI initialisation: MPI_Init_thread(FUNNELED) in the constructor, MPI_Finalize in the
-/// destructor. One per process, created by main() before anything else uses MPI. All
-/// collective helpers use MPI_COMM_WORLD and must be called by every rank in the same order.
+/// Owns MPI initialisation: MPI_Init_thread(MULTIPLE, at least FUNNELED) in the constructor,
+/// MPI_Finalize in the destructor. One per process, created by main() before anything else uses
+/// MPI. All collective helpers use MPI_COMM_WORLD and must be called by every rank in the same
+/// order.
 class MpiEnv {
  public:
   /// Initialises MPI with `argc`/`argv` from main(). Throws InternalError when MPI cannot
@@ -47,6 +50,8 @@ class MpiEnv {
   /// Collective: the distinct host names (MPI_Get_processor_name) of all ranks, sorted and
   /// joined by commas. Throws InternalError.
   std::string hostnames() const;
+  /// Collective: every rank's host name, in rank order. Throws InternalError.
+  std::vector<std::string> hostnames_by_rank() const;
 
   /// MPI_Abort(MPI_COMM_WORLD, code): ends every rank of the job (used after a failure on one
   /// rank, so that the others do not wait forever). Does not return.
