@@ -233,12 +233,16 @@ void Scheduler::print_progress(bool final) {
   const auto now = std::chrono::steady_clock::now();
   const int64_t total = total_;
   const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
-  // A terminal gets the line once a second; a log file (Slurm's, CI's) at most once every
-  // 30 s or every 5% of the points, whichever comes first.
+  // A terminal gets the line once a second; a log file (Slurm's, CI's) every 30 s, or
+  // sooner after each 5% of the points but never twice within 2 s (a sweep of a second
+  // writes one line, not twenty), and no final line repeating the last one.
   if (!final) {
     if (tty_ && now - last_print_ < std::chrono::seconds(1)) return;
-    if (!tty_ && now - last_print_ < std::chrono::seconds(30) && 20 * (done - printed_) < total)
+    if (!tty_ && now - last_print_ < std::chrono::seconds(30) &&
+        (20 * (done - printed_) < total || now - last_print_ < std::chrono::seconds(2)))
       return;
+  } else if (!tty_ && printed_ == done) {
+    return;
   }
   last_print_ = now;
   printed_ = done;
