@@ -2,11 +2,15 @@
 
     import rapid_results
     res = rapid_results.load("results/llama3-70b-256xh100.h5")
-    res.points                 # DataFrame, row i = point i of the sweep
+    res.points                 # DataFrame, row i = point i of the sweep (index "point")
     res.points.query("status == 'ok'").nlargest(5, "tokens_per_s_per_gpu")
     res.attrs["job_name"]      # provenance (root attributes of the file)
-    res.units["step_time_s"]   # "s"
+    res.units["step_time_s"]   # "s" (the README's spelling; res.cf_units: UDUNITS, "byte")
     res.baseline               # the job's baseline row (a Series), or None
+
+The same file is a netCDF-4 file: `xarray.open_dataset(path, group="points")` opens the
+columns over the one dimension `point` (enums as their integer codes, with CF
+flag_values/flag_meanings attributes naming them; README "Reading it with xarray").
 
 The warning_flags bitmask is also decoded into boolean columns warn_small_microbatch,
 warn_latency_bound_comm, warn_high_utilization, warn_pipeline_bubble and warn_near_capacity.
@@ -70,6 +74,8 @@ class Results:
     descriptions: dict = field(default_factory=dict)
     # one row per non-ideal scenario (docs/nonideal.md): name, description
     scenarios: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # CF `units` (UDUNITS-2 spelling) of each column that has one (format_version >= 2)
+    cf_units: dict = field(default_factory=dict)
 
     @property
     def baseline_index(self) -> int:
@@ -130,13 +136,19 @@ def load(path: str) -> Results:
         if missing:
             raise NotRapidFile(f"{path}: /points lacks {', '.join(missing)}: "
                                "not a rapid-sweep result file")
-        columns, units, descriptions = {}, {}, {}
+        columns, units, descriptions, cf_units = {}, {}, {}, {}
+        index = None
         for name, ds in group.items():
             if not isinstance(ds, h5py.Dataset) or ds.ndim != 1:
+                continue
+            if name == "point":  # the dimension scale: the row index (format_version >= 2)
+                index = ds[()]
                 continue
             columns[name] = _column(ds)
             units[name] = str(_text(ds.attrs.get("unit", "")))
             descriptions[name] = str(_text(ds.attrs.get("description", "")))
+            if "units" in ds.attrs:
+                cf_units[name] = str(_text(ds.attrs["units"]))
         lengths = {len(v) for v in columns.values()}
         if len(lengths) != 1:
             raise NotRapidFile(f"{path}: /points datasets differ in length {sorted(lengths)}")
@@ -148,7 +160,8 @@ def load(path: str) -> Results:
                      else [""] * len(scen))
 
     order = [c for c in SCHEMA_ORDER if c in columns]
-    points = pd.DataFrame({c: columns[c] for c in order + sorted(set(columns) - set(order))})
+    points = pd.DataFrame({c: columns[c] for c in order + sorted(set(columns) - set(order))},
+                          index=index)
     points.index.name = "point"
     if "sp" in points:
         points["sp"] = points["sp"].astype(bool)
@@ -166,7 +179,8 @@ def load(path: str) -> Results:
         s_labels = np.array(scen + ["?"], dtype=object)
         ok = (s_idx >= 0) & (s_idx < len(scen))
         points.insert(1, "scenario_name", s_labels[np.where(ok, s_idx, len(scen))])
-    return Results(path, points, attrs, hardware, units, descriptions, scenarios)
+    return Results(path, points, attrs, hardware, units, descriptions, scenarios,
+                   cf_units=cf_units)
 
 
 def load_for_cli(path: str, prog: str) -> Results | None:

@@ -10,6 +10,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/cost/calibration.hpp"
 #include "rapid/cost/calibration_yaml.hpp"
+#include "rapid/io/output_check.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
 namespace fs = std::filesystem;
@@ -44,13 +45,15 @@ std::string today() {
 // output is written), so that no output is left half-done.
 std::string write_temp(const std::string& path, const std::string& text,
                        const std::string& option) {
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = temporary_path_beside(path);
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   out << text;
-  if (!out.flush()) {
+  out.close();  // the last write and the close checked too (a full disk fails there)
+  if (!out) {
     std::error_code ec;
     fs::remove(tmp, ec);
-    throw InputError("<command line>", option, path, "a writable file path");
+    throw InputError("<command line>", option, path,
+                     "a writable file path with room for the file (disk full?)");
   }
   return tmp;
 }

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "rapid/common/error.hpp"
+#include "rapid/io/output_check.hpp"
 #include "rapid/spec/hf_config.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
@@ -27,29 +27,16 @@ bool ModelCommand::parsed() const {
 }
 
 int ModelCommand::run() const {
-  const std::string text = read_text_file(input_);
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(input_, "<json>", e.what(), "valid JSON");
-  }
+  const nlohmann::json config = parse_hf_config(read_text_file(input_), input_);
   const std::string name = name_.empty() ? fs::path(output_).stem().string() : name_;
+  if (!is_utf8(name))
+    throw InputError("<command line>", name_.empty() ? "--output" : "--name", "<not UTF-8>",
+                     "a UTF-8 model name (the file name's stem without --name)");
   const ModelSpec m = import_hf_config(config, input_, name);
   const std::string yaml = model_to_yaml(m, input_);
   parse_model(load_yaml_text(yaml, output_), output_);  // what we write must load
-  const fs::path dir = fs::path(output_).parent_path();
-  std::error_code ec;
-  if (!dir.empty() && !fs::is_directory(dir, ec))
-    throw InputError("<command line>", "--output", output_, "a path in an existing directory");
-  const std::string tmp = output_ + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << yaml;
-    if (!out) throw InputError("<command line>", "--output", output_, "a writable path");
-  }
-  fs::rename(tmp, output_, ec);
-  if (ec) throw InputError("<command line>", "--output", output_, "a writable path");
+  check_output_file(output_, "--output", yaml.size(), {input_});
+  write_file_atomically(output_, yaml, "--output");
   fmt::print("{}: {} layers, hidden {}, {} heads ({} KV), {:.2f}B parameters{} -> {}\n", m.name,
              m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads,
              static_cast<double>(m.total_params()) / 1e9,

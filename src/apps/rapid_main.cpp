@@ -101,11 +101,12 @@ int run_predict(const PredictOptions& o) {
   if (o.recompute_layers) c.recompute_layers = *o.recompute_layers;
   if (o.offload_layers) c.offload_layers = *o.offload_layers;
   const int64_t gpus = o.gpus ? *o.gpus : spec.search.num_gpus.front();
-  const int64_t denom = int64_t{c.tp} * c.pp * c.cp;
-  if (gpus % denom != 0)
-    throw rapid::InputError("<command line>", "--tp/--pp/--cp", std::to_string(denom),
+  const int64_t dp = rapid::data_parallel_degree(gpus, c.tp, c.pp, c.cp);
+  if (dp == 0)
+    throw rapid::InputError("<command line>", "--tp/--pp/--cp",
+                            fmt::format("{}*{}*{}", c.tp, c.pp, c.cp),
                             fmt::format("tp*pp*cp dividing the GPU count {}", gpus));
-  c.dp = static_cast<int32_t>(gpus / denom);
+  c.dp = static_cast<int32_t>(dp);
   if (const char* why = rapid::illegal_reason(spec, c))
     throw rapid::InputError("<command line>", "layout", c.describe(),
                             fmt::format("a legal layout ({})", why));

@@ -26,6 +26,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -37,6 +38,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/common/version.hpp"
 #include "rapid/eval/point_evaluator.hpp"
+#include "rapid/io/output_check.hpp"
 #include "rapid/io/result_store.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
@@ -140,6 +142,8 @@ rapid::Fidelity parse_fidelity(const Options& o) {
 }
 
 void prepare(const Options& o, Prepared& p) {
+  if (std::isnan(o.max_points))  // CLI11's range check lets NaN through
+    throw rapid::InputError("<command line>", "--max-points", "nan", "a number from 1 to 1e15");
   p.fidelity = parse_fidelity(o);
   if (o.resume && p.fidelity == rapid::Fidelity::Auto)
     throw rapid::InputError("<command line>", "--resume", "--fidelity auto",
@@ -153,6 +157,12 @@ void prepare(const Options& o, Prepared& p) {
   if (o.full || p.spec.simulation.des_full) des.replicas = rapid::des::ReplicaMode::All;
   p.evaluator = std::make_unique<rapid::PointEvaluator>(p.spec, p.fidelity, des);
   check_output_path(o.output, o.job, o.overwrite);
+  // Where no file can be created (/proc, a read-only directory) or with no room for the
+  // result file (a full disk, RLIMIT_FSIZE): bad input, before any file exists (HDF5 1.10
+  // crashes in MPI_Finalize after a file it could not extend; docs/bad-input.md).
+  rapid::check_output_file(o.output, "-o",
+                           o.resume ? 0 : rapid::result_file_bytes(p.enumerator->size(), p.spec),
+                           {o.job});
 }
 
 // Fingerprint of what a rank loaded (job, model, hardware and network text, point count):

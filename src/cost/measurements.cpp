@@ -125,7 +125,11 @@ Measurement parse_row(const CsvTable& t, size_t i) {
 }  // namespace
 
 std::vector<Measurement> read_measurements(const std::string& path) {
-  const CsvTable t(path);
+  return read_measurements(CsvTable(path));
+}
+
+std::vector<Measurement> read_measurements(const CsvTable& t) {
+  const std::string& path = t.path();
   const std::vector<std::string>& header = t.header();
   for (size_t c = 0; c < header.size(); ++c) {
     bool known = false;
@@ -146,6 +150,9 @@ std::vector<Measurement> read_measurements(const std::string& path) {
     throw InputError(path, "time_s, tflops or busbw_gbps", "<missing column>",
                      "columns op, shape, dtype and time_s, tflops or busbw_gbps",
                      t.line_of_header() - 1, 0);
+  if (t.rows() > kMaxMeasurements)
+    throw InputError(path, "<rows>", fmt::format("{} rows", t.rows()),
+                     fmt::format("at most {} measurements", kMaxMeasurements));
   std::vector<Measurement> rows;
   for (size_t i = 0; i < t.rows(); ++i) rows.push_back(parse_row(t, i));
   if (rows.empty()) throw InputError(path, "<rows>", "", "a header and at least one measurement");

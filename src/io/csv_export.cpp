@@ -114,8 +114,8 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
     }
     cols.push_back(std::move(v));
   }
-  const std::vector<std::string> hardware = h5::read_fixed_strings(file.get(), "/hardware/names");
-  const std::vector<std::string> scenarios = h5::read_fixed_strings(file.get(), "/scenarios/names");
+  const std::vector<std::string> hardware = h5::read_strings(file.get(), "/hardware/names");
+  const std::vector<std::string> scenarios = h5::read_strings(file.get(), "/scenarios/names");
   auto name_of = [](const std::vector<std::string>& names, double i) {
     return i >= 0 && static_cast<size_t>(i) < names.size() ? names[static_cast<size_t>(i)]
                                                            : std::string();
@@ -129,12 +129,13 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
   const std::string temp = csv_path + fmt::format(".tmp-{}", static_cast<long>(::getpid()));
   try {
     Sink out(temp, csv_path.ends_with(".gz"));
-    std::string line = "hardware,scenario_name";
+    // `point` first: the row index, the file's /points/point (netcdf_layout.hpp).
+    std::string line = "point,hardware,scenario_name";
     for (const ColumnValues& c : cols) line += fmt::format(",{}", c.column->name);
     out.write(line + "\n");
     for (hssize_t i = 0; i < rows; ++i) {
       const auto r = static_cast<size_t>(i);
-      line = field(name_of(hardware, cols[hw_col].numbers[r])) + "," +
+      line = fmt::format("{},", i) + field(name_of(hardware, cols[hw_col].numbers[r])) + "," +
              field(name_of(scenarios, cols[sc_col].numbers[r]));
       for (const ColumnValues& c : cols) {
         line += ',';

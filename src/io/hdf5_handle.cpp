@@ -1,5 +1,7 @@
 #include "rapid/io/hdf5_handle.hpp"
 
+#include <H5DSpublic.h>  // dimension scales: the HDF5 High-Level library (hdf5_hl)
+
 #include <cstring>
 
 #include <fmt/format.h>
@@ -125,15 +127,66 @@ void write_attribute(hid_t obj, const char* name, double value) {
   write_scalar_attribute(obj, name, H5T_NATIVE_DOUBLE, &value);
 }
 
-std::vector<std::string> read_fixed_strings(hid_t file, const char* path) {
+namespace {
+
+void write_array_attribute(hid_t obj, const char* name, hid_t type, size_t n, const void* data) {
+  const hsize_t dims = n;
+  Dataspace space(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+  Attribute attr(H5Acreate2(obj, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), "H5Acreate2");
+  check(H5Awrite(attr.get(), type, data), "H5Awrite");
+  attr.close();
+}
+
+}  // namespace
+
+void write_attribute(hid_t obj, const char* name, std::span<const uint8_t> values) {
+  write_array_attribute(obj, name, H5T_NATIVE_UINT8, values.size(), values.data());
+}
+
+void write_attribute(hid_t obj, const char* name, std::span<const uint32_t> values) {
+  write_array_attribute(obj, name, H5T_NATIVE_UINT32, values.size(), values.data());
+}
+
+Dataset write_string_dataset(hid_t loc, const char* name, hid_t space,
+                             const std::vector<std::string>& values) {
+  Datatype type = vlen_string_type();
+  Dataset ds(H5Dcreate2(loc, name, type.get(), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+             "H5Dcreate2");
+  std::vector<const char*> ptrs;
+  ptrs.reserve(values.size());
+  for (const std::string& v : values) ptrs.push_back(v.c_str());
+  if (!ptrs.empty())
+    check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "H5Dwrite");
+  return ds;
+}
+
+void make_scale(hid_t scale, const char* name) {
+  check(H5DSset_scale(scale, name), "H5DSset_scale");
+}
+
+void attach_scale(hid_t dataset, hid_t scale) {
+  check(H5DSattach_scale(dataset, scale, 0), "H5DSattach_scale");
+}
+
+std::vector<std::string> read_strings(hid_t file, const char* path) {
   std::vector<std::string> out;
   if (H5Lexists(file, path, H5P_DEFAULT) <= 0) return out;
   Dataset ds(H5Dopen2(file, path, H5P_DEFAULT), "H5Dopen2");
   Datatype type(H5Dget_type(ds.get()), "H5Dget_type");
   Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n <= 0 || H5Tget_class(type.get()) != H5T_STRING) return out;
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Datatype mem = vlen_string_type();
+    std::vector<char*> ptrs(static_cast<size_t>(n), nullptr);
+    check(H5Dread(ds.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "H5Dread");
+    for (char* p : ptrs) out.emplace_back(p ? p : "");
+    // Frees what the read allocated (the library's allocator, as H5Dvlen_reclaim would).
+    for (char* p : ptrs) H5free_memory(p);
+    return out;
+  }
   const size_t width = H5Tget_size(type.get());
-  if (n <= 0 || width == 0 || H5Tis_variable_str(type.get()) > 0) return out;
+  if (width == 0) return out;
   std::vector<char> buf(static_cast<size_t>(n) * width);
   check(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dread");
   for (hssize_t i = 0; i < n; ++i) {

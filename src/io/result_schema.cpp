@@ -367,4 +367,13 @@ std::span<const Column> result_columns() {
   return kColumns;
 }
 
+std::span<const FlagBit> warning_flag_bits() {
+  static constexpr FlagBit kBits[] = {
+      {kFlagSmallMicrobatch, "small_microbatch"}, {kFlagLatencyBoundComm, "latency_bound_comm"},
+      {kFlagHighUtilization, "high_utilization"}, {kFlagPipelineBubble, "pipeline_bubble"},
+      {kFlagNearCapacity, "near_capacity"},
+  };
+  return kBits;
+}
+
 }  // namespace rapid

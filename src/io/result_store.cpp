@@ -8,11 +8,13 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <numeric>
 #include <system_error>
 #include <variant>
 
 #include "rapid/common/error.hpp"
 #include "rapid/common/version.hpp"
+#include "rapid/io/netcdf_layout.hpp"
 
 namespace fs = std::filesystem;
 
@@ -70,12 +72,15 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
   temp_path_ = mpi_.broadcast(mpi_.is_root() ? temp_path_for(output_path_) : std::string());
   if (resume && open_partial(resume_key)) return;
   try {
-    create_file();
+    // The string tables and enum types first, by rank 0 through a serial handle (variable-
+    // length strings), then every rank opens the file with MPI-IO and lays out /points.
+    create_tables(resume_key);
+    open_file();
+    hardware_ = h5::Group(H5Gopen2(file_.get(), "hardware", H5P_DEFAULT), "H5Gopen2");
+    scenarios_ = h5::Group(H5Gopen2(file_.get(), "scenarios", H5P_DEFAULT), "H5Gopen2");
     create_points(false);
-    create_hardware();
-    // What a resumed run must match, then the metadata on disk once: from here on only raw
-    // data is written, at offsets fixed at creation, so a killed job leaves a readable file.
-    create_table("resume", {{"key", {resume_key}}}).close();
+    // The metadata on disk once: from here on only raw data is written, at offsets fixed at
+    // creation, so a killed job leaves a readable file.
     h5::check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "H5Fflush");
     missing_ = {{0, num_points_}};
   } catch (...) {
@@ -102,7 +107,7 @@ bool ResultStore::open_partial(const std::string& resume_key) {
   std::string key;
   std::string mask;
   if (mpi_.is_root()) {
-    const std::vector<std::string> keys = h5::read_fixed_strings(file_.get(), "/resume/key");
+    const std::vector<std::string> keys = h5::read_strings(file_.get(), "/resume/key");
     key = keys.empty() ? std::string() : keys.front();
     h5::Dataset done(H5Dopen2(file_.get(), "/points/done", H5P_DEFAULT), "H5Dopen2");
     mask.resize(static_cast<size_t>(num_points_));
@@ -170,11 +175,10 @@ void ResultStore::abandon() noexcept {
   if (!temp_path_.empty() && !resumed_) fs::remove(temp_path_, ec);
 }
 
-void ResultStore::create_file() {
+void ResultStore::open_file() {
   h5::PropertyList fapl(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
   h5::check(H5Pset_fapl_mpio(fapl.get(), mpi_.comm(), MPI_INFO_NULL), "H5Pset_fapl_mpio");
-  file_ =
-      h5::File(H5Fcreate(temp_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate");
+  file_ = h5::File(H5Fopen(temp_path_.c_str(), H5F_ACC_RDWR, fapl.get()), "H5Fopen");
   dxpl_ = h5::PropertyList(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate");
   h5::check(H5Pset_dxpl_mpio(dxpl_.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
 }
@@ -190,6 +194,10 @@ void ResultStore::create_points(bool open_existing) {
   h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
   h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
   h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+
+  // The dimension of every column (netcdf_layout.hpp): /points/point, the row index.
+  h5::Dataset point;
+  if (!open_existing) point = create_point_scale(dcpl.get());
 
   const auto columns = result_columns();
   columns_.resize(columns.size());
@@ -214,17 +222,12 @@ void ResultStore::create_points(bool open_existing) {
         cd.mem_type = H5T_NATIVE_DOUBLE;
         cd.elem_size = sizeof(double);
         break;
-      case ColumnType::Enum8: {
-        cd.enum_type = h5::Datatype(H5Tenum_create(H5T_NATIVE_UINT8), "H5Tenum_create");
-        for (size_t v = 0; v < col.enum_names.size(); ++v) {
-          const auto value = static_cast<uint8_t>(v);
-          h5::check(H5Tenum_insert(cd.enum_type.get(), col.enum_names[v], &value),
-                    "H5Tenum_insert");
-        }
+      case ColumnType::Enum8:
+        // The committed type in the root group (netCDF-4 reads it as an NC_ENUM type).
+        cd.enum_type = open_enum_type(file_.get(), col);
         cd.mem_type = cd.enum_type.get();
         cd.elem_size = sizeof(uint8_t);
         break;
-      }
     }
     if (open_existing) {
       cd.dataset = h5::Dataset(H5Dopen2(points_.get(), col.name, H5P_DEFAULT), "H5Dopen2");
@@ -235,6 +238,8 @@ void ResultStore::create_points(bool open_existing) {
                              "H5Dcreate2");
     h5::write_attribute(cd.dataset.get(), "unit", std::string_view(col.unit));
     h5::write_attribute(cd.dataset.get(), "description", std::string_view(col.description));
+    write_cf_attributes(cd.dataset.get(), col);
+    h5::attach_scale(cd.dataset.get(), point.get());
   }
   if (open_existing) {
     done_ = h5::Dataset(H5Dopen2(points_.get(), "done", H5P_DEFAULT), "H5Dopen2");
@@ -251,51 +256,88 @@ void ResultStore::create_points(bool open_existing) {
   h5::write_attribute(done_.get(), "unit", std::string_view(""));
   h5::write_attribute(done_.get(), "description",
                       std::string_view("1: the row is written (a stopped sweep resumes the 0s)"));
+  const uint8_t done_values[] = {0, 1};  // CF sec 3.5 flags
+  h5::write_attribute(done_.get(), "flag_values", std::span<const uint8_t>(done_values));
+  h5::write_attribute(done_.get(), "flag_meanings", std::string_view("missing written"));
+  h5::write_attribute(done_.get(), "long_name",
+                      std::string_view("row written (a stopped sweep resumes the missing rows)"));
+  h5::attach_scale(done_.get(), point.get());
+  point.close();
 }
 
-void ResultStore::create_hardware() {
-  const size_t n = spec_.hardware.size();
-  RAPID_ASSERT(spec_.hardware_sources.size() == n, "one source per hardware variant");
-  std::vector<std::string> names, yamls;
-  for (size_t i = 0; i < n; ++i) {
-    names.push_back(spec_.hardware[i].name);
-    yamls.push_back(spec_.hardware_sources[i].yaml);
+h5::Dataset ResultStore::create_point_scale(hid_t dcpl) {
+  h5::Dataset point(H5Dcreate2(points_.get(), kPointDimension, H5T_NATIVE_INT64, file_space_.get(),
+                               H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                    "H5Dcreate2");
+  h5::make_scale(point.get(), kPointDimension);
+  h5::write_attribute(point.get(), "unit", std::string_view(""));
+  h5::write_attribute(point.get(), "description",
+                      std::string_view("row index: row i is point i of the sweep"));
+  h5::write_attribute(point.get(), "units", std::string_view("1"));
+  h5::write_attribute(point.get(), "long_name", std::string_view("point of the sweep (row index)"));
+  // Its values 0..N-1: each rank writes its share, in pieces of at most 1 Mi rows.
+  const int64_t per_rank = (num_points_ + mpi_.size() - 1) / mpi_.size();
+  const int64_t first = std::min(num_points_, per_rank * mpi_.rank());
+  const int64_t last = std::min(num_points_, first + per_rank);
+  constexpr int64_t kPiece = int64_t{1} << 20;
+  std::vector<int64_t> values;
+  for (int64_t at = first; at < last; at += kPiece) {
+    const int64_t n = std::min(kPiece, last - at);
+    values.resize(static_cast<size_t>(n));
+    std::iota(values.begin(), values.end(), at);
+    const hsize_t start = static_cast<hsize_t>(at);
+    const hsize_t count = static_cast<hsize_t>(n);
+    h5::check(
+        H5Sselect_hyperslab(file_space_.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
+        "H5Sselect_hyperslab");
+    h5::Dataspace mem_space(H5Screate_simple(1, &count, nullptr), "H5Screate_simple");
+    h5::check(H5Dwrite(point.get(), H5T_NATIVE_INT64, mem_space.get(), file_space_.get(),
+                       dxpl_.get(), values.data()),
+              "H5Dwrite");
   }
-  hardware_ = create_table("hardware", {{"names", names}, {"yaml", yamls}});
-  // The scenarios (docs/nonideal.md): names and what each turns on.
-  names.clear();
-  std::vector<std::string> what;
-  for (const NonIdealSpec& s : spec_.scenarios) {
-    names.push_back(s.name);
-    what.push_back(describe_scenario(s));
-  }
-  scenarios_ = create_table("scenarios", {{"names", names}, {"description", what}});
+  return point;
 }
 
-h5::Group ResultStore::create_table(
-    const char* group,
-    std::initializer_list<std::pair<const char*, std::vector<std::string>>> cols) {
-  h5::Group g(H5Gcreate2(file_.get(), group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "H5Gcreate2");
-  for (const auto& [name, values] : cols) {
-    const size_t n = values.size();
-    const hsize_t dims = n;
-    h5::Dataspace space(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
-    size_t width = 1;
-    for (const std::string& s : values) width = std::max(width, s.size());
-    h5::Datatype type = h5::fixed_string_type(width);
-    h5::Dataset ds(
-        H5Dcreate2(g.get(), name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-        "H5Dcreate2");
-    if (mpi_.is_root()) {  // raw data: one writer, independent I/O
-      std::vector<char> buf(n * width, '\0');
-      for (size_t i = 0; i < n; ++i)
-        std::memcpy(buf.data() + i * width, values[i].data(), values[i].size());
-      h5::check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, dxpl_.get(), buf.data()),
-                "H5Dwrite");
+void ResultStore::create_tables(const std::string& resume_key) {
+  // Rank 0 creates the file through a serial handle: the string tables are variable-length
+  // strings (netCDF-4's NC_STRING), which HDF5 1.10 does not write through MPI-IO; the other
+  // ranks wait for its outcome.
+  std::string error;
+  if (mpi_.is_root()) {
+    try {
+      const size_t n = spec_.hardware.size();
+      RAPID_ASSERT(spec_.hardware_sources.size() == n, "one source per hardware variant");
+      std::vector<std::string> names, yamls;
+      for (size_t i = 0; i < n; ++i) {
+        names.push_back(spec_.hardware[i].name);
+        yamls.push_back(spec_.hardware_sources[i].yaml);
+      }
+      // The scenarios (docs/nonideal.md): names and what each turns on.
+      std::vector<std::string> scenario_names, what;
+      for (const NonIdealSpec& s : spec_.scenarios) {
+        scenario_names.push_back(s.name);
+        what.push_back(describe_scenario(s));
+      }
+      h5::File f(H5Fcreate(temp_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                 "H5Fcreate");
+      commit_enum_types(f.get());
+      // The dimensions are named after the /points columns that index them.
+      write_string_table(f.get(), "hardware", "hardware_index", "hardware variant",
+                         {{"names", "name of the hardware variant", names},
+                          {"yaml", "the variant's YAML text", yamls}});
+      write_string_table(f.get(), "scenarios", "scenario", "non-ideal scenario",
+                         {{"names", "name of the scenario", scenario_names},
+                          {"description", "what the scenario turns on (docs/nonideal.md)", what}});
+      // What a resumed run must match.
+      write_string_table(f.get(), "resume", "entry", "entry",
+                         {{"key", "what a resumed run must match", {resume_key}}});
+      f.close();
+    } catch (const std::exception& e) {
+      error = e.what();
     }
-    ds.close();
   }
-  return g;
+  error = mpi_.broadcast(error);
+  if (!error.empty()) throw InternalError(error);
 }
 
 void ResultStore::write(int64_t first_index, std::span<const ResultRow> rows) {
@@ -358,7 +400,7 @@ void ResultStore::write_root_attributes(const RunProvenance& run) {
       run.wall_time_s > 0 ? static_cast<double>(num_points_) / run.wall_time_s : 0.0;
   std::vector<std::pair<const char*, Value>> attrs = {
       {"format", std::string("rapid-sweep results")},
-      {"format_version", int64_t{1}},
+      {"format_version", int64_t{2}},
       {"version", std::string(version())},
       {"git_revision", std::string(git_revision())},
       {"command_line", run.command_line},

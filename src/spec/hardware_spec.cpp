@@ -145,7 +145,9 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
       {"smem_per_sm", h.smem_per_sm_bytes},         {"sm_clock", h.sm_clock_Hz},
       {"vector_peak_fp32", h.vector_peak_FLOPs}};
   for (const auto& [key, value] : positive)
-    if (value < 1e3) m.fail(key, std::to_string(value), "a value of at least 1e3 in base units");
+    if (value < 1e3)
+      m.fail(key, m.node(key).IsScalar() ? m.node(key).Scalar() : std::to_string(value),
+             "a value of at least 1e3 in base units");
   return h;
 }
 

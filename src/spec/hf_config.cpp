@@ -18,17 +18,28 @@ class Fields {
   Fields(const json& j, const std::string& file) : j_(j), file_(file) {}
 
   bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  // parse_model's bounds (src/spec/model_spec.cpp).
+  static constexpr int64_t kMaxLayers = 10'000, kMaxHidden = 1'000'000, kMaxHeads = 100'000;
+  static constexpr int64_t kMaxSeq = 100'000'000;
 
-  int64_t integer(const char* key) const {
+  /// An integer in [min, max] (parse_model's bounds for the field it becomes).
+  int64_t integer(const char* key, int64_t min = 1, int64_t max = kMaxShape) const {
     if (!has(key)) throw InputError(file_, key, "<missing>", "this config.json field");
     const json& v = j_.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < 0)
-      throw InputError(file_, key, v.dump(), "a non-negative integer");
-    return v.get<int64_t>();
+    const std::string expected = fmt::format("an integer from {} to {}", min, max);
+    if (!v.is_number_integer()) throw InputError(file_, key, v.dump(), expected);
+    // Unsigned values above int64 would wrap negative.
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max))
+      throw InputError(file_, key, v.dump(), expected);
+    const auto x = v.get<int64_t>();
+    if (x < min || x > max) throw InputError(file_, key, v.dump(), expected);
+    return x;
   }
-  int64_t integer_or(const char* key, int64_t fallback) const {
-    return has(key) ? integer(key) : fallback;
+  int64_t integer_or(const char* key, int64_t fallback, int64_t min = 1,
+                     int64_t max = kMaxShape) const {
+    return has(key) ? integer(key, min, max) : fallback;
   }
+  static constexpr int64_t kMaxShape = 10'000'000;  // model files' largest FFN / vocabulary
   bool boolean_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
@@ -53,6 +64,23 @@ constexpr std::array<const char*, 10> kKnownTypes{
 
 }  // namespace
 
+json parse_hf_config(const std::string& text, const std::string& file) {
+  // The parser itself is iterative; a depth limit keeps dump() and the destructor, which
+  // recurse, from overflowing the stack (100000 nested [ was a SIGSEGV).
+  const json::parser_callback_t depth_limit = [&](int depth, json::parse_event_t event, json&) {
+    if (depth >= kMaxJsonDepth &&
+        (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start))
+      throw InputError(file, "<json>", fmt::format("arrays or objects nested {} deep", depth + 1),
+                       fmt::format("JSON nested at most {} levels", kMaxJsonDepth));
+    return true;
+  };
+  try {
+    return json::parse(text, depth_limit);
+  } catch (const json::exception& e) {  // parse_error, out_of_range.406 (1e400)
+    throw InputError(file, "<json>", e.what(), "valid JSON");
+  }
+}
+
 ModelSpec import_hf_config(const json& config, const std::string& file, const std::string& name) {
   if (!config.is_object())
     throw InputError(file, "<json>", config.dump().substr(0, 40), "a JSON object");
@@ -68,26 +96,27 @@ ModelSpec import_hf_config(const json& config, const std::string& file, const st
   ModelSpec m;
   m.name = name;
   if (type == "gpt2") {
-    m.hidden_size = f.integer("n_embd");
-    m.num_layers = f.integer("n_layer");
-    m.num_attention_heads = f.integer("n_head");
+    m.hidden_size = f.integer("n_embd", 1, Fields::kMaxHidden);
+    m.num_layers = f.integer("n_layer", 1, Fields::kMaxLayers);
+    m.num_attention_heads = f.integer("n_head", 1, Fields::kMaxHeads);
     m.num_kv_heads = m.num_attention_heads;
     m.ffn_hidden_size = f.integer_or("n_inner", 4 * m.hidden_size);
     m.vocab_size = f.integer("vocab_size");
-    m.seq_length = f.integer_or("n_positions", 1024);
+    m.seq_length = f.integer_or("n_positions", 1024, 1, Fields::kMaxSeq);
     m.activation = Activation::Gelu;
     m.norm = NormKind::LayerNorm;
     m.tied_embeddings = f.boolean_or("tie_word_embeddings", true);
     m.linear_bias = true;
     m.dropout = true;
   } else {
-    m.hidden_size = f.integer("hidden_size");
-    m.num_layers = f.integer("num_hidden_layers");
-    m.num_attention_heads = f.integer("num_attention_heads");
-    m.num_kv_heads = f.integer_or("num_key_value_heads", m.num_attention_heads);
+    m.hidden_size = f.integer("hidden_size", 1, Fields::kMaxHidden);
+    m.num_layers = f.integer("num_hidden_layers", 1, Fields::kMaxLayers);
+    m.num_attention_heads = f.integer("num_attention_heads", 1, Fields::kMaxHeads);
+    m.num_kv_heads =
+        f.integer_or("num_key_value_heads", m.num_attention_heads, 1, Fields::kMaxHeads);
     m.ffn_hidden_size = f.integer("intermediate_size");
     m.vocab_size = f.integer("vocab_size");
-    m.seq_length = f.integer_or("max_position_embeddings", 4096);
+    m.seq_length = f.integer_or("max_position_embeddings", 4096, 1, Fields::kMaxSeq);
     // Gated MLP in all of these families: SiLU (SwiGLU) or GELU (GeGLU, same shapes).
     const std::string act = f.string_or("hidden_act", "silu");
     if (act != "silu" && act != "swish" && act.rfind("gelu", 0) != 0)
@@ -97,19 +126,22 @@ ModelSpec import_hf_config(const json& config, const std::string& file, const st
     m.tied_embeddings = f.boolean_or("tie_word_embeddings", false);
     m.linear_bias = f.boolean_or("attention_bias", false);
   }
+  if (!f.has("head_dim") && m.hidden_size < m.num_attention_heads)
+    throw InputError(file, "num_attention_heads", std::to_string(m.num_attention_heads),
+                     fmt::format("at most hidden_size ({}) heads, or a head_dim", m.hidden_size));
   m.head_dim =
-      f.integer_or("head_dim", m.hidden_size / std::max<int64_t>(m.num_attention_heads, 1));
+      f.integer_or("head_dim", m.hidden_size / m.num_attention_heads, 1, Fields::kMaxHeads);
 
   MoeSpec& e = m.moe;
   if (type == "mixtral") {
-    e.num_experts = f.integer("num_local_experts");
-    e.top_k = f.integer("num_experts_per_tok");
+    e.num_experts = f.integer("num_local_experts", 1, Fields::kMaxHeads);
+    e.top_k = f.integer("num_experts_per_tok", 1, e.num_experts);
     e.expert_ffn_hidden_size = m.ffn_hidden_size;
   } else if (type == "qwen2_moe" || type == "qwen3_moe") {
-    e.num_experts = f.integer("num_experts");
-    e.top_k = f.integer("num_experts_per_tok");
+    e.num_experts = f.integer("num_experts", 1, Fields::kMaxHeads);
+    e.top_k = f.integer("num_experts_per_tok", 1, e.num_experts);
     e.expert_ffn_hidden_size = f.integer("moe_intermediate_size");
-    e.layer_freq = f.integer_or("decoder_sparse_step", 1);
+    e.layer_freq = f.integer_or("decoder_sparse_step", 1, 1, Fields::kMaxLayers);
     if (f.has("shared_expert_intermediate_size")) {
       e.num_shared_experts = 1;
       e.shared_expert_ffn_hidden_size = f.integer("shared_expert_intermediate_size");
@@ -117,16 +149,16 @@ ModelSpec import_hf_config(const json& config, const std::string& file, const st
   } else if (type == "deepseek_v2" || type == "deepseek_v3") {
     // Multi-head latent attention as multi-head attention over the value head dim.
     m.num_kv_heads = m.num_attention_heads;
-    m.head_dim = f.integer_or("v_head_dim", m.head_dim);
-    e.num_experts = f.integer("n_routed_experts");
-    e.top_k = f.integer("num_experts_per_tok");
+    m.head_dim = f.integer_or("v_head_dim", m.head_dim, 1, Fields::kMaxHeads);
+    e.num_experts = f.integer("n_routed_experts", 1, Fields::kMaxHeads);
+    e.top_k = f.integer("num_experts_per_tok", 1, e.num_experts);
     e.expert_ffn_hidden_size = f.integer("moe_intermediate_size");
-    e.num_shared_experts = f.integer_or("n_shared_experts", 0);
+    e.num_shared_experts = f.integer_or("n_shared_experts", 0, 0, Fields::kMaxHeads);
     e.shared_expert_ffn_hidden_size = e.expert_ffn_hidden_size;
-    e.first_dense_layers = f.integer_or("first_k_dense_replace", 0);
-    e.layer_freq = f.integer_or("moe_layer_freq", 1);
+    e.first_dense_layers = f.integer_or("first_k_dense_replace", 0, 0, Fields::kMaxLayers);
+    e.layer_freq = f.integer_or("moe_layer_freq", 1, 1, Fields::kMaxLayers);
   }
-  constexpr int64_t kMaxShape = 10'000'000;  // model files' largest FFN / vocabulary
+  constexpr int64_t kMaxShape = Fields::kMaxShape;
   for (const auto& [key, v] : {std::pair<const char*, int64_t>{"hidden_size", m.hidden_size},
                                {"num_hidden_layers", m.num_layers},
                                {"num_attention_heads", m.num_attention_heads},
@@ -140,6 +172,9 @@ ModelSpec import_hf_config(const json& config, const std::string& file, const st
   if (e.enabled() && (e.top_k == 0 || e.top_k > e.num_experts || e.layer_freq == 0))
     throw InputError(file, "num_experts_per_tok", std::to_string(e.top_k),
                      "between 1 and the number of experts");
+  if (const double p = params_upper_bound(m); p > kMaxModelParams)
+    throw InputError(file, "<model>", fmt::format("{:.3g} parameters", p),
+                     fmt::format("a model of at most {:g} parameters", kMaxModelParams));
   return m;
 }
 

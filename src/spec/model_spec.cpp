@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "rapid/common/error.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
 namespace rapid {
@@ -65,6 +66,25 @@ int64_t ModelSpec::active_params() const {
   return total_params() - moe_layers * inactive;
 }
 
+double params_upper_bound(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden_size), d = static_cast<double>(m.head_dim);
+  const double a = static_cast<double>(m.num_attention_heads);
+  const double g = static_cast<double>(m.num_kv_heads);
+  const double attention = h * (a + 2 * g) * d + a * d * h + (a + 2 * g) * d + 5 * h;
+  auto mlp = [&](int64_t ffn) {
+    return 3 * h * static_cast<double>(ffn) + 2 * static_cast<double>(ffn) + h;
+  };
+  double layer = mlp(m.ffn_hidden_size);
+  if (m.moe.enabled())
+    layer = std::max(
+        layer, h * static_cast<double>(m.moe.num_experts) +
+                   static_cast<double>(m.moe.num_experts) * mlp(m.moe.expert_ffn_hidden_size) +
+                   static_cast<double>(m.moe.num_shared_experts) *
+                       mlp(m.moe.shared_expert_ffn_hidden_size));
+  return static_cast<double>(m.num_layers) * (attention + layer) +
+         2 * static_cast<double>(m.vocab_size) * h + 2 * h;
+}
+
 ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
   YamlMap m(node, file);
   ModelSpec s;
@@ -110,6 +130,12 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
   m.has("description");
   m.has("source");
   m.finish();
+  // Each shape is bounded, their products are not: the parameter counts are int64.
+  if (const double p = params_upper_bound(s); p > kMaxModelParams)
+    throw InputError(file, "<model>", fmt::format("{:.3g} parameters", p),
+                     fmt::format("a model of at most {:g} parameters (the layers, widths and "
+                                 "experts multiply past what the memory model counts)",
+                                 kMaxModelParams));
   return s;
 }
 

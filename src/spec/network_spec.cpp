@@ -67,14 +67,18 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
   if (m.has("faults")) n.faults = parse_link_faults(m.node("faults"), file, "faults");
   for (const char* k : {"description", "source", "sources"}) m.has(k);
   m.finish();
+  // The value as written (the default spine bandwidth is the leaf's).
+  auto given = [&](const char* key, double v) {
+    return m.has(key) && m.node(key).IsScalar() ? m.node(key).Scalar() : std::to_string(v);
+  };
   if (n.leaf_bandwidth_Bps < 1e3)
-    m.fail("leaf_bandwidth", std::to_string(n.leaf_bandwidth_Bps),
+    m.fail("leaf_bandwidth", given("leaf_bandwidth", n.leaf_bandwidth_Bps),
            "a bandwidth of at least 1 kB/s");
   if (n.spine_bandwidth_Bps < 1e3)
-    m.fail("spine_bandwidth", std::to_string(n.spine_bandwidth_Bps),
+    m.fail("spine_bandwidth", given("spine_bandwidth", n.spine_bandwidth_Bps),
            "a bandwidth of at least 1 kB/s");
   if (m.has("nvlink_bandwidth") && n.nvlink_bandwidth_Bps < 1e3)
-    m.fail("nvlink_bandwidth", std::to_string(n.nvlink_bandwidth_Bps),
+    m.fail("nvlink_bandwidth", given("nvlink_bandwidth", n.nvlink_bandwidth_Bps),
            "a bandwidth of at least 1 kB/s");
   if (n.nics_per_node < 1) m.fail("nics_per_node", "0", "an integer >= 1");
   return n;

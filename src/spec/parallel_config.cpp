@@ -4,6 +4,14 @@
 
 namespace rapid {
 
+int64_t data_parallel_degree(int64_t gpus, int64_t tp, int64_t pp, int64_t cp) {
+  int64_t model = 0;
+  if (tp < 1 || pp < 1 || cp < 1 || __builtin_mul_overflow(tp, pp, &model) ||
+      __builtin_mul_overflow(model, cp, &model) || gpus % model != 0)
+    return 0;
+  return gpus / model;
+}
+
 std::string ParallelConfig::describe_recompute() const {
   std::string rc = recompute_name(recompute);
   if (partial_recompute())

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/install_dirs.hpp"
 #include "rapid/spec/legality.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
@@ -27,6 +28,10 @@ std::vector<std::string> config_search_dirs(const std::string& job_path) {
   dirs.push_back((job_dir / ".." / "configs").lexically_normal().string());
   dirs.push_back((job_dir / "configs").lexically_normal().string());
   dirs.emplace_back("configs");
+  // An installed program's own configs (<prefix>/share/rapid-sweep/configs, found from its
+  // path), before the source tree it was built from; a program in its build tree has none.
+  if (const std::string data = installed_data_dir(); !data.empty())
+    dirs.push_back((fs::path(data) / "configs").string());
   dirs.push_back((fs::path(RAPID_SOURCE_DIR) / "configs").string());
   return dirs;
 }

@@ -105,6 +105,46 @@ const char* dimension_units(Dimension d) {
   return "a quantity";
 }
 
+double dimension_max(Dimension d) {
+  switch (d) {
+    case Dimension::Bandwidth:
+      return 1e18;
+    case Dimension::Size:
+      return 1180591620717411303424.0;  // 2^70 B = 1 ZiB
+    case Dimension::Time:
+      return 1e7;
+    case Dimension::Frequency:
+      return 1e12;
+    case Dimension::FlopRate:
+      return 1e21;
+    case Dimension::Ratio:
+      return 1e12;
+    case Dimension::Power:
+      return 1e7;
+  }
+  return 1e12;
+}
+
+const char* dimension_base_unit(Dimension d) {
+  switch (d) {
+    case Dimension::Bandwidth:
+      return "B/s";
+    case Dimension::Size:
+      return "B";
+    case Dimension::Time:
+      return "s";
+    case Dimension::Frequency:
+      return "Hz";
+    case Dimension::FlopRate:
+      return "FLOP/s";
+    case Dimension::Ratio:
+      return "";
+    case Dimension::Power:
+      return "W";
+  }
+  return "";
+}
+
 std::optional<double> parse_quantity(std::string_view text, Dimension d) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);

@@ -1,9 +1,11 @@
 #include "rapid/spec/yaml_reader.hpp"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -28,9 +30,93 @@ std::string read_text_file(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+/// Where `text` breaks YAML 1.2's character set (c-printable, as UTF-8: tab, LF, CR, 0x20-0x7E,
+/// U+0085, U+00A0 up to U+10FFFF without surrogates, U+FFFE and U+FFFF): the byte offset of
+/// the first bad character, or npos. Texts go into the HDF5 file as UTF-8 strings.
+size_t first_non_printable(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) return i;
+      ++i;
+      continue;
+    }
+    const size_t n = utf8_sequence_length(text.substr(i));
+    if (n == 0) return i;
+    uint32_t cp = c & (0x3F >> (n - 1));
+    for (size_t k = 1; k < n; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    if ((cp < 0xA0 && cp != 0x85) || cp == 0xFFFE || cp == 0xFFFF) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+/// Counts the first document's values (scalars, lists, mappings, aliases) without building
+/// them; throws once there are more than kMaxYamlValues (yaml-cpp keeps about 500 bytes per
+/// node: a 16 MiB list of small numbers would take gigabytes).
+class ValueCounter : public YAML::EventHandler {
+ public:
+  explicit ValueCounter(std::string origin) : origin_(std::move(origin)) {}
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    count(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    count(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    count(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void count(const YAML::Mark& m) {
+    if (++n_ > kMaxYamlValues)
+      throw InputError(origin_, "<file>", fmt::format("more than {} values", kMaxYamlValues),
+                       fmt::format("a YAML file of at most {} values (scalars, lists, mappings)",
+                                   kMaxYamlValues),
+                       m.line, m.column);
+  }
+  std::string origin_;
+  uint64_t n_ = 0;
+};
+
+}  // namespace
+
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
+  if (const size_t bad = first_non_printable(text); bad != std::string::npos) {
+    const auto line =
+        std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    const size_t bol = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
+    const size_t column = bol == std::string::npos ? bad : bad - bol - 1;
+    throw InputError(origin, "<file>",
+                     fmt::format("byte 0x{:02X}", static_cast<unsigned char>(text[bad])),
+                     "UTF-8 text without control characters (YAML 1.2)", static_cast<int>(line),
+                     static_cast<int>(column));
+  }
   try {
+    {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      ValueCounter counter(origin);
+      parser.HandleNextDocument(counter);
+    }
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw InputError(origin, "<yaml>", "lists or mappings nested too deep",
+                     "YAML nested at most a few hundred levels (yaml-cpp's limit)", e.mark.line,
+                     e.mark.column);
   } catch (const YAML::ParserException& e) {
     throw InputError(origin, "<yaml>", e.msg, "valid YAML", e.mark.line, e.mark.column);
   }
@@ -113,6 +199,12 @@ double YamlMap::quantity(const std::string& key, Dimension d) const {
   auto v = parse_quantity(n.Scalar(), d);
   if (!v) fail(key, n.Scalar(), dimension_units(d));
   if (*v < 0) fail(key, n.Scalar(), std::string("a non-negative value: ") + dimension_units(d));
+  // Far beyond any machine, and products of such values would pass the double range (an
+  // `ok` row with an infinite or NaN time).
+  if (*v > dimension_max(d))
+    fail(key, n.Scalar(),
+         fmt::format("at most {:g} {}: {}", dimension_max(d), dimension_base_unit(d),
+                     dimension_units(d)));
   return *v;
 }
 
@@ -144,35 +236,13 @@ double YamlMap::number_or(const std::string& key, double fallback, double min, d
   return *v;
 }
 
-namespace {
-
-/// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, at most
-/// U+10FFFF): names go into the HDF5 file as UTF-8 strings readers must decode.
-bool is_utf8(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-    if (n < 0 || (n > 0 && i + static_cast<size_t>(n) >= s.size())) return false;  // truncated
-    uint32_t cp = n == 0 ? c : c & (0x3F >> n);
-    for (int k = 1; k <= n; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-      if ((b >> 6) != 0x2) return false;
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += static_cast<size_t>(n) + 1;
-  }
-  return true;
-}
-
-}  // namespace
-
 std::string YamlMap::string(const std::string& key) const {
   YAML::Node n = child(key);
   if (!n.IsScalar()) fail(key, scalar_text(n), "a string");
   if (!is_utf8(n.Scalar())) fail(key, "<not UTF-8>", "UTF-8 text");
+  if (n.Scalar().size() > kMaxStringBytes)
+    fail(key, fmt::format("{} bytes", n.Scalar().size()),
+         fmt::format("a string of at most {} bytes", kMaxStringBytes));
   return n.Scalar();
 }
 

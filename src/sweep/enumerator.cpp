@@ -70,9 +70,8 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
         ParallelConfig c;
         for (size_t k = 0; k < axes.size(); ++k)
           c.*(axes[k].field) = static_cast<int32_t>((*axes[k].values)[at[k]]);
-        const int64_t denom = int64_t{c.tp} * c.pp * c.cp;
-        if (gpus % denom == 0) {
-          c.dp = static_cast<int32_t>(gpus / denom);
+        if (const int64_t dp = data_parallel_degree(gpus, c.tp, c.pp, c.cp); dp > 0) {
+          c.dp = static_cast<int32_t>(dp);
           for (int64_t sp : sp_values)
             for (int64_t zero : S.zero_stage) {
               c.sp = sp != 0;

@@ -255,8 +255,7 @@ std::vector<ParallelConfig> candidates(const TableSpec& s, const RowValues& v,
     for (const auto& [k, x] : fixed) apply(k, x);
     for (size_t i = 0; i < axes.size(); ++i) apply(axes[i].first, axes[i].second[at[i]]);
     if (gpus) {
-      const int64_t denom = int64_t{c.tp} * c.pp * c.cp;
-      c.dp = static_cast<int32_t>(*gpus % denom == 0 ? *gpus / denom : 0);
+      c.dp = static_cast<int32_t>(data_parallel_degree(*gpus, c.tp, c.pp, c.cp));
     }
     if (c.tp == 1) c.sp = false;  // sequence parallelism is a no-op without TP
     if (c.dp >= 1 && !illegal_reason(spec, c) && std::find(out.begin(), out.end(), c) == out.end())

@@ -128,11 +128,14 @@ TEST(SpecErrors, FifosDevicesAndHugeFilesAreRefused) {
 // (0xFF never occurs in UTF-8; a lone continuation byte 0x80 neither; U+00E9 and U+20AC
 // encoded properly load).
 TEST(SpecErrors, NamesMustBeUtf8) {
+  // The whole text must be UTF-8 (it goes into the result file): the first bad byte is
+  // named with its line and column (docs/bad-input.md).
   InputError e = load_error("utf8.yaml", "name: \"bad\xff\xfe\"\n" + job("model: llama3-8b"));
-  EXPECT_EQ(e.key(), "name");
-  EXPECT_EQ(e.value(), "<not UTF-8>");
+  EXPECT_EQ(e.key(), "<file>");
+  EXPECT_EQ(e.value(), "byte 0xFF");
+  EXPECT_NE(std::string(e.what()).find("utf8.yaml:1:11"), std::string::npos) << e.what();
   e = load_error("utf8b.yaml", "name: \"x\x80\"\n" + job("model: llama3-8b"));
-  EXPECT_EQ(e.key(), "name");
+  EXPECT_EQ(e.value(), "byte 0x80");
   setenv("RAPID_CONFIG_DIR", test::source_path("configs").c_str(), 1);
   EXPECT_EQ(load_sweep_spec(test::write_temp("utf8ok.yaml", "name: \"caf\xc3\xa9-\xe2\x82\xac\"\n" +
                                                                 job("model: llama3-8b")))

@@ -17,6 +17,8 @@
 
 namespace rapid {
 
+class CsvTable;
+
 /// Measured operation kinds (the `op` column).
 enum class MeasuredOp : uint8_t { Gemm, AllReduce, AllGather, ReduceScatter };
 inline constexpr int kNumMeasuredOps = 4;
@@ -39,12 +41,19 @@ struct Measurement {
   std::string label() const;  ///< "gemm 4096x4096x4096 bf16", "all_reduce 4194304x8"
 };
 
+/// Most rows a measurements file may have (the fit predicts every row at every step: half a
+/// million rows ran for minutes).
+inline constexpr size_t kMaxMeasurements = 10000;
+
 /// Reads a measurements CSV: header with op, shape, dtype and at least one of time_s,
 /// tflops (GEMM only), busbw_gbps (collectives only); optional source/note columns; lines
 /// starting with '#' and blank lines are skipped. Each row holds exactly one value. Shapes:
 /// GEMM "MxNxK"; collectives "BYTESxGPUS" (one node) or "BYTESxGPUSxNODES".
-/// Throws InputError naming the file, line, column and what was expected.
+/// Throws InputError naming the file, line, column and what was expected, and for more
+/// than kMaxMeasurements rows.
 std::vector<Measurement> read_measurements(const std::string& path);
+/// The same from a table already read (`table.path()` names it in errors).
+std::vector<Measurement> read_measurements(const CsvTable& table);
 
 /// The model's prediction of a row, in the row's quantity.
 double predict_measurement(const Measurement& row, const HardwareSpec& hw, const NetworkSpec& net);

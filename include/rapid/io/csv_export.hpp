@@ -1,8 +1,8 @@
 // `rapid export OUT.h5 --csv FILE[.gz]` (README "The HDF5 file"): every row of a result
-// file as CSV, for spreadsheets and Calculon-style scripts. One header line of the schema's
-// column names (io/result_schema.hpp) plus `hardware` and `scenario_name` (the names the
-// indices stand for); enums as their member names; numbers in the shortest form that reads
-// back to the same double; gzip-compressed when FILE ends in .gz.
+// file as CSV, for spreadsheets and Calculon-style scripts. One header line: `point` (the row
+// index), `hardware` and `scenario_name` (the names the indices stand for), then the
+// schema's column names (io/result_schema.hpp); enums as their member names; numbers in the
+// shortest form that reads back to the same double; gzip-compressed when FILE ends in .gz.
 #pragma once
 
 #include <cstdint>

@@ -5,9 +5,11 @@
 //
 // Strings (what h5py 3.x gives back):
 //  - attributes are scalar variable-length UTF-8 strings -> h5py returns `str`;
-//  - string datasets are fixed-length, null-padded UTF-8 (parallel HDF5 1.10 cannot write
-//    variable-length dataset data) -> h5py returns `bytes` (numpy.bytes_), and
-//    `ds.asstr()[...]` returns `str`.
+//  - string datasets are variable-length UTF-8 (netCDF-4's NC_STRING), written through a
+//    serial (non-MPI-IO) handle because parallel HDF5 1.10 cannot write variable-length
+//    dataset data -> h5py returns `bytes` objects, and `ds.asstr()[...]` returns `str`.
+//    (Fixed-length string arrays are still read: read_strings(); netCDF-C 4.9.0, Debian
+//    12's, crashes reading them: Unidata/netcdf-c#2159, fixed after 4.9.0 by PR #2466.)
 #pragma once
 
 #ifndef OMPI_SKIP_MPICXX
@@ -17,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -108,9 +111,22 @@ Datatype vlen_string_type();
 /// Fixed-length null-padded UTF-8 string type of `size` bytes (at least 1).
 Datatype fixed_string_type(size_t size);
 
-/// The strings of a 1-D fixed-length string dataset at `path` of `file` (empty when it
-/// does not exist). Independent read. Throws InternalError.
-std::vector<std::string> read_fixed_strings(hid_t file, const char* path);
+/// The strings of a 1-D string dataset (fixed- or variable-length) at `path` of `file`
+/// (empty when it does not exist). Independent read. Throws InternalError.
+std::vector<std::string> read_strings(hid_t file, const char* path);
+
+/// Writes `values` as a 1-D variable-length UTF-8 string dataset `name` of `loc` over
+/// `space`. Not in a file opened with the MPI-IO driver (HDF5 1.10 refuses variable-length
+/// data there). Returns the dataset. Throws InternalError.
+Dataset write_string_dataset(hid_t loc, const char* name, hid_t space,
+                             const std::vector<std::string>& values);
+
+/// Dimension scales (HDF5 High-Level H5DS API; what netCDF-4 reads as a dimension and its
+/// coordinate variable): `scale` becomes the scale named `name`, and is attached to
+/// dimension 0 of `dataset`. In a file opened with the MPI-IO driver every rank must make
+/// the same calls (they write attributes). Throw InternalError.
+void make_scale(hid_t scale, const char* name);
+void attach_scale(hid_t dataset, hid_t scale);
 
 /// Scalar attribute `name` on object `obj` (file, group or dataset). Strings are stored as
 /// variable-length UTF-8. In a file opened with the MPI-IO driver, every rank must make the
@@ -119,5 +135,8 @@ std::vector<std::string> read_fixed_strings(hid_t file, const char* path);
 void write_attribute(hid_t obj, const char* name, std::string_view value);
 void write_attribute(hid_t obj, const char* name, int64_t value);
 void write_attribute(hid_t obj, const char* name, double value);
+/// 1-D array attributes (CF flag_values, flag_masks).
+void write_attribute(hid_t obj, const char* name, std::span<const uint8_t> values);
+void write_attribute(hid_t obj, const char* name, std::span<const uint32_t> values);
 
 }  // namespace rapid::h5

@@ -34,4 +34,13 @@ struct Column {
 /// All columns, in file order.
 std::span<const Column> result_columns();
 
+/// One bit of the warning_flags column (EvalResult::flags, eval/eval_result.hpp Flag): its
+/// mask and its name (CF flag_meanings in the file; analysis/rapid_results.py makes the
+/// boolean column warn_<name> of it).
+struct FlagBit {
+  uint32_t mask;
+  const char* name;
+};
+std::span<const FlagBit> warning_flag_bits();
+
 }  // namespace rapid

@@ -1,15 +1,21 @@
 // The HDF5 result file of a sweep (DESIGN.md "Data flow": one HDF5 file, row i = point i).
 //
-// Layout:
-//   /                root attributes: provenance of the run (see commit())
+// Layout (format_version 2; it is also a netCDF-4 file: io/netcdf_layout.hpp):
+//   /                root attributes: provenance of the run (see commit()); the committed
+//                    enum types <column>_t of the enum columns
+//   /points/point    the dimension scale of every /points dataset: int64 row index 0..N-1
 //   /points/<col>    one contiguous 1-D dataset of length N per column of result_columns(),
-//                    attributes `unit` and `description`; Enum8 columns are HDF5 enum types
-//                    with the schema's member names, the others native int32/uint8/uint32/
-//                    float64
-//   /hardware/names  fixed-length UTF-8 strings, one per hardware variant
+//                    attributes `unit`, `description` and the CF ones (units or flag_values
+//                    / flag_masks with flag_meanings, long_name); Enum8 columns use the
+//                    committed enum types, the others native int32/uint8/uint32/float64
+//   /points/done     1 for the rows written
+//   /hardware/names  variable-length UTF-8 strings, one per hardware variant, over the
+//                    dimension scale /hardware/hardware_index
 //   /hardware/yaml   the variant's YAML text, same order (hardware_index points here)
-// Strings: attributes are variable-length UTF-8 (h5py returns str); the /hardware datasets
-// are fixed-length null-padded UTF-8 (h5py returns bytes; use ds.asstr()[...] for str),
+//   /scenarios/names, /scenarios/description over /scenarios/scenario; /resume/key
+// Strings: attributes and string datasets are variable-length UTF-8 (h5py returns str for
+// attributes, bytes for dataset elements: ds.asstr()[...] gives str). Rank 0 writes the
+// string tables through a serial handle before every rank opens the file with MPI-IO,
 // because parallel HDF5 1.10 cannot write variable-length dataset data.
 //
 // Atomicity: the file is written at a temporary path `<output>.tmp-<id>` (id = rank 0's
@@ -107,15 +113,14 @@ class ResultStore {
     size_t elem_size = 0;
   };
 
-  void create_file();
+  void open_file();  ///< every rank, MPI-IO
   void create_points(bool open_existing);
+  h5::Dataset create_point_scale(hid_t dcpl);        ///< /points/point and its values
   bool open_partial(const std::string& resume_key);  ///< false: no partial file to resume
   void close_all();
-  void create_hardware();  ///< /hardware and /scenarios
-  /// Group `group` with one fixed-length string dataset per column.
-  h5::Group create_table(
-      const char* group,
-      std::initializer_list<std::pair<const char*, std::vector<std::string>>> columns);
+  /// Rank 0, serial: creates the file with the enum types and the string tables
+  /// (/hardware, /scenarios, /resume); the other ranks get its outcome. Throws InternalError.
+  void create_tables(const std::string& resume_key);
   void write_root_attributes(const RunProvenance& run);
   void abandon() noexcept;
 

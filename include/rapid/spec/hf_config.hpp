@@ -9,6 +9,15 @@
 
 namespace rapid {
 
+/// Deepest nesting of arrays and objects a config.json may have (real ones stay under 5;
+/// printing or destroying a value nests one call per level).
+inline constexpr int kMaxJsonDepth = 64;
+
+/// Parses the text of a config.json; `file` names it in errors. Throws InputError (key
+/// "<json>") when it is not JSON, nests deeper than kMaxJsonDepth or holds a number past
+/// the double range.
+nlohmann::json parse_hf_config(const std::string& text, const std::string& file);
+
 /// Maps the standard fields of a config.json (`model_type` llama, mistral, qwen2, qwen3,
 /// mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3 or gpt2) to a ModelSpec:
 /// hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
@@ -19,7 +28,8 @@ namespace rapid {
 /// n_shared_experts, moe_intermediate_size, first_k_dense_replace, moe_layer_freq; MLA as
 /// multi-head attention with v_head_dim). `name` names the model; `file` the source.
 /// Throws InputError naming `file` and the field it could not map: an unknown model_type,
-/// a missing or non-integer required field.
+/// a missing or non-integer required field, a value outside what a model file takes
+/// (parse_model's bounds: the written file must load).
 ModelSpec import_hf_config(const nlohmann::json& config, const std::string& file,
                            const std::string& name);
 

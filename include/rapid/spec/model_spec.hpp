@@ -77,6 +77,13 @@ struct ModelSpec {
   int64_t active_params() const;
 };
 
+/// Largest model parse_model accepts (in parameters): 1e15 parameters at 20 bytes each stay
+/// far inside int64 bytes.
+inline constexpr double kMaxModelParams = 1e15;
+
+/// An upper bound of m.total_params() computed in double (it cannot overflow).
+double params_upper_bound(const ModelSpec& m);
+
 /// Reads a model mapping (the contents of configs/models/NAME.yaml or an inline `model:`).
 /// `file` names the source in errors. Throws InputError on a missing/invalid key or an
 /// unknown key, and when shapes are inconsistent (heads not dividing hidden size, kv heads

@@ -22,6 +22,10 @@ inline const char* recompute_name(Recompute r) {
 enum class RecomputeMethod : uint8_t { Uniform, Block };
 inline constexpr const char* kRecomputeMethodNames[] = {"uniform", "block"};
 
+/// dp = gpus / (tp * pp * cp) when that product divides `gpus`, else 0, also when the
+/// product passes int64 (each degree may be up to 2^24: tp * pp * cp up to 2^72).
+int64_t data_parallel_degree(int64_t gpus, int64_t tp, int64_t pp, int64_t cp);
+
 struct ParallelConfig {
   int32_t dp = 1;         ///< data-parallel replicas
   int32_t tp = 1;         ///< Megatron tensor parallel

@@ -74,7 +74,8 @@ struct SweepSpec {
 
 /// Directories searched for configs referenced by name ("llama3-70b" ->
 /// DIR/models/llama3-70b.yaml): RAPID_CONFIG_DIR, <job dir>/../configs, <job dir>/configs,
-/// ./configs, then the source tree's configs/ (compiled in).
+/// ./configs, the installed <prefix>/share/rapid-sweep/configs (found from the program's own
+/// path: common/install_dirs.hpp), then the source tree's configs/ (compiled in).
 std::vector<std::string> config_search_dirs(const std::string& job_path);
 
 /// Path of configs/<kind>/<name>.yaml found in config_search_dirs(job_path), or "" when no

@@ -20,6 +20,13 @@ enum class Dimension { Bandwidth, Size, Time, Frequency, FlopRate, Ratio, Power 
 /// Human-readable list of accepted units for a dimension, used in error messages.
 const char* dimension_units(Dimension d);
 
+/// Largest value a quantity of `d` may take, in its base unit: far beyond any machine (1 EB/s,
+/// 1 ZiB, 1e7 s, 1 THz, 1 ZFLOP/s, 10 MW), small enough that products of a few of them stay
+/// finite in double.
+double dimension_max(Dimension d);
+/// The base unit's symbol ("B/s", "B", "s", "Hz", "FLOP/s", "", "W").
+const char* dimension_base_unit(Dimension d);
+
 /// Parses "NUMBER[ ]UNIT" into the SI base unit of `d`.
 /// Returns std::nullopt when the text is not a finite number followed by a unit of `d`
 /// (callers turn that into an InputError naming file and key).

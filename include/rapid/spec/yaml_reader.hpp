@@ -9,8 +9,10 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "rapid/common/utf8.hpp"  // is_utf8
 #include "rapid/spec/units.hpp"
 
 namespace rapid {
@@ -18,7 +20,12 @@ namespace rapid {
 /// Parses a YAML file. Throws InputError (key "<file>") when it is missing or not YAML.
 YAML::Node load_yaml_file(const std::string& path);
 
-/// Parses YAML text; `origin` names it in errors. Throws InputError on a syntax error.
+/// Largest number of values (scalars, lists, mappings) in one YAML text.
+inline constexpr uint64_t kMaxYamlValues = 100000;
+
+/// Parses YAML text; `origin` names it in errors. Throws InputError on a syntax error, on
+/// text that is not UTF-8 or holds control characters, on nesting deeper than yaml-cpp
+/// allows and on more than kMaxYamlValues values.
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin);
 
 /// Largest input file read (a job, model, hardware, network or stack file, a CSV table).
@@ -41,7 +48,8 @@ class YamlMap {
   /// The mapping's keys in file order (none is marked read).
   std::vector<std::string> keys() const;
 
-  /// Quantity in SI base units (see units.hpp). Required / with default.
+  /// Quantity in SI base units (see units.hpp), from 0 to dimension_max(d). Required / with
+  /// default.
   double quantity(const std::string& key, Dimension d) const;
   double quantity_or(const std::string& key, Dimension d, double fallback) const;
 
@@ -57,6 +65,10 @@ class YamlMap {
   /// Positive real without unit (ratios, efficiencies).
   double number_or(const std::string& key, double fallback, double min, double max) const;
 
+  /// Longest string a key takes (names, choices).
+  static constexpr size_t kMaxStringBytes = 4096;
+
+  /// UTF-8 text of at most kMaxStringBytes.
   std::string string(const std::string& key) const;
   std::string string_or(const std::string& key, const std::string& fallback) const;
   bool boolean_or(const std::string& key, bool fallback) const;

@@ -1,0 +1,347 @@
+#!/usr/bin/python3
+"""Runs the hostile-input catalogue (tests/bad_inputs/cases.json) and checks how each case
+fails (docs/bad-input.md):
+
+  - exit code 2 (the case's `exit`), never a signal, within the time bound;
+  - every `expect` substring on stderr (the file, key and value of the message);
+  - exactly one error message: one line starting with "rapid-sweep:" / "rapid:" (CLI11's
+    own parse errors carry no prefix: then the one line before its "Run with --help"),
+    no crash report, and under mpirun no message per rank;
+  - no file left: the case's temporary directory holds exactly what the setup put there
+    (no output, no `.tmp`, no `.rapid-sweep.partial-*.h5`, no FIFO or device replaced).
+
+Each case runs in a fresh temporary directory under RLIMIT_AS (--memory, 2 GiB) and a
+wall-clock bound (--timeout, 20 s), in its own session (killed as a group on timeout).
+The controls (each group's unmodified input) must exit 0 first, so that every case fails
+for the reason it states.
+
+    run_catalogue.py --sweep BUILD/rapid-sweep --rapid BUILD/rapid [--src DIR] [-j N]
+                     [--filter TEXT] [--keep] [--verbose] [--mpirun MPIRUN]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import pwd
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PREFIXES = ("rapid-sweep:", "rapid:")
+CLI11_FOOTER = "Run with --help for more information."
+CRASH_MARKS = ("Process received signal", "Segmentation fault", "Aborted", "terminate called",
+               "AddressSanitizer", "core dumped", "Floating point exception")
+
+
+def options():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sweep", required=True, help="rapid-sweep binary")
+    p.add_argument("--rapid", required=True, help="rapid binary")
+    p.add_argument("--src", default=os.path.dirname(os.path.dirname(HERE)), help="source tree")
+    p.add_argument("--mpirun", default="", help="mpirun for the cases run on 2 ranks")
+    p.add_argument("-j", "--jobs", type=int, default=max(2, min(6, 2 * (os.cpu_count() or 1))))
+    p.add_argument("--timeout", type=float, default=20.0, help="seconds per case")
+    p.add_argument("--memory", type=int, default=2 << 30, help="RLIMIT_AS per process, bytes")
+    p.add_argument("--filter", default="", help="only cases whose id contains this")
+    p.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    p.add_argument("--verbose", action="store_true", help="print every case's stderr")
+    return p.parse_args()
+
+
+def snapshot(root):
+    """Every entry under root: path -> (type, size of regular files)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            kind = stat.S_IFMT(st.st_mode)
+            out[os.path.relpath(path, root)] = (kind, st.st_size if stat.S_ISREG(st.st_mode) else 0)
+    return out
+
+
+def fill(template, ctx):
+    for k, v in ctx.items():
+        template = template.replace("{" + k + "}", v)
+    return template
+
+
+def make_input(case, tmp, src_dir):
+    """Creates the case's input in tmp; returns its path (the {case} placeholder)."""
+    if "file" in case:
+        if "dir" in case:  # a case directory: copied whole, the file inside it
+            dst = os.path.join(tmp, os.path.basename(case["dir"]))
+            shutil.copytree(os.path.join(HERE, case["dir"]), dst)
+        path = os.path.join(tmp, os.path.basename(case["file"]))
+        if "dir" in case:
+            path = os.path.join(tmp, os.path.basename(case["dir"]), os.path.basename(case["file"]))
+        shutil.copyfile(os.path.join(HERE, case["file"]), path)
+        return path
+    make = case.get("make")
+    if make is None:
+        return ""
+    kind = make["kind"]
+    if kind == "path":
+        return make["path"]
+    name = make.get("name")
+    if "name_hex" in make:
+        name = os.fsdecode(bytes.fromhex(make["name_hex"]))
+    path = os.path.join(tmp, name)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dir":
+        os.mkdir(path)
+    elif kind == "none":
+        pass
+    elif kind == "sparse":
+        with open(path, "wb") as f:
+            f.truncate(make["bytes"])
+    elif kind == "copy":
+        with open(path, "w") as f:
+            f.write(make["text"])
+    elif kind == "text":
+        with open(path, "w") as f:
+            for text, count in make["parts"]:
+                f.write(text * count)
+    elif kind == "indent":  # block mappings nested `levels` deep, one space per level
+        with open(path, "w") as f:
+            for i in range(make["levels"]):
+                f.write(" " * i + "a:\n")
+            f.write(" " * make["levels"] + "b: 1\n")
+    elif kind == "h5":  # a copy of the good result file, then truncated or edited
+        shutil.copyfile(case["_h5"], path)
+        if "truncate" in make:
+            with open(path, "r+b") as f:
+                f.truncate(make["truncate"])
+        if "h5py" in make:
+            script = f"import h5py\nf = h5py.File({path!r}, 'a')\n{make['h5py']}\nf.close()\n"
+            subprocess.run(["/usr/bin/python3", "-c", script], check=True)
+    else:
+        raise ValueError(f"unknown make kind {kind}")
+    return path
+
+
+def setup(case, tmp):
+    """Extra entries in tmp; returns False when one cannot be made here (case skipped)."""
+    for s in case.get("setup", []):
+        if "mkdir" in s:
+            os.makedirs(os.path.join(tmp, s["mkdir"]))
+        elif "mkfifo" in s:
+            os.mkfifo(os.path.join(tmp, s["mkfifo"]))
+        elif "symlink" in s:
+            os.symlink(s["to"], os.path.join(tmp, s["symlink"]))
+        elif "mknod" in s:  # a character device like /dev/null, inside the temp dir
+            try:
+                os.mknod(os.path.join(tmp, s["mknod"]), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            except OSError:
+                return False
+    # Modes last (a read-only directory first filled).
+    for s in case.get("setup", []):
+        if "mode" in s:
+            os.chmod(os.path.join(tmp, s["mkdir"]), s["mode"])
+    return True
+
+
+def limits(memory, fsize, uid):
+    def apply():
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if fsize is not None:
+            # A full disk: writes past `fsize` bytes fail with EFBIG instead of SIGXFSZ.
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        if uid is not None:
+            os.setgid(uid[1])
+            os.setgroups([])
+            os.setuid(uid[0])
+    return apply
+
+
+def run_one(case, args, group, env):
+    """Runs one case; returns (ok, problems, stderr)."""
+    tmp = tempfile.mkdtemp(prefix="rapid-bad-")
+    try:
+        os.chmod(tmp, 0o777)  # cases run as nobody must be able to reach their files
+        ctx = {"sweep": args.sweep, "rapid": args.rapid, "src": args.src, "tmp": tmp}
+        if case.get("needs_h5") or case.get("make", {}).get("kind") == "h5":
+            ctx["h5"] = os.path.join(tmp, "result.h5")
+            shutil.copyfile(case["_h5"], ctx["h5"])
+        ctx["case"] = make_input(case, tmp, args.src)
+        if not setup(case, tmp):
+            return None, ["setup not possible here (mknod refused)"], ""
+        wrap = case.get("wrap", group.get("wrap"))
+        if wrap:
+            with open(os.path.join(HERE, "wrap", wrap + ".yaml")) as f:
+                text = f.read().replace("@CASE@", ctx["case"])
+            with open(os.path.join(tmp, "wrap.yaml"), "w") as f:
+                f.write(text)
+        cmd = [fill(a, ctx) for a in case.get("cmd", group.get("cmd", []))] + list(case.get("args", []))
+        ranks = case.get("ranks", 1)
+        if ranks > 1:
+            cmd = [args.mpirun, "-n", str(ranks), "--oversubscribe"] + cmd
+        uid = None
+        if case.get("user") and os.geteuid() == 0:
+            pw = pwd.getpwnam(case["user"])
+            uid = (pw.pw_uid, pw.pw_gid)
+        case_env = dict(env, **case.get("env", {}))
+        before = snapshot(tmp)
+        start = time.monotonic()
+        proc = subprocess.Popen([os.fsencode(c) for c in cmd], cwd=tmp, env=case_env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE,
+                                preexec_fn=limits(args.memory, case.get("fsize"), uid))
+        try:
+            out, err = proc.communicate(timeout=args.timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            timed_out = True
+        elapsed = time.monotonic() - start
+        err = err.decode(errors="replace")
+        problems = check(case, proc.returncode, err, timed_out, args, ranks)
+        # Read-only directories back to writable so that they can be listed and removed.
+        for s in case.get("setup", []):
+            if "mode" in s:
+                os.chmod(os.path.join(tmp, s["mkdir"]), 0o755)
+        after = snapshot(tmp) if case.get("exit", 2) != 0 else before  # a control writes its output
+        for path in sorted(set(after) - set(before)):
+            problems.append(f"left behind: {path}")
+        for path in sorted(set(before) & set(after)):
+            if before[path] != after[path]:
+                problems.append(f"changed: {path} {before[path]} -> {after[path]}")
+        for path in sorted(set(before) - set(after)):
+            problems.append(f"removed: {path}")
+        if args.verbose:
+            err = f"[{elapsed:.1f} s] {err}"
+        return not problems, problems, err
+    finally:
+        if args.keep:
+            print(f"  kept {tmp}")
+        else:
+            for s in case.get("setup", []):
+                if "mode" in s and os.path.exists(os.path.join(tmp, s["mkdir"])):
+                    os.chmod(os.path.join(tmp, s["mkdir"]), 0o755)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check(case, rc, err, timed_out, args, ranks):
+    problems = []
+    want = case.get("exit", 2)
+    if timed_out:
+        problems.append(f"timed out after {args.timeout:.0f} s")
+    elif rc < 0:
+        problems.append(f"killed by signal {-rc} ({signal.Signals(-rc).name})")
+    elif rc != want:
+        problems.append(f"exit code {rc}, expected {want}")
+    for text in case.get("expect", []):
+        if text not in err:
+            problems.append(f"stderr lacks {text!r}")
+    lines = [l for l in err.splitlines() if l.strip()]
+    for mark in CRASH_MARKS:
+        if mark in err:
+            problems.append(f"crash report on stderr ({mark!r})")
+            break
+    if want == 0:
+        return problems
+    prefixed = [l for l in lines if l.startswith(PREFIXES)]
+    if ranks > 1:
+        # mpirun adds its own summary of the non-zero exit; the program's message appears once.
+        if len(prefixed) != 1:
+            problems.append(f"{len(prefixed)} messages from the program (one per rank?), expected 1")
+    else:
+        others = [l for l in lines if l != CLI11_FOOTER]
+        if len(others) != 1:
+            problems.append(f"{len(others)} lines on stderr, expected one message")
+    return problems
+
+
+def good_result_file(args, env, tmp):
+    """A small result file for the export cases (the job control, swept once)."""
+    job = os.path.join(HERE, "job", "_good.yaml")
+    out = os.path.join(tmp, "good.h5")
+    proc = subprocess.run([args.sweep, job, "-o", out, "--quiet"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    if proc.returncode != 0:
+        raise SystemExit(f"run_catalogue: the good job did not sweep: {proc.stderr}")
+    return out
+
+
+def main():
+    args = options()
+    args.mpirun = args.mpirun or shutil.which("mpirun") or "mpirun"
+    with open(os.path.join(HERE, "cases.json")) as f:
+        manifest = json.load(f)
+    groups = manifest["groups"]
+    env = dict(os.environ)
+    env.setdefault("RAPID_CONFIG_DIR", os.path.join(args.src, "configs"))
+    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                # PMIx keeps its store in shared-memory files: under RLIMIT_FSIZE (the full
+                # disk cases) MPI_Init itself would fail; the hash store writes no file.
+                "PMIX_MCA_gds": "hash",
+                # The singleton's orted reports each signal it forwards on stderr.
+                "OMPI_MCA_ess_base_forward_signals": "none",
+                "OMP_NUM_THREADS": "1"})
+    work = tempfile.mkdtemp(prefix="rapid-bad-catalogue-")
+    os.chmod(work, 0o755)
+    try:
+        h5 = good_result_file(args, env, work)
+        os.chmod(h5, 0o644)
+        cases = [c for c in manifest["cases"] if args.filter in c["id"]]
+        controls = [dict(c, exit=0) for c in manifest["controls"] if args.filter in c["id"]]
+        for c in cases + controls:
+            c["_h5"] = h5
+        t0 = time.monotonic()
+        failed_controls = []
+        for c in controls:
+            g = groups[c.get("group", c["id"].split("/")[0])]
+            ok, problems, err = run_one(c, args, g, env)
+            if not ok:
+                failed_controls.append((c["id"], problems, err))
+        for cid, problems, err in failed_controls:
+            print(f"CONTROL FAIL {cid}: {'; '.join(problems)}\n    {err.strip()[:600]}")
+        results = {}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {}
+            for c in cases:
+                g = groups.get(c["id"].split("/")[0], {})
+                futures[pool.submit(run_one, c, args, g, env)] = c
+            for fut in concurrent.futures.as_completed(futures):
+                c = futures[fut]
+                try:
+                    results[c["id"]] = fut.result()
+                except Exception as e:  # the runner's own failure is a failed case
+                    results[c["id"]] = (False, [f"runner error: {e!r}"], "")
+        clean = skipped = 0
+        for c in cases:
+            ok, problems, err = results[c["id"]]
+            if ok is None:
+                skipped += 1
+                print(f"SKIP {c['id']}: {'; '.join(problems)}")
+                continue
+            if ok:
+                clean += 1
+                if args.verbose:
+                    print(f"ok   {c['id']}: {err.strip()}")
+            else:
+                print(f"FAIL {c['id']} ({c.get('why', '')}): {'; '.join(problems)}")
+                print("    stderr: " + "\n            ".join(err.strip().splitlines()[:8])[:1500])
+        n = len(cases) - skipped
+        print(f"{len(controls)} controls, {len(controls) - len(failed_controls)} exit 0")
+        print(f"{n} cases, {clean} exit 2 cleanly"
+              + (f" ({skipped} skipped: not possible here)" if skipped else "")
+              + f" [{time.monotonic() - t0:.0f} s, {args.jobs} at a time]")
+        return 0 if clean == n and not failed_controls else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
