@@ -44,6 +44,7 @@
 #include "rapid/sweep/enumerator.hpp"
 #include "rapid/sweep/mpi_env.hpp"
 #include "rapid/sweep/scheduler.hpp"
+#include "rapid/sweep/stored_candidates.hpp"
 #include "rapid/sweep/watchdog.hpp"
 
 namespace fs = std::filesystem;
@@ -145,10 +146,6 @@ void prepare(const Options& o, Prepared& p) {
   if (std::isnan(o.max_points))  // CLI11's range check lets NaN through
     throw rapid::InputError("<command line>", "--max-points", "nan", "a number from 1 to 1e15");
   p.fidelity = parse_fidelity(o);
-  if (o.resume && p.fidelity == rapid::Fidelity::Auto)
-    throw rapid::InputError("<command line>", "--resume", "--fidelity auto",
-                            "--fidelity analytical or des (auto's second pass needs every "
-                            "row's analytical result: not yet resumable)");
   p.spec = rapid::load_sweep_spec(o.job);
   p.top_k = o.des_top_k > 0 ? o.des_top_k : p.spec.simulation.des_top_k;
   if (o.max_points > 0) p.spec.search.max_candidates = o.max_points;
@@ -221,12 +218,30 @@ std::string join_args(int argc, char** argv) {
   return s;
 }
 
+// The same command again resumes its stopped sweep (the partial file's key matches, else it
+// starts again); --resume insists (another key is bad input); --overwrite starts again.
+rapid::ResumeMode resume_mode(const Options& o) {
+  if (o.resume) return rapid::ResumeMode::Yes;
+  return o.overwrite ? rapid::ResumeMode::No : rapid::ResumeMode::IfSameKey;
+}
+
+// A sweep stopped by a signal: the partial file kept for --resume, exit 3.
+int stopped(const rapid::MpiEnv& mpi, rapid::ResultStore& store) {
+  store.keep_partial();
+  if (mpi.is_root())
+    std::fprintf(stderr,
+                 "rapid-sweep: stopped by a signal; the rows done are in %s: run the same "
+                 "command with --resume to compute the rest\n",
+                 store.temp_path().c_str());
+  return kExitStopped;
+}
+
 int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
               const std::string& command_line, rapid::Watchdog& watchdog) {
   const auto t0 = std::chrono::steady_clock::now();
   rapid::ResultStore store(mpi, o.output, p.spec, p.enumerator->size(),
                            p.enumerator->baseline_index(), resume_key(p, fidelity_text(p)),
-                           o.resume);
+                           resume_mode(o));
   stop_on_signals();
   watchdog.set_context(fmt::format(
       "; the rows done are in {}: run the same command with --resume to compute the rest",
@@ -249,7 +264,12 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   so.fixed_chunk = o.chunk;
   so.progress = !o.quiet;
   so.todo = store.missing();
+  if (so.todo.empty()) so.todo = {{0, 0}};  // resumed with every row written: none to do
   if (p.fidelity == rapid::Fidelity::Auto) so.top_k = p.top_k;
+  if (so.top_k > 0 && store.resumed())  // rows an earlier refine() simulated stay as they are
+    so.simulated_before = [&store](int64_t i) {
+      return store.read_column("fidelity", i, 1)[0] == 1;  // kFidelityNames[1] == "des"
+    };
   if (mpi.is_root() && !o.quiet)
     for (const std::string& r : p.enumerator->unused_recompute_options())
       std::fprintf(stderr,
@@ -258,16 +278,12 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
                    r.c_str());
   rapid::Scheduler scheduler(mpi, *p.enumerator, *p.evaluator, sink, so);
   const rapid::SweepStats stats = scheduler.run();
-  if (mpi.allreduce_max(stats.interrupted ? 1 : 0) > 0) {
-    store.keep_partial();
-    if (mpi.is_root())
-      std::fprintf(stderr,
-                   "rapid-sweep: stopped by a signal; the rows done are in %s: run the same "
-                   "command with --resume to compute the rest\n",
-                   store.temp_path().c_str());
-    return kExitStopped;
-  }
+  if (mpi.allreduce_max(stats.interrupted ? 1 : 0) > 0) return stopped(mpi, store);
+  if (so.top_k > 0 && store.resumed())
+    rapid::offer_stored_rows(mpi, store, *p.enumerator, *p.evaluator,
+                             rapid::done_ranges(store.missing(), store.num_points()), scheduler);
   const int64_t simulated = so.top_k > 0 ? scheduler.refine() : 0;
+  if (mpi.allreduce_max(scheduler.stats().interrupted ? 1 : 0) > 0) return stopped(mpi, store);
   const double wall =
       mpi.broadcast(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
@@ -327,9 +343,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--full", o.full, "des/auto: simulate every DP replica (no symmetry shortcut)");
   app.add_flag("--resume", o.resume,
-               "continue the stopped sweep of the same command: compute only the rows its "
-               "partial file lacks (analytical or des fidelity)");
-  app.add_flag("--overwrite", o.overwrite, "replace OUT.h5 if it exists (refused without)");
+               "continue the stopped sweep of the same command, computing only the rows its "
+               "partial file lacks, and refuse one of another job, config, fidelity or "
+               "version (without --resume the same command resumes too, and another one starts "
+               "again)");
+  app.add_flag("--overwrite", o.overwrite,
+               "replace OUT.h5 if it exists (refused without), and start again rather than "
+               "resume a stopped sweep");
   app.add_option("--max-points", o.max_points,
                  "largest search space walked, in candidate points before the legality filter "
                  "(default 1e9)")

@@ -53,6 +53,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   opt.replicas = options_.replicas;
   opt.coalesce = options_.coalesce;
   opt.timeline = timeline;
+  opt.max_events = options_.max_events;
   if (run) {
     in.power = run->power;
     in.derate = run->derate;

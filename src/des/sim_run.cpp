@@ -2,6 +2,8 @@
 // stream (docs/des.md "Execution").
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "rapid/analytical/offload.hpp"
 #include "rapid/common/error.hpp"
 #include "sim_impl.hpp"
@@ -104,7 +106,12 @@ void Simulator::Impl::offload(Inst& s) {
 
 void Simulator::Impl::run_events() {
   for (size_t i = 0; i < inst.size(); ++i) resume(static_cast<int32_t>(i));
+  uint64_t popped = 0;
   while (!queue.empty()) {
+    if (++popped > opt.max_events)
+      throw LimitError(fmt::format(
+          "discrete-event simulation past its budget of {} events at t = {:.6g} s of the step",
+          opt.max_events, to_seconds(now)));
     const Event e = queue.pop();
     RAPID_ASSERT(e.time >= now, "events in time order");
     now = e.time;

@@ -122,6 +122,8 @@ void PointEvaluator::evaluate_guarded(const Point& p, Workload& w, EvalResult& r
     return;
   } catch (const std::bad_alloc&) {
     code = ErrorCode::HostMemory;
+  } catch (const LimitError&) {
+    code = ErrorCode::Limit;
   } catch (const InternalError&) {
     code = ErrorCode::Internal;
   } catch (...) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -57,11 +58,20 @@ void convert(std::span<const ResultRow> rows, double (*get)(const ResultRow&), s
   }
 }
 
+template <typename T>
+void widen(const std::byte* in, size_t n, std::vector<double>& out) {
+  for (size_t k = 0; k < n; ++k) {
+    T v;
+    std::memcpy(&v, in + k * sizeof(T), sizeof(T));
+    out[k] = static_cast<double>(v);
+  }
+}
+
 }  // namespace
 
 ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const SweepSpec& spec,
                          int64_t num_points, int64_t baseline_index, const std::string& resume_key,
-                         bool resume)
+                         ResumeMode resume)
     : mpi_(mpi),
       spec_(spec),
       output_path_(std::move(output_path)),
@@ -70,7 +80,7 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
   RAPID_ASSERT(num_points_ > 0, "a sweep has at least one point");
   h5::silence_error_printing();
   temp_path_ = mpi_.broadcast(mpi_.is_root() ? temp_path_for(output_path_) : std::string());
-  if (resume && open_partial(resume_key)) return;
+  if (resume != ResumeMode::No && open_partial(resume_key, resume)) return;
   try {
     // The string tables and enum types first, by rank 0 through a serial handle (variable-
     // length strings), then every rank opens the file with MPI-IO and lays out /points.
@@ -89,7 +99,7 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
   }
 }
 
-bool ResultStore::open_partial(const std::string& resume_key) {
+bool ResultStore::open_partial(const std::string& resume_key, ResumeMode mode) {
   std::error_code ec;
   const bool exists = mpi_.broadcast(
       static_cast<int64_t>(mpi_.is_root() && fs::is_regular_file(temp_path_, ec) ? 1 : 0));
@@ -115,6 +125,16 @@ bool ResultStore::open_partial(const std::string& resume_key) {
               "H5Dread");
   }
   key = mpi_.broadcast(key);
+  if (key != resume_key && mode == ResumeMode::IfSameKey) {
+    file_.close();
+    dxpl_.reset();
+    if (mpi_.is_root())
+      std::fprintf(stderr,
+                   "rapid-sweep: note: %s is the partial file of another job, config, fidelity "
+                   "or version: starting again\n",
+                   temp_path_.c_str());
+    return false;
+  }
   if (key != resume_key)
     throw InputError(temp_path_, "resume/key", "<another job, config or version>",
                      "the job, configs, fidelity and rapid-sweep version of the run that wrote "
@@ -377,6 +397,42 @@ void ResultStore::write(int64_t first_index, std::span<const ResultRow> rows) {
   h5::check(H5Dwrite(done_.get(), H5T_NATIVE_UINT8, mem_space.get(), file_space_.get(), dxpl_.get(),
                      ones.data()),
             "H5Dwrite");
+}
+
+std::vector<double> ResultStore::read_column(std::string_view name, int64_t first_index,
+                                             int64_t count) {
+  RAPID_ASSERT(first_index >= 0 && count >= 0 && first_index + count <= num_points_,
+               "rows inside [0, N)");
+  const auto it = std::find_if(columns_.begin(), columns_.end(),
+                               [&](const ColumnData& cd) { return name == cd.column->name; });
+  RAPID_ASSERT(it != columns_.end(), "a column of the schema");
+  std::vector<double> out(static_cast<size_t>(count));
+  if (count == 0) return out;
+  const hsize_t start = static_cast<hsize_t>(first_index);
+  const hsize_t n = static_cast<hsize_t>(count);
+  h5::check(H5Sselect_hyperslab(file_space_.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr),
+            "H5Sselect_hyperslab");
+  h5::Dataspace mem_space(H5Screate_simple(1, &n, nullptr), "H5Screate_simple");
+  std::vector<std::byte> raw(static_cast<size_t>(count) * it->elem_size);
+  h5::check(H5Dread(it->dataset.get(), it->mem_type, mem_space.get(), file_space_.get(),
+                    dxpl_.get(), raw.data()),
+            "H5Dread");
+  switch (it->column->type) {
+    case ColumnType::Int32:
+      widen<int32_t>(raw.data(), out.size(), out);
+      break;
+    case ColumnType::UInt8:
+    case ColumnType::Enum8:
+      widen<uint8_t>(raw.data(), out.size(), out);
+      break;
+    case ColumnType::UInt32:
+      widen<uint32_t>(raw.data(), out.size(), out);
+      break;
+    case ColumnType::Float64:
+      widen<double>(raw.data(), out.size(), out);
+      break;
+  }
+  return out;
 }
 
 std::string mpi_library_version() {

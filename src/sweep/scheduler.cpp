@@ -190,15 +190,15 @@ void Scheduler::run_worker() {
   mpi_check(MPI_Send(&finished, 1, MPI_INT64_T, 0, kTagFinished, comm_), "MPI_Send");
 }
 
-void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
-  RAPID_ASSERT(c.count > 0 && c.first + c.count <= enumerator_.size(), "chunk inside [0, N)");
-  if (rows_.size() < static_cast<size_t>(c.count)) rows_.resize(static_cast<size_t>(c.count));
+void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
+                              Fidelity fidelity, int grain, bool poll_while_evaluating) {
+  if (rows_.size() < static_cast<size_t>(count)) rows_.resize(static_cast<size_t>(count));
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   int64_t since_poll = 0;  // touched by thread 0 only
 
-#pragma omp parallel for schedule(dynamic, 16)
-  for (int64_t k = 0; k < c.count; ++k) {
+#pragma omp parallel for schedule(dynamic, grain)
+  for (int64_t k = 0; k < count; ++k) {
     if (failed.load(std::memory_order_relaxed)) continue;
     const int t = omp_get_thread_num();
     try {
@@ -207,10 +207,9 @@ void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
         poll();
       }
       ResultRow& row = rows_[static_cast<size_t>(k)];
-      row.point = enumerator_.decode(c.first + k);
-      evaluator_.evaluate_guarded(
-          row.point, scratch_[static_cast<size_t>(t)], row.result,
-          evaluator_.fidelity() == Fidelity::Des ? Fidelity::Des : Fidelity::Analytical);
+      row.point = enumerator_.decode(index_of(k));
+      evaluator_.evaluate_guarded(row.point, scratch_[static_cast<size_t>(t)], row.result,
+                                  fidelity);
     } catch (...) {
 #pragma omp critical(rapid_scheduler_error)
       {
@@ -220,7 +219,14 @@ void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
     }
   }
   if (error) std::rethrow_exception(error);
+}
 
+void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
+  RAPID_ASSERT(c.count > 0 && c.first + c.count <= enumerator_.size(), "chunk inside [0, N)");
+  evaluate_rows(
+      c.count, [&](int64_t k) { return c.first + k; },
+      evaluator_.fidelity() == Fidelity::Des ? Fidelity::Des : Fidelity::Analytical, 16,
+      poll_while_evaluating);
   if (options_.top_k > 0) keep_best(c.first, c.count);
   sink_(c.first, std::span<const ResultRow>(rows_.data(), static_cast<size_t>(c.count)));
   stats_.points_evaluated += c.count;
@@ -229,7 +235,7 @@ void Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
 }
 
 void Scheduler::print_progress(bool final) {
-  if (!options_.progress) return;
+  if (!options_.progress || total_ == 0) return;
   const auto now = std::chrono::steady_clock::now();
   const int64_t total = total_;
   const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
@@ -266,16 +272,20 @@ void Scheduler::print_progress(bool final) {
 namespace rapid {
 
 void Scheduler::keep_best(int64_t first, int64_t count) {
-  const auto k = static_cast<size_t>(options_.top_k);
   for (int64_t j = 0; j < count; ++j) {
     const ResultRow& row = rows_[static_cast<size_t>(j)];
-    if (row.result.status != Status::Ok) continue;
-    auto& list = best_[{row.point.par.num_gpus(), row.point.hardware, row.point.scenario}];
-    const std::pair<double, int64_t> c{row.result.step_time_s, first + j};
-    if (list.size() == k && !(c < list.back())) continue;
-    list.insert(std::upper_bound(list.begin(), list.end(), c), c);
-    if (list.size() > k) list.pop_back();
+    consider(row.point, row.result.status, row.result.step_time_s, first + j);
   }
+}
+
+void Scheduler::consider(const Point& p, Status status, double step_time_s, int64_t index) {
+  if (status != Status::Ok) return;
+  const auto k = static_cast<size_t>(options_.top_k);
+  auto& list = best_[{p.par.num_gpus(), p.hardware, p.scenario}];
+  const std::pair<double, int64_t> c{step_time_s, index};
+  if (list.size() == k && !(c < list.back())) return;
+  list.insert(std::upper_bound(list.begin(), list.end(), c), c);
+  if (list.size() > k) list.pop_back();
 }
 
 int64_t Scheduler::refine() {
@@ -315,33 +325,24 @@ int64_t Scheduler::refine() {
   std::vector<int64_t> here;
   for (size_t j = static_cast<size_t>(mpi_.rank()); j < chosen.size();
        j += static_cast<size_t>(ranks))
-    here.push_back(chosen[j]);
+    if (!options_.simulated_before || !options_.simulated_before(chosen[j]))
+      here.push_back(chosen[j]);
   if (mpi_.is_root() && options_.progress)
     std::fprintf(stderr,
                  "rapid-sweep: discrete-event simulation of %zu points (the best %lld per GPU "
                  "count, hardware and scenario)\n",
                  chosen.size(), static_cast<long long>(options_.top_k));
-  if (rows_.size() < here.size()) rows_.resize(here.size());
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (size_t j = 0; j < here.size(); ++j) {
-    if (failed.load(std::memory_order_relaxed)) continue;
-    try {
-      ResultRow& row = rows_[j];
-      row.point = enumerator_.decode(here[j]);
-      evaluator_.evaluate_guarded(row.point, scratch_[static_cast<size_t>(omp_get_thread_num())],
-                                  row.result, Fidelity::Des);
-    } catch (...) {
-#pragma omp critical(rapid_scheduler_error)
-      {
-        if (!error) error = std::current_exception();
-      }
-      failed.store(true, std::memory_order_relaxed);
-    }
+  // In blocks of a few points per thread, each block's rows written when it is done: a
+  // sweep stopped (a signal) or killed here keeps the simulations finished so far.
+  const auto block = static_cast<size_t>(4 * std::max(omp_get_max_threads(), 1));
+  for (size_t b = 0; b < here.size() && !stop_requested(); b += block) {
+    const size_t n = std::min(block, here.size() - b);
+    evaluate_rows(
+        static_cast<int64_t>(n), [&](int64_t k) { return here[b + static_cast<size_t>(k)]; },
+        Fidelity::Des, 1, false);
+    for (size_t j = 0; j < n; ++j) sink_(here[b + j], std::span<const ResultRow>(&rows_[j], 1));
   }
-  if (error) std::rethrow_exception(error);
-  for (size_t j = 0; j < here.size(); ++j) sink_(here[j], std::span<const ResultRow>(&rows_[j], 1));
+  stats_.interrupted = stop_requested();
   mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
   return static_cast<int64_t>(chosen.size());
 }

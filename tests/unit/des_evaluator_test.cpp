@@ -265,3 +265,29 @@ TEST(DesDeterminism, SameResultsOnOneAndTwoThreads) {
 
 }  // namespace
 }  // namespace rapid
+
+namespace rapid {
+namespace {
+
+// Issue 10 part 5: a simulation that runs past its event budget is a row with status error
+// and error_code limit, not a crash or an aborted sweep. A 2-stage pipeline of 8 GPUs has
+// at least one resume event per op of every pass: far more than 20 events; with the
+// default budget the same point simulates.
+TEST(DesLimits, EventBudgetMakesAnErrorRow) {
+  SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 4096);
+  Point pt;
+  pt.par = layout(2, 2, 2);
+  Workload w;
+  EvalResult r;
+  DesOptions tiny;
+  tiny.max_events = 20;
+  PointEvaluator(s, Fidelity::Des, tiny).evaluate_guarded(pt, w, r, Fidelity::Des);
+  EXPECT_EQ(r.status, Status::Error);
+  EXPECT_EQ(r.error_code, static_cast<uint8_t>(ErrorCode::Limit));
+  EXPECT_STREQ(kErrorCodeNames[r.error_code], "limit");
+  PointEvaluator(s, Fidelity::Des).evaluate_guarded(pt, w, r, Fidelity::Des);
+  EXPECT_EQ(r.status, Status::Ok);
+}
+
+}  // namespace
+}  // namespace rapid

@@ -38,6 +38,13 @@ class InternalError : public Error {
   using Error::Error;
 };
 
+/// An evaluator ran past one of its own bounds on a legal point (the DES's event budget):
+/// the point's row gets status error with error_code limit, the sweep goes on.
+class LimitError : public InternalError {
+ public:
+  using InternalError::InternalError;
+};
+
 /// Exit code the applications use for InputError (DESIGN.md: bad input exits 2).
 inline constexpr int kExitBadInput = 2;
 

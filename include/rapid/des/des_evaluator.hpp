@@ -22,6 +22,7 @@ struct DesOptions {
   /// The scenario's link faults (NonIdealSpec::link_faults, docs/faults.md); the network's
   /// own `faults:` are added to them.
   std::vector<LinkFault> link_faults;
+  uint64_t max_events = des::SimOptions{}.max_events;  ///< the DES event budget (SimOptions)
 };
 
 /// What the non-ideal model adds to one simulation (nonideal/nonideal_evaluator.hpp): op

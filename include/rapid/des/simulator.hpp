@@ -83,6 +83,10 @@ struct SimOptions {
   bool coalesce = true;          ///< fold uncontendable collectives into compute blocks
   Timeline* timeline = nullptr;  ///< record ops and flows (forces op-level blocks)
   PowerTrace* power = nullptr;   ///< record each instance's compute spans (needs in.power)
+  /// Events one run may process; more throw LimitError (the point's row: status error,
+  /// error_code limit). 1e9 events are minutes of one core (the 16,384-GPU Llama 3 405B
+  /// step takes about 1e8), so only a runaway or absurdly large point reaches it.
+  uint64_t max_events = 1'000'000'000;
 };
 
 /// Where one stage instance's time went (seconds); the critical instance's fill EvalResult.

@@ -29,8 +29,11 @@ inline constexpr const char* kStatusNames[] = {"ok",       "oom",      "infeasib
 
 /// Why an `error` row has no result: the host ran out of memory (std::bad_alloc), an
 /// internal limit or invariant of an evaluator (InternalError), anything else.
-enum class ErrorCode : uint8_t { None = 0, HostMemory = 1, Internal = 2, Other = 3 };
-inline constexpr const char* kErrorCodeNames[] = {"none", "host_memory", "internal", "other"};
+/// Why an error row failed: std::bad_alloc, an InternalError, anything else, a LimitError
+/// (an evaluator's own bound, e.g. the DES event budget).
+enum class ErrorCode : uint8_t { None = 0, HostMemory = 1, Internal = 2, Other = 3, Limit = 4 };
+inline constexpr const char* kErrorCodeNames[] = {"none", "host_memory", "internal", "other",
+                                                  "limit"};
 inline const char* status_name(Status s) {
   return kStatusNames[static_cast<int>(s)];
 }

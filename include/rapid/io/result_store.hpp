@@ -29,6 +29,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,13 @@ struct RunProvenance {
 std::string mpi_library_version();
 std::string hdf5_library_version();
 
+/// What a store does with an existing partial file of its output.
+enum class ResumeMode : uint8_t {
+  No,         ///< replace it (start again)
+  IfSameKey,  ///< resume it when its /resume/key matches, else replace it (say so)
+  Yes,        ///< resume it; InputError when its key differs (`--resume`)
+};
+
 class ResultStore {
  public:
   /// Collective over `mpi`'s ranks. Creates the temporary file with the MPI-IO driver, the
@@ -67,10 +75,13 @@ class ResultStore {
   /// (partial_path_for), its datasets contiguous and allocated at creation and its metadata
   /// flushed once, so rows written later survive a killed job; /points/done marks the rows
   /// written; /resume/key holds `resume_key` (what must not change between the runs).
-  /// With `resume` and an existing partial file the store opens it instead: InputError
-  /// when its key differs; missing() then lists the rows still to compute.
+  /// With an existing partial file and `resume` Yes, or IfSameKey and the same key, the
+  /// store opens it instead (Yes and another key: InputError); missing() then lists the
+  /// rows still to compute. IfSameKey and another key: rank 0 notes on stderr that the
+  /// file is replaced.
   ResultStore(const MpiEnv& mpi, std::string output_path, const SweepSpec& spec, int64_t num_points,
-              int64_t baseline_index, const std::string& resume_key = "", bool resume = false);
+              int64_t baseline_index, const std::string& resume_key = "",
+              ResumeMode resume = ResumeMode::No);
   /// Without commit(): removes the temporary file. With one rank the HDF5 handles are
   /// closed first; with several they are abandoned, because closing the file is collective
   /// and the other ranks are not there (the caller must end the job with MpiEnv::abort()).
@@ -82,6 +93,11 @@ class ResultStore {
   /// first_index + k) with independent I/O: any rank, any order, not collective. Main
   /// thread only. Requires the rows to lie in [0, num_points). Throws InternalError.
   void write(int64_t first_index, std::span<const ResultRow> rows);
+
+  /// Reads rows first_index .. first_index + count - 1 of column `name` (of the schema) as
+  /// doubles (enums as their codes), independent I/O, any rank (a resumed `--fidelity auto`
+  /// run ranks the rows earlier runs wrote). Throws InternalError.
+  std::vector<double> read_column(std::string_view name, int64_t first_index, int64_t count);
 
   /// Collective. Writes the root attributes (values from rank 0): format, format_version,
   /// version, git_revision, command_line, job/model/network name, path and YAML, fidelity,
@@ -115,8 +131,9 @@ class ResultStore {
 
   void open_file();  ///< every rank, MPI-IO
   void create_points(bool open_existing);
-  h5::Dataset create_point_scale(hid_t dcpl);        ///< /points/point and its values
-  bool open_partial(const std::string& resume_key);  ///< false: no partial file to resume
+  h5::Dataset create_point_scale(hid_t dcpl);  ///< /points/point and its values
+  /// false: no partial file to resume (or another key and IfSameKey).
+  bool open_partial(const std::string& resume_key, ResumeMode mode);
   void close_all();
   /// Rank 0, serial: creates the file with the enum types and the string tables
   /// (/hardware, /scenarios, /resume); the other ranks get its outcome. Throws InternalError.

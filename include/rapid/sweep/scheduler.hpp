@@ -59,6 +59,9 @@ struct SchedulerOptions {
   /// The index ranges [first, last) to evaluate (a resumed sweep's missing rows); empty:
   /// the whole space.
   std::vector<std::pair<int64_t, int64_t>> todo;
+  /// refine(): true for a point whose simulated row an earlier run already wrote (a
+  /// resumed `--fidelity auto` sweep); it is not simulated again. Empty: none.
+  std::function<bool(int64_t index)> simulated_before;
 };
 
 /// What run() did on this rank.
@@ -96,8 +99,15 @@ class Scheduler {
   /// best `top_k` points (shortest analytical step time, ties by index) of each (GPU count,
   /// hardware variant) group, then evaluates them with the discrete-event simulator
   /// (round robin over the ranks, OpenMP inside) and passes each row to the sink again.
-  /// Returns the number of points simulated by all ranks. Throws like run().
+  /// Rows are written in blocks as they are done; a stop request (a signal) ends it after
+  /// the current block with stats().interrupted set (every rank still returns together).
+  /// Returns the number of points chosen for simulation. Throws like run().
   int64_t refine();
+  const SweepStats& stats() const { return stats_; }
+
+  /// `--fidelity auto`: offers refine() point `index` with its analytical status and step
+  /// time (a row an earlier run wrote, when resuming), as run() does for its own rows.
+  void consider(const Point& p, Status status, double step_time_s, int64_t index);
 
  private:
   struct Chunk {
@@ -109,6 +119,10 @@ class Scheduler {
   void run_worker();
   Chunk take_chunk();
   void evaluate_chunk(const Chunk& c, bool poll_while_evaluating);
+  /// rows_[k] = point index_of(k) for k < count, evaluated with `fidelity` on the OpenMP
+  /// threads (dynamic schedule, `grain` points at a time); rethrows the first failure.
+  void evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
+                     Fidelity fidelity, int grain, bool poll_while_evaluating);
   bool poll();  // rank 0: answers what has arrived; true when a message was handled
   void post_receive();
   void handle_message(int source, int tag, int64_t payload);

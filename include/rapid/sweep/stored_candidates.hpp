@@ -1,0 +1,33 @@
+// Resuming a `--fidelity auto` sweep (README "Stopping and resuming"): the second pass
+// simulates the best K points of each group by their analytical step time, over all rows,
+// but a resumed run evaluated only the rows its partial file lacked. This offers the
+// scheduler the rows earlier runs wrote, read back from the file, so refine() chooses the
+// same points an uninterrupted run would: a row an earlier refine() already replaced by its
+// simulation is evaluated analytically again for its rank (10 us a point), and is not
+// simulated twice (SchedulerOptions::simulated_before).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/io/result_store.hpp"
+#include "rapid/sweep/enumerator.hpp"
+#include "rapid/sweep/mpi_env.hpp"
+#include "rapid/sweep/scheduler.hpp"
+
+namespace rapid {
+
+/// The complement of `missing` (sorted, disjoint ranges) in [0, n).
+std::vector<std::pair<int64_t, int64_t>> done_ranges(
+    const std::vector<std::pair<int64_t, int64_t>>& missing, int64_t n);
+
+/// Every rank: reads its share (rows [n r / P, n (r + 1) / P)) of the rows in `done`
+/// from `store` (status, step_time_s, fidelity; in pieces of bounded size) and offers each
+/// to `scheduler` (Scheduler::consider). Throws InternalError on an HDF5 failure.
+void offer_stored_rows(const MpiEnv& mpi, ResultStore& store, const Enumerator& enumerator,
+                       const PointEvaluator& evaluator,
+                       const std::vector<std::pair<int64_t, int64_t>>& done, Scheduler& scheduler);
+
+}  // namespace rapid
