@@ -228,7 +228,8 @@ const std::array kColumns = {
            RAPID_R(fit_hint_value)},
     Column{"error_code", ColumnType::Enum8, "",
            "error rows: why the evaluator could not handle the point (host_memory, internal, "
-           "other; none on other rows)",
+           "other, limit: an evaluator's own bound such as the DES event budget; none on other "
+           "rows)",
            kErrorCodeNames, RAPID_R(error_code)},
     // Discrete-event simulation (docs/des.md): which evaluator produced the row and the
     // congestion it found (analytical rows: 0 and NaN).
