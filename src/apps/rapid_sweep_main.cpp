@@ -63,8 +63,10 @@ struct Options {
   bool full = false;
   bool resume = false;
   bool overwrite = false;
-  double max_points = 0;            // 0: the default cap (SearchSpace::max_candidates)
-  double heartbeat_timeout_s = 60;  // a rank silent this long ends the job (watchdog.hpp)
+  double max_points = 0;  // 0: the default cap (SearchSpace::max_candidates)
+  // A rank silent this long ends the job (watchdog.hpp). 300 s as Slurm's SlurmdTimeout
+  // default (slurm.conf(5)): a node that busy is not declared dead by Slurm either.
+  double heartbeat_timeout_s = 300;
 };
 
 // Everything the sweep needs, built in the validation phase.
@@ -242,7 +244,6 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   rapid::ResultStore store(mpi, o.output, p.spec, p.enumerator->size(),
                            p.enumerator->baseline_index(), resume_key(p, fidelity_text(p)),
                            resume_mode(o));
-  stop_on_signals();
   watchdog.set_context(fmt::format(
       "; the rows done are in {}: run the same command with --resume to compute the rest",
       store.temp_path()));
@@ -321,6 +322,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rapid-sweep: %s\n", e.what());
     return 1;
   }
+  // Before anything slow (parsing, loading, enumerating): a stop request that comes early
+  // (Slurm's time-limit warning, scancel) ends the sweep cleanly instead of by the signal's
+  // default action.
+  stop_on_signals();
   const std::string command_line = join_args(argc, argv);
 
   Options o;
@@ -357,7 +362,7 @@ int main(int argc, char** argv) {
   app.add_option("--heartbeat-timeout", o.heartbeat_timeout_s,
                  "seconds without a heartbeat after which a rank counts as lost (killed, "
                  "stopped, unreachable) and the job ends with exit 3, its partial file kept for "
-                 "--resume (default 60; 0: no watchdog)")
+                 "--resume (default 300; 0: no watchdog)")
       ->check(CLI::Range(0.0, 1e6));
   app.set_version_flag(
       "--version",
