@@ -17,7 +17,7 @@ from sweep_process import run_sweep
 def partial_path(out):
     """The partial file rapid-sweep writes `out` through (ResultStore::temp_path_for): a
     64-bit FNV-1a hash of the absolute path, beside it."""
-    h = 1469598103934665603
+    h = 0xCBF29CE484222325  # FNV-1a 64-bit offset basis
     for c in os.path.abspath(out).encode():
         h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return os.path.join(os.path.dirname(os.path.abspath(out)), f".rapid-sweep.partial-{h:016x}.h5")
