@@ -5,13 +5,16 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string_view>
 #include <vector>
 
 #include "rapid/common/error.hpp"
 #include "rapid/io/hdf5_handle.hpp"
+#include "rapid/io/output_check.hpp"
 #include "rapid/io/result_schema.hpp"
 
 namespace fs = std::filesystem;
@@ -35,16 +38,19 @@ std::string field(std::string_view s) {
   return q + "\"";
 }
 
-/// Plain or gzip output with every write checked.
+/// Plain or gzip output with every write and the close checked: a failure (disk full,
+/// quota, file size limit) is bad input naming --csv and `target`.
 class Sink {
  public:
-  Sink(const std::string& path, bool gz) : gz_(gz) {
+  Sink(const std::string& path, bool gz, std::string target) : gz_(gz), target_(std::move(target)) {
     if (gz_)
       z_ = gzopen(path.c_str(), "wb6");
     else
       f_ = std::fopen(path.c_str(), "wb");
     if (!(gz_ ? static_cast<void*>(z_) : static_cast<void*>(f_)))
-      throw InternalError(fmt::format("cannot create {}", path));
+      throw InputError(
+          "<command line>", "--csv", target_,
+          fmt::format("a writable path (cannot create {}: {})", path, std::strerror(errno)));
   }
   ~Sink() {
     if (z_) gzclose(z_);
@@ -54,20 +60,35 @@ class Sink {
     const bool ok =
         gz_ ? gzwrite(z_, s.data(), static_cast<unsigned>(s.size())) == static_cast<int>(s.size())
             : std::fwrite(s.data(), 1, s.size(), f_) == s.size();
-    if (!ok) throw InternalError("writing the CSV file failed (disk full?)");
+    if (!ok) fail();
   }
   void close() {
     const int rc = gz_ ? gzclose(z_) : std::fclose(f_);
     z_ = nullptr;
     f_ = nullptr;
-    if (rc != 0) throw InternalError("closing the CSV file failed (disk full?)");
+    if (rc != 0) fail();
   }
 
  private:
+  [[noreturn]] void fail() const {
+    throw InputError("<command line>", "--csv", target_,
+                     "room to write the CSV file (writing failed: disk full, quota or file "
+                     "size limit?)");
+  }
   bool gz_;
+  std::string target_;
   gzFile z_ = nullptr;
   std::FILE* f_ = nullptr;
 };
+
+/// Whether `ds` holds the storage `c` reads: numbers (integer or float) or, for an enum
+/// column, a one-byte enum (read into one byte per row).
+bool readable_as(hid_t ds, const Column& c) {
+  h5::Datatype type(H5Dget_type(ds), "H5Dget_type");
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (c.type == ColumnType::Enum8) return cls == H5T_ENUM && H5Tget_size(type.get()) == 1;
+  return cls == H5T_INTEGER || cls == H5T_FLOAT;
+}
 
 }  // namespace
 
@@ -75,11 +96,7 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
   std::error_code ec;
   if (!fs::is_regular_file(h5_path, ec))
     throw InputError("<command line>", "file", h5_path, "an existing rapid-sweep result file");
-  const fs::path dir = fs::path(csv_path).parent_path();
-  if (!dir.empty() && !fs::is_directory(dir, ec))
-    throw InputError(
-        "<command line>", "--csv", csv_path,
-        fmt::format("a file in an existing directory ({} does not exist)", dir.string()));
+  check_output_file(csv_path, "--csv", 0, {h5_path});
   h5::silence_error_printing();
   const hid_t fid = H5Fopen(h5_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (fid < 0) throw InputError(h5_path, "<file>", h5_path, "an HDF5 file written by rapid-sweep");
@@ -99,6 +116,10 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
     if (rows >= 0 && n != rows)
       throw InputError(h5_path, path, fmt::format("{} rows", n), fmt::format("{} rows", rows));
     rows = n;
+    if (!readable_as(ds.get(), c))
+      throw InputError(
+          h5_path, path, "<another type>",
+          c.type == ColumnType::Enum8 ? "a one-byte enum column" : "a column of numbers");
     ColumnValues v;
     v.column = &c;
     if (c.type == ColumnType::Enum8) {
@@ -126,9 +147,9 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
     if (std::string_view(cols[k].column->name) == "scenario") sc_col = k;
   }
 
-  const std::string temp = csv_path + fmt::format(".tmp-{}", static_cast<long>(::getpid()));
+  const std::string temp = temporary_path_beside(csv_path);
   try {
-    Sink out(temp, csv_path.ends_with(".gz"));
+    Sink out(temp, csv_path.ends_with(".gz"), csv_path);
     // `point` first: the row index, the file's /points/point (netcdf_layout.hpp).
     std::string line = "point,hardware,scenario_name";
     for (const ColumnValues& c : cols) line += fmt::format(",{}", c.column->name);
@@ -149,7 +170,10 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
       out.write(line + "\n");
     }
     out.close();
-    fs::rename(temp, csv_path);
+    fs::rename(temp, csv_path, ec);
+    if (ec)
+      throw InputError("<command line>", "--csv", csv_path,
+                       fmt::format("a path the file can be renamed to ({})", ec.message()));
   } catch (...) {
     fs::remove(temp, ec);
     throw;

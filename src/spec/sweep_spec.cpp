@@ -80,6 +80,8 @@ std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Nod
                         fmt::join(config_search_dirs(job.file()), ", "));
   }
   if (path.empty()) job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
+  if (!is_utf8(path))
+    job.fail(key, "<not UTF-8>", "a config path in UTF-8 (it is stored in the result file)");
   std::string text = read_text_file(path);
   return {load_yaml_text(text, path), Source{path, text}};
 }
@@ -173,11 +175,11 @@ ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
   }
   c.offload_layers = static_cast<int32_t>(b.integer_or("cpu_offload_layers", 0, 0, 100000));
   int64_t gpus = b.integer_or("gpus", spec.search.num_gpus.front(), 1, kMaxDegree);
-  int64_t denom = int64_t{c.tp} * c.pp * c.cp;
-  if (gpus % denom != 0)
+  const int64_t dp = data_parallel_degree(gpus, c.tp, c.pp, c.cp);
+  if (dp == 0)
     b.fail("tp", std::to_string(c.tp),
-           fmt::format("tp*pp*cp = {} to divide the GPU count {}", denom, gpus));
-  c.dp = static_cast<int32_t>(gpus / denom);
+           fmt::format("tp*pp*cp = {}*{}*{} to divide the GPU count {}", c.tp, c.pp, c.cp, gpus));
+  c.dp = static_cast<int32_t>(dp);
   if (b.has("dp") && b.integer("dp") != c.dp)
     b.fail("dp", std::to_string(b.integer("dp")), fmt::format("gpus/(tp*pp*cp) = {}", c.dp));
   b.finish();
@@ -187,6 +189,10 @@ ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
 }  // namespace
 
 SweepSpec load_sweep_spec(const std::string& job_path) {
+  // The path names the job in the result file (UTF-8 strings) and is its default name.
+  if (!is_utf8(job_path))
+    throw InputError("<command line>", "job", "<not UTF-8>",
+                     "a job path in UTF-8 (it is stored in the result file)");
   SweepSpec spec;
   spec.job = Source{job_path, read_text_file(job_path)};
   YamlMap job(load_yaml_text(spec.job.yaml, job_path), job_path);
