@@ -76,11 +76,11 @@ def check_command(cmd, helps, root, build, errors):
     prog = words[0] if words else ""
     if prog in (PY, "python3") and len(words) > 1:
         argv, args = [PY, words[1]], words[2:]
-    elif prog in ("build/rapid", "build/rapid-sweep"):
+    elif prog in ("build/rapid", "build/rapid-sweep", "rapid", "rapid-sweep"):  # or a usage line
         exe = os.path.join(build, os.path.basename(prog))
         argv, args = [exe], words[1:]
         # Subcommands (`rapid op attention`): plain words the program's --help knows.
-        while prog == "build/rapid" and args and re.fullmatch(r"[a-z][a-z-]*", args[0]) and \
+        while os.path.basename(prog) == "rapid" and args and re.fullmatch(r"[a-z][a-z-]*", args[0]) and \
                 helps.get(argv + [args[0]]) is not None:
             argv, args = argv + [args[0]], args[1:]
     elif prog.startswith("scripts/") or prog in ("cmake", "mkdir", "ctest", "cd"):
