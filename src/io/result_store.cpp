@@ -484,9 +484,11 @@ void ResultStore::write_root_attributes(const RunProvenance& run) {
       {"created", utc_now_iso8601()},
   };
   // Attribute writes are collective metadata operations: every rank writes rank 0's values.
-  for (auto& [name, value] : attrs) {
-    std::visit([&](auto& v) { v = mpi_.broadcast(v); }, value);
-    std::visit([&](const auto& v) { h5::write_attribute(file_.get(), name, v); }, value);
+  // (A pair, not a structured binding: clang 14 cannot capture bindings in a lambda.)
+  for (auto& attr : attrs) {
+    std::visit([&](auto& v) { v = mpi_.broadcast(v); }, attr.second);
+    std::visit([&](const auto& v) { h5::write_attribute(file_.get(), attr.first, v); },
+               attr.second);
   }
 }
 
