@@ -254,6 +254,11 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
                  store.temp_path().c_str(), static_cast<long long>(left),
                  static_cast<long long>(store.num_points()));
   }
+  if (mpi.is_root() && o.resume && !store.resumed())
+    std::fprintf(stderr,
+                 "rapid-sweep: note: --resume: no partial file of %s (%s): computing every "
+                 "point\n",
+                 o.output.c_str(), store.temp_path().c_str());
   std::optional<int> fail_rank;
   if (const char* env = std::getenv("RAPID_SWEEP_TEST_FAIL_RANK")) fail_rank = std::atoi(env);
   auto sink = [&](int64_t first, std::span<const rapid::ResultRow> rows) {
