@@ -174,8 +174,9 @@ int64_t fingerprint(const Prepared& p) {
 }
 
 // SIGTERM/SIGINT/SIGHUP/SIGUSR1 (Slurm's time-limit warning with --signal, scancel,
-// Ctrl-C): every rank stops after its current chunk and the partial file is kept for
-// --resume (request_stop() only stores a flag: async-signal-safe).
+// Ctrl-C): every rank stops after the point each thread is on, abandoning its chunk, and
+// the partial file is kept for --resume (request_stop() only stores a flag:
+// async-signal-safe).
 extern "C" void stop_on_signal(int) {
   rapid::request_stop();
 }
@@ -241,9 +242,17 @@ int stopped(const rapid::MpiEnv& mpi, rapid::ResultStore& store) {
 int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
               const std::string& command_line, rapid::Watchdog& watchdog) {
   const auto t0 = std::chrono::steady_clock::now();
-  rapid::ResultStore store(mpi, o.output, p.spec, p.enumerator->size(),
-                           p.enumerator->baseline_index(), resume_key(p, fidelity_text(p)),
-                           resume_mode(o));
+  // Opening a partial file to resume can be refused (another job, version, fidelity): bad
+  // input found by every rank alike (the key is broadcast), so one message and exit 2.
+  std::optional<rapid::ResultStore> opened;
+  try {
+    opened.emplace(mpi, o.output, p.spec, p.enumerator->size(), p.enumerator->baseline_index(),
+                   resume_key(p, fidelity_text(p)), resume_mode(o));
+  } catch (const rapid::InputError& e) {
+    if (mpi.is_root()) std::fprintf(stderr, "rapid-sweep: %s\n", e.what());
+    return rapid::kExitBadInput;
+  }
+  rapid::ResultStore& store = *opened;
   watchdog.set_context(fmt::format(
       "; the rows done are in {}: run the same command with --resume to compute the rest",
       store.temp_path()));
@@ -303,12 +312,15 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   store.commit(run);
 
   if (mpi.is_root() && !o.quiet) {
-    const int64_t n = store.num_points();
+    // Resumed: the points this run computed, of the file's.
+    int64_t n = 0;
+    for (const auto& [a, b] : so.todo) n += b - a;
+    const std::string of = n == store.num_points() ? "" : fmt::format(" of {}", store.num_points());
     std::printf(
-        "rapid-sweep: %lld points in %.3f s (%.0f points/s) on %d ranks x %lld threads, "
+        "rapid-sweep: %lld%s points in %.3f s (%.0f points/s) on %d ranks x %lld threads, "
         "peak RSS %.1f MiB (max over ranks); fidelity %s%s; wrote %s\n",
-        static_cast<long long>(n), wall, wall > 0 ? static_cast<double>(n) / wall : 0.0, mpi.size(),
-        static_cast<long long>(run.threads_per_rank),
+        static_cast<long long>(n), of.c_str(), wall, wall > 0 ? static_cast<double>(n) / wall : 0.0,
+        mpi.size(), static_cast<long long>(run.threads_per_rank),
         static_cast<double>(run.peak_rss_bytes) / (1024.0 * 1024.0), run.fidelity.c_str(),
         simulated > 0 ? fmt::format(", {} points simulated", simulated).c_str() : "",
         o.output.c_str());
@@ -376,9 +388,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Every rank parses the same argv; only rank 0 prints.
-    const int rc = mpi->is_root() ? app.exit(e) : e.get_exit_code();
-    return rc == 0 ? 0 : rapid::kExitBadInput;
+    // Every rank parses the same argv; only rank 0 prints: --help and --version as CLI11
+    // does, a bad command line as one line like every other bad input.
+    if (e.get_exit_code() == 0) return mpi->is_root() ? app.exit(e) : 0;
+    if (mpi->is_root())
+      std::fprintf(stderr, "rapid-sweep: <command line>: %s (rapid-sweep --help lists them)\n",
+                   e.what());
+    return rapid::kExitBadInput;
   }
   if (o.threads > 0) omp_set_num_threads(o.threads);
   std::unique_ptr<rapid::Watchdog> watchdog;

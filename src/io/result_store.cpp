@@ -67,6 +67,26 @@ void widen(const std::byte* in, size_t n, std::vector<double>& out) {
   }
 }
 
+// What differs between a partial file's /resume/key and this run's (resume_key() in
+// rapid_sweep_main.cpp: line 1 the version, 2 the fidelity, 3 the point count, then the
+// job, model, network and hardware texts), for the refusal's message.
+std::string key_difference(const std::string& file_key, const std::string& run_key) {
+  static constexpr const char* kWhat[] = {"rapid-sweep version", "fidelity", "point count"};
+  size_t a = 0, b = 0;
+  for (int line = 0;; ++line) {
+    const size_t ea = std::min(file_key.find('\n', a), file_key.size());
+    const size_t eb = std::min(run_key.find('\n', b), run_key.size());
+    const std::string la = file_key.substr(a, ea - a), lb = run_key.substr(b, eb - b);
+    if (la != lb) {
+      if (line >= 3) return "another job, model, hardware or network file text";
+      return fmt::format("another {} ('{}' in the file, '{}' now)", kWhat[line], la, lb);
+    }
+    if (ea == file_key.size() || eb == run_key.size()) return "another key";
+    a = ea + 1;
+    b = eb + 1;
+  }
+}
+
 }  // namespace
 
 ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const SweepSpec& spec,
@@ -136,9 +156,9 @@ bool ResultStore::open_partial(const std::string& resume_key, ResumeMode mode) {
     return false;
   }
   if (key != resume_key)
-    throw InputError(temp_path_, "resume/key", "<another job, config or version>",
+    throw InputError(temp_path_, "resume/key", key_difference(key, resume_key),
                      "the job, configs, fidelity and rapid-sweep version of the run that wrote "
-                     "it (delete the file to start again)");
+                     "it (run without --resume, or with --overwrite, to start again)");
   mask = mpi_.broadcast(mask);
   points_ = h5::Group(H5Gopen2(file_.get(), "points", H5P_DEFAULT), "H5Gopen2");
   hardware_ = h5::Group(H5Gopen2(file_.get(), "hardware", H5P_DEFAULT), "H5Gopen2");

@@ -72,8 +72,9 @@ struct SweepStats {
   bool interrupted = false;      ///< stopped early by request_stop() (a signal)
 };
 
-/// Asks every scheduler of this process to stop after its current chunk (async-signal
-/// safe: a signal handler calls it). The coordinator then hands out no more chunks.
+/// Asks every scheduler of this process to stop after the point each thread is on, its
+/// chunk abandoned (not written); async-signal safe (a signal handler calls it). The
+/// coordinator then hands out no more chunks.
 void request_stop() noexcept;
 bool stop_requested() noexcept;
 
@@ -118,10 +119,12 @@ class Scheduler {
   void run_coordinator();
   void run_worker();
   Chunk take_chunk();
-  void evaluate_chunk(const Chunk& c, bool poll_while_evaluating);
+  /// false: a stop request abandoned it (nothing written).
+  bool evaluate_chunk(const Chunk& c, bool poll_while_evaluating);
   /// rows_[k] = point index_of(k) for k < count, evaluated with `fidelity` on the OpenMP
-  /// threads (dynamic schedule, `grain` points at a time); rethrows the first failure.
-  void evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
+  /// threads (dynamic schedule, `grain` points at a time); rethrows the first failure;
+  /// false when a stop request left rows unevaluated.
+  bool evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
                      Fidelity fidelity, int grain, bool poll_while_evaluating);
   bool poll();  // rank 0: answers what has arrived; true when a message was handled
   void post_receive();
