@@ -174,9 +174,9 @@ int64_t fingerprint(const Prepared& p) {
 }
 
 // SIGTERM/SIGINT/SIGHUP/SIGUSR1 (Slurm's time-limit warning with --signal, scancel,
-// Ctrl-C): every rank stops after the point each thread is on, abandoning its chunk, and
-// the partial file is kept for --resume (request_stop() only stores a flag:
-// async-signal-safe).
+// Ctrl-C): every rank stops after the point each thread is on, writing the rows of its
+// chunk done so far, and the partial file is kept for --resume (request_stop() only stores
+// a flag: async-signal-safe).
 extern "C" void stop_on_signal(int) {
   rapid::request_stop();
 }

@@ -178,7 +178,7 @@ void Scheduler::run_worker() {
     mpi_check(MPI_Irecv(next, 2, MPI_INT64_T, 0, kTagChunk, comm_, &recv_req), "MPI_Irecv");
     mpi_check(MPI_Isend(&request_payload, 1, MPI_INT64_T, 0, kTagRequest, comm_, &send_req),
               "MPI_Isend");
-    if (evaluate_chunk(Chunk{current[0], current[1]}, false)) finished += current[1];
+    finished += evaluate_chunk(Chunk{current[0], current[1]}, false);
     mpi_check(MPI_Wait(&send_req, MPI_STATUS_IGNORE), "MPI_Wait");
     mpi_check(MPI_Wait(&recv_req, MPI_STATUS_IGNORE), "MPI_Wait");
     current[0] = next[0];
@@ -189,23 +189,20 @@ void Scheduler::run_worker() {
   mpi_check(MPI_Send(&finished, 1, MPI_INT64_T, 0, kTagFinished, comm_), "MPI_Send");
 }
 
-bool Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
+void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
                               Fidelity fidelity, int grain, bool poll_while_evaluating) {
   if (rows_.size() < static_cast<size_t>(count)) rows_.resize(static_cast<size_t>(count));
+  evaluated_.assign(static_cast<size_t>(count), 0);
   std::atomic<bool> failed{false};
-  std::atomic<bool> cut{false};  // a stop request left rows unevaluated
   std::exception_ptr error;
   int64_t since_poll = 0;  // touched by thread 0 only
 
 #pragma omp parallel for schedule(dynamic, grain)
   for (int64_t k = 0; k < count; ++k) {
     if (failed.load(std::memory_order_relaxed)) continue;
-    // A stop request abandons the rest of the rows (within one point's time, not a chunk's:
-    // mpirun kills its ranks 1 s after its own SIGTERM).
-    if (stop_requested()) {
-      cut.store(true, std::memory_order_relaxed);
-      continue;
-    }
+    // A stop request skips the rest of the rows (within one point's time, not a chunk's:
+    // mpirun kills its ranks 1 s after its own SIGTERM); the rows done are kept.
+    if (stop_requested()) continue;
     const int t = omp_get_thread_num();
     try {
       if (poll_while_evaluating && t == 0 && ++since_poll >= kPollInterval) {
@@ -216,6 +213,7 @@ bool Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
       row.point = enumerator_.decode(index_of(k));
       evaluator_.evaluate_guarded(row.point, scratch_[static_cast<size_t>(t)], row.result,
                                   fidelity);
+      evaluated_[static_cast<size_t>(k)] = 1;
     } catch (...) {
 #pragma omp critical(rapid_scheduler_error)
       {
@@ -225,23 +223,32 @@ bool Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
     }
   }
   if (error) std::rethrow_exception(error);
-  return !cut.load();
 }
 
-bool Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
+int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
   RAPID_ASSERT(c.count > 0 && c.first + c.count <= enumerator_.size(), "chunk inside [0, N)");
-  // An abandoned chunk is not written: its rows stay missing in the done mask.
-  if (!evaluate_rows(
-          c.count, [&](int64_t k) { return c.first + k; },
-          evaluator_.fidelity() == Fidelity::Des ? Fidelity::Des : Fidelity::Analytical, 16,
-          poll_while_evaluating))
-    return false;
-  if (options_.top_k > 0) keep_best(c.first, c.count);
-  sink_(c.first, std::span<const ResultRow>(rows_.data(), static_cast<size_t>(c.count)));
-  stats_.points_evaluated += c.count;
+  evaluate_rows(
+      c.count, [&](int64_t k) { return c.first + k; },
+      evaluator_.fidelity() == Fidelity::Des ? Fidelity::Des : Fidelity::Analytical, 16,
+      poll_while_evaluating);
+  // Every run of evaluated rows (the whole chunk unless a stop request cut it short).
+  int64_t written = 0;
+  for (int64_t a = 0; a < c.count;) {
+    if (!evaluated_[static_cast<size_t>(a)]) {
+      ++a;
+      continue;
+    }
+    int64_t b = a;
+    while (b < c.count && evaluated_[static_cast<size_t>(b)]) ++b;
+    if (options_.top_k > 0) keep_best(c.first, a, b);
+    sink_(c.first + a, std::span<const ResultRow>(rows_.data() + a, static_cast<size_t>(b - a)));
+    written += b - a;
+    a = b;
+  }
+  stats_.points_evaluated += written;
   stats_.chunks += 1;
-  if (mpi_.is_root()) reported_[0] += c.count;
-  return true;
+  if (mpi_.is_root()) reported_[0] += written;
+  return written;
 }
 
 void Scheduler::print_progress(bool final) {
@@ -281,8 +288,8 @@ void Scheduler::print_progress(bool final) {
 
 namespace rapid {
 
-void Scheduler::keep_best(int64_t first, int64_t count) {
-  for (int64_t j = 0; j < count; ++j) {
+void Scheduler::keep_best(int64_t first, int64_t from, int64_t to) {
+  for (int64_t j = from; j < to; ++j) {
     const ResultRow& row = rows_[static_cast<size_t>(j)];
     consider(row.point, row.result.status, row.result.step_time_s, first + j);
   }
@@ -347,11 +354,11 @@ int64_t Scheduler::refine() {
   const auto block = static_cast<size_t>(4 * std::max(omp_get_max_threads(), 1));
   for (size_t b = 0; b < here.size() && !stop_requested(); b += block) {
     const size_t n = std::min(block, here.size() - b);
-    if (!evaluate_rows(
-            static_cast<int64_t>(n), [&](int64_t k) { return here[b + static_cast<size_t>(k)]; },
-            Fidelity::Des, 1, false))
-      break;
-    for (size_t j = 0; j < n; ++j) sink_(here[b + j], std::span<const ResultRow>(&rows_[j], 1));
+    evaluate_rows(
+        static_cast<int64_t>(n), [&](int64_t k) { return here[b + static_cast<size_t>(k)]; },
+        Fidelity::Des, 1, false);
+    for (size_t j = 0; j < n; ++j)
+      if (evaluated_[j]) sink_(here[b + j], std::span<const ResultRow>(&rows_[j], 1));
   }
   stats_.interrupted = stop_requested();
   mpi_check(MPI_Barrier(comm_), "MPI_Barrier");

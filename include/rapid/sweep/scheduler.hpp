@@ -72,9 +72,9 @@ struct SweepStats {
   bool interrupted = false;      ///< stopped early by request_stop() (a signal)
 };
 
-/// Asks every scheduler of this process to stop after the point each thread is on, its
-/// chunk abandoned (not written); async-signal safe (a signal handler calls it). The
-/// coordinator then hands out no more chunks.
+/// Asks every scheduler of this process to stop after the point each thread is on (the
+/// chunk's rows done so far are written, the rest left missing); async-signal safe (a
+/// signal handler calls it). The coordinator then hands out no more chunks.
 void request_stop() noexcept;
 bool stop_requested() noexcept;
 
@@ -119,12 +119,13 @@ class Scheduler {
   void run_coordinator();
   void run_worker();
   Chunk take_chunk();
-  /// false: a stop request abandoned it (nothing written).
-  bool evaluate_chunk(const Chunk& c, bool poll_while_evaluating);
+  /// Evaluates and writes the chunk; returns the rows written (fewer than c.count when a
+  /// stop request cut it short: the rest stay missing in the done mask).
+  int64_t evaluate_chunk(const Chunk& c, bool poll_while_evaluating);
   /// rows_[k] = point index_of(k) for k < count, evaluated with `fidelity` on the OpenMP
-  /// threads (dynamic schedule, `grain` points at a time); rethrows the first failure;
-  /// false when a stop request left rows unevaluated.
-  bool evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
+  /// threads (dynamic schedule, `grain` points at a time), evaluated_[k] = 1 for each one
+  /// done (a stop request skips the rest); rethrows the first failure.
+  void evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
                      Fidelity fidelity, int grain, bool poll_while_evaluating);
   bool poll();  // rank 0: answers what has arrived; true when a message was handled
   void post_receive();
@@ -139,14 +140,15 @@ class Scheduler {
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool completed_ = false;
 
-  std::vector<Workload> scratch_;  ///< one per OpenMP thread
-  std::vector<ResultRow> rows_;    ///< the chunk being evaluated
+  std::vector<Workload> scratch_;   ///< one per OpenMP thread
+  std::vector<ResultRow> rows_;     ///< the chunk being evaluated
+  std::vector<uint8_t> evaluated_;  ///< per row of rows_: 1 once evaluated
   SweepStats stats_;
 
   /// This rank's best points per (GPU count, hardware): (step time, index), best first.
   /// The best points so far per (GPU count, hardware variant, scenario).
   std::map<std::tuple<int64_t, int32_t, int32_t>, std::vector<std::pair<double, int64_t>>> best_;
-  void keep_best(int64_t first, int64_t count);
+  void keep_best(int64_t first, int64_t from, int64_t to);  ///< rows_[from, to): first + j
 
   // Rank 0 only.
   int64_t next_ = 0;  ///< first index not yet handed out (within todo_[range_])
