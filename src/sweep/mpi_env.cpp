@@ -24,13 +24,6 @@ void mpi_check(int rc, const char* call) {
 }
 
 MpiEnv::MpiEnv(int& argc, char**& argv) {
-  // Started without a launcher (no mpirun or srun --mpi=pmix environment), the process is
-  // an MPI singleton, for which OpenMPI 4 forks an orted: 5 s in some containers (measured
-  // in a Debian 12 chroot: 5.4 s vs 0.25 s). An isolated singleton (OpenMPI's MCA
-  // parameter ess_singleton_isolated) starts at once and lacks only MPI_Comm_spawn, which
-  // rapid-sweep never calls. The user's own setting wins (no overwrite).
-  if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMIX_RANK") && !std::getenv("PMI_RANK"))
-    setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   // MULTIPLE for the heartbeat thread (watchdog.hpp); FUNNELED is the least the sweep needs.
   int provided = MPI_THREAD_SINGLE;
   mpi_check(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
