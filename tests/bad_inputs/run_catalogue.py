@@ -167,8 +167,10 @@ def limits(memory, fsize, uid):
 def run_one(case, args, group, env):
     """Runs one case; returns (ok, problems, stderr)."""
     tmp = tempfile.mkdtemp(prefix="rapid-bad-")
+    session = tempfile.mkdtemp(prefix="rapid-bad-ompi-")  # the MPI session directory
     try:
         os.chmod(tmp, 0o777)  # cases run as nobody must be able to reach their files
+        os.chmod(session, 0o777)
         ctx = {"sweep": args.sweep, "rapid": args.rapid, "src": args.src, "tmp": tmp}
         if case.get("needs_h5") or case.get("make", {}).get("kind") == "h5":
             ctx["h5"] = os.path.join(tmp, "result.h5")
@@ -191,6 +193,13 @@ def run_one(case, args, group, env):
             pw = pwd.getpwnam(case["user"])
             uid = (pw.pw_uid, pw.pw_gid)
         case_env = dict(env, **case.get("env", {}))
+        if ranks == 1:
+            # An MPI singleton without its orted (which takes 5 s to start in some containers,
+            # a Debian 12 chroot here: the catalogue then outlasts its timeout), in a session
+            # directory of its own (isolated singletons share one name: concurrent ones race
+            # on its mkdir).
+            case_env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
+            case_env.setdefault("OMPI_MCA_orte_tmpdir_base", session)
         before = snapshot(tmp)
         start = time.monotonic()
         proc = subprocess.Popen([os.fsencode(c) for c in cmd], cwd=tmp, env=case_env,
@@ -230,6 +239,7 @@ def run_one(case, args, group, env):
                 if "mode" in s and os.path.exists(os.path.join(tmp, s["mkdir"])):
                     os.chmod(os.path.join(tmp, s["mkdir"]), 0o755)
             shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(session, ignore_errors=True)
 
 
 def check(case, rc, err, timed_out, args, ranks):
