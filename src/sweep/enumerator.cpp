@@ -48,7 +48,10 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
       static_cast<double>(S.mbs.size() * S.offload_layers.size() * S.sp.size()) *
       static_cast<double>(S.zero_stage.size() * options_.size());
   if (candidates > S.max_candidates)
-    throw InputError(spec.job.path, "search", fmt::format("{:.3g} candidate points", candidates),
+    throw InputError(spec.job.path, "search",
+                     // Exact below 1e15 (a double holds such integers exactly).
+                     candidates < 1e15 ? fmt::format("{:.0f} candidate points", candidates)
+                                       : fmt::format("{:.3g} candidate points", candidates),
                      fmt::format("at most {:.3g} candidates (the product of every search list "
                                  "with the GPU counts and hardware variants; rapid-sweep "
                                  "--max-points raises it)",
