@@ -325,12 +325,7 @@ h5::Dataset ResultStore::create_point_scale(hid_t dcpl) {
     const int64_t n = std::min(kPiece, last - at);
     values.resize(static_cast<size_t>(n));
     std::iota(values.begin(), values.end(), at);
-    const hsize_t start = static_cast<hsize_t>(at);
-    const hsize_t count = static_cast<hsize_t>(n);
-    h5::check(
-        H5Sselect_hyperslab(file_space_.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
-        "H5Sselect_hyperslab");
-    h5::Dataspace mem_space(H5Screate_simple(1, &count, nullptr), "H5Screate_simple");
+    const h5::Dataspace mem_space = select_rows(at, n);
     h5::check(H5Dwrite(point.get(), H5T_NATIVE_INT64, mem_space.get(), file_space_.get(),
                        dxpl_.get(), values.data()),
               "H5Dwrite");
@@ -380,16 +375,19 @@ void ResultStore::create_tables(const std::string& resume_key) {
   if (!error.empty()) throw InternalError(error);
 }
 
+h5::Dataspace ResultStore::select_rows(int64_t first_index, int64_t count) {
+  const hsize_t start = static_cast<hsize_t>(first_index);
+  const hsize_t n = static_cast<hsize_t>(count);
+  h5::check(H5Sselect_hyperslab(file_space_.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr),
+            "H5Sselect_hyperslab");
+  return h5::Dataspace(H5Screate_simple(1, &n, nullptr), "H5Screate_simple");
+}
+
 void ResultStore::write(int64_t first_index, std::span<const ResultRow> rows) {
   if (rows.empty()) return;
   const auto n = static_cast<int64_t>(rows.size());
   RAPID_ASSERT(first_index >= 0 && first_index + n <= num_points_, "rows inside [0, N)");
-  const hsize_t start = static_cast<hsize_t>(first_index);
-  const hsize_t count = static_cast<hsize_t>(n);
-  h5::check(
-      H5Sselect_hyperslab(file_space_.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
-      "H5Sselect_hyperslab");
-  h5::Dataspace mem_space(H5Screate_simple(1, &count, nullptr), "H5Screate_simple");
+  const h5::Dataspace mem_space = select_rows(first_index, n);
   if (buffer_.size() < rows.size() * sizeof(double)) buffer_.resize(rows.size() * sizeof(double));
   for (ColumnData& cd : columns_) {
     std::byte* out = buffer_.data();
@@ -428,11 +426,7 @@ std::vector<double> ResultStore::read_column(std::string_view name, int64_t firs
   RAPID_ASSERT(it != columns_.end(), "a column of the schema");
   std::vector<double> out(static_cast<size_t>(count));
   if (count == 0) return out;
-  const hsize_t start = static_cast<hsize_t>(first_index);
-  const hsize_t n = static_cast<hsize_t>(count);
-  h5::check(H5Sselect_hyperslab(file_space_.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr),
-            "H5Sselect_hyperslab");
-  h5::Dataspace mem_space(H5Screate_simple(1, &n, nullptr), "H5Screate_simple");
+  const h5::Dataspace mem_space = select_rows(first_index, count);
   std::vector<std::byte> raw(static_cast<size_t>(count) * it->elem_size);
   h5::check(H5Dread(it->dataset.get(), it->mem_type, mem_space.get(), file_space_.get(),
                     dxpl_.get(), raw.data()),

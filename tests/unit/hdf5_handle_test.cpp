@@ -8,15 +8,10 @@
 #include <string>
 
 #include "rapid/common/error.hpp"
+#include "test_support.hpp"
 
 namespace rapid {
 namespace {
-
-std::string temp_h5(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / "rapid-tests";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
 
 TEST(Hdf5Handle, FailedCallThrowsInternalErrorNamingTheCall) {
   h5::silence_error_printing();
@@ -57,7 +52,7 @@ TEST(Hdf5Handle, ClosesOnceAndMoves) {
 }
 
 TEST(Hdf5Handle, AttributesAndStringTypesRoundTrip) {
-  const std::string path = temp_h5("handle_test.h5");
+  const std::string path = test::temp_path("handle_test.h5");
   {
     h5::File f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "H5Fcreate");
     h5::write_attribute(f.get(), "text", std::string_view("llama3-8b\non two lines"));

@@ -13,15 +13,10 @@
 
 #include "rapid/io/hdf5_handle.hpp"
 #include "rapid/io/result_schema.hpp"
+#include "test_support.hpp"
 
 namespace rapid {
 namespace {
-
-std::string temp_h5(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / "rapid-tests";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
 
 TEST(NetcdfLayout, EveryColumnHasUdunitsOrFlags) {
   // The spellings `udunits2 -H` accepts (udunits-bin 2.2.28); "B" and "C" are not among them.
@@ -55,7 +50,7 @@ TEST(NetcdfLayout, WarningBitsAreTheFlagsOfEvalResult) {
 }
 
 TEST(NetcdfLayout, StringTableRoundTripsOverItsScale) {
-  const std::string path = temp_h5("netcdf_layout_test.h5");
+  const std::string path = test::temp_path("netcdf_layout_test.h5");
   {
     h5::File f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "H5Fcreate");
     commit_enum_types(f.get());

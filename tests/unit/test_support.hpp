@@ -14,13 +14,18 @@ inline std::string source_path(const std::string& rel) {
   return std::string(RAPID_SOURCE_DIR) + "/" + rel;
 }
 
-/// Writes `text` to a fresh file under the system temp dir and returns its path.
-inline std::string write_temp(const std::string& name, const std::string& text) {
+/// A path `name` in the tests' directory under the system temp dir (created).
+inline std::string temp_path(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / "rapid-tests";
   std::filesystem::create_directories(dir);
-  auto path = dir / name;
+  return (dir / name).string();
+}
+
+/// Writes `text` to a fresh file under the system temp dir and returns its path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = temp_path(name);
   std::ofstream(path) << text;
-  return path.string();
+  return path;
 }
 
 /// A made-up GPU with round numbers so that cases can be checked by hand: 100 SMs, bf16

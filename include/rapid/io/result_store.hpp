@@ -139,6 +139,9 @@ class ResultStore {
   /// (/hardware, /scenarios, /resume); the other ranks get its outcome. Throws InternalError.
   void create_tables(const std::string& resume_key);
   void write_root_attributes(const RunProvenance& run);
+  /// Selects rows [first_index, first_index + count) of file_space_; returns the matching
+  /// memory dataspace.
+  h5::Dataspace select_rows(int64_t first_index, int64_t count);
   void abandon() noexcept;
 
   const MpiEnv& mpi_;

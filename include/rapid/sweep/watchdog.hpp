@@ -47,9 +47,6 @@ class Watchdog {
   void set_context(std::string context);
   /// The shutdown handshake; returns once every message is received. Idempotent.
   void stop();
-  bool active() const { return thread_.joinable(); }
-  /// Seconds between heartbeats: a quarter of the timeout, at most 1 s.
-  double interval_s() const { return interval_s_; }
 
  private:
   void loop();
@@ -60,7 +57,7 @@ class Watchdog {
 
   const MpiEnv& mpi_;
   WatchdogOptions options_;
-  double interval_s_ = 1.0;
+  double interval_s_ = 1.0;  ///< between heartbeats: a quarter of the timeout, at most 1 s
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::vector<std::string> hosts_;
   std::vector<int> peers_;            ///< ranks this one watches and beats to
