@@ -34,6 +34,8 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
   const bool faults = std::any_of(spec.scenarios.begin(), spec.scenarios.end(),
                                   [](const NonIdealSpec& s) { return !s.link_faults.empty(); }) ||
                       !spec.network.faults.empty();
+  // A hardware variant may change the network's rates (docs/variants.md): each variant's
+  // evaluators run on its own network.
   per_scenario_ = faults ? spec.search.num_gpus.size() : 1;
   for (size_t h = 0; h < spec.hardware.size(); ++h)
     for (size_t s = 0; s < std::max<size_t>(1, spec.scenarios.size()); ++s)
@@ -50,13 +52,14 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
           sys->training.overlap_grad_reduce = true;
           sys->training.overlap_param_gather = true;
         }
-        sys->network = spec.network;
-        std::vector<LinkFault> all = spec.network.faults;
+        const NetworkSpec& net = spec.network_of(h);
+        sys->network = net;
+        std::vector<LinkFault> all = net.faults;
         if (sys->scenario)
           all.insert(all.end(), sys->scenario->link_faults.begin(),
                      sys->scenario->link_faults.end());
         if (!all.empty()) {
-          const FaultedNetwork f = apply_link_faults(spec.network, all, spec.search.num_gpus[g],
+          const FaultedNetwork f = apply_link_faults(net, all, spec.search.num_gpus[g],
                                                      spec.hardware[h].nvlink_bandwidth_Bps);
           sys->network = f.network;
           sys->no_route = f.no_route;
@@ -66,12 +69,12 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
         if (fidelity != Fidelity::Analytical) {
           DesOptions o = des;
           if (sys->scenario) o.link_faults = sys->scenario->link_faults;
-          sys->des = std::make_unique<DesEvaluator>(spec.model, sys->training, spec.hardware[h],
-                                                    spec.network, o);
+          sys->des =
+              std::make_unique<DesEvaluator>(spec.model, sys->training, spec.hardware[h], net, o);
         }
         if (sys->scenario && sys->scenario->needs_power_model())
-          sys->nonideal = std::make_unique<NonIdealEvaluator>(spec.model, spec.network,
-                                                              *sys->scenario, *sys->analytical);
+          sys->nonideal = std::make_unique<NonIdealEvaluator>(spec.model, net, *sys->scenario,
+                                                              *sys->analytical);
         systems_.push_back(std::move(sys));
       }
 }

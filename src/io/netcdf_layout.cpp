@@ -95,10 +95,10 @@ void write_cf_attributes(hid_t dataset, const Column& c) {
   h5::write_attribute(dataset, "long_name", std::string_view(c.description));  // CF sec 3.2
 }
 
-void write_string_table(hid_t file, const char* group, const char* dimension,
-                        const char* dimension_long_name,
-                        std::initializer_list<StringColumn> columns) {
-  RAPID_ASSERT(columns.size() > 0, "a table has a column");
+void write_table(hid_t file, const char* group, const char* dimension,
+                 const char* dimension_long_name, const std::vector<StringColumn>& columns,
+                 const std::vector<NumberColumn>& numbers) {
+  RAPID_ASSERT(!columns.empty(), "a table has a string column");
   const size_t n = columns.begin()->values.size();
   h5::Group g(H5Gcreate2(file, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "H5Gcreate2");
   const hsize_t dims = n;
@@ -118,6 +118,23 @@ void write_string_table(hid_t file, const char* group, const char* dimension,
     RAPID_ASSERT(c.values.size() == n, "the columns of a table have one length");
     h5::Dataset ds = h5::write_string_dataset(g.get(), c.name, space.get(), c.values);
     h5::attach_scale(ds.get(), scale.get());
+    h5::write_attribute(ds.get(), "long_name", std::string_view(c.long_name));
+    ds.close();
+  }
+  for (const NumberColumn& c : numbers) {
+    RAPID_ASSERT(c.values.size() == n, "the columns of a table have one length");
+    const hid_t type = c.flag ? H5T_NATIVE_INT8 : H5T_NATIVE_DOUBLE;
+    h5::Dataset ds(
+        H5Dcreate2(g.get(), c.name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        "H5Dcreate2");
+    std::vector<int8_t> flags(c.values.begin(), c.values.end());
+    if (n > 0)
+      h5::check(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                         c.flag ? static_cast<const void*>(flags.data())
+                                : static_cast<const void*>(c.values.data())),
+                "H5Dwrite");
+    h5::attach_scale(ds.get(), scale.get());
+    h5::write_attribute(ds.get(), "units", std::string_view(c.units));
     h5::write_attribute(ds.get(), "long_name", std::string_view(c.long_name));
     ds.close();
   }

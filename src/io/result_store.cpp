@@ -16,6 +16,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/common/version.hpp"
 #include "rapid/io/netcdf_layout.hpp"
+#include "rapid/io/variant_table.hpp"
 
 namespace fs = std::filesystem;
 
@@ -360,6 +361,7 @@ void ResultStore::create_tables(const std::string& resume_key) {
       write_string_table(f.get(), "hardware", "hardware_index", "hardware variant",
                          {{"names", "name of the hardware variant", names},
                           {"yaml", "the variant's YAML text", yamls}});
+      write_variant_table(f.get(), spec_);
       write_string_table(f.get(), "scenarios", "scenario", "non-ideal scenario",
                          {{"names", "name of the scenario", scenario_names},
                           {"description", "what the scenario turns on (docs/nonideal.md)", what}});

@@ -135,6 +135,16 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
     t.shutdown_C = th.number_or("shutdown_C", t.throttle_C + 7.0, t.throttle_C + 0.1, 300.0);
     th.finish();
   }
+  if (m.has("thermal_derate")) {  // docs/variants.md: a sustained derate, applied here once
+    const YamlMap d = m.map("thermal_derate");
+    h.hbm_thermal_keep = d.number_or("hbm_bandwidth", 1.0, 0.05, 1.0);
+    h.clock_thermal_keep = d.number_or("sm_clock", 1.0, 0.05, 1.0);
+    d.finish();
+    h.hbm_bandwidth_Bps *= h.hbm_thermal_keep;
+    h.sm_clock_Hz *= h.clock_thermal_keep;
+    h.vector_peak_FLOPs *= h.clock_thermal_keep;
+    for (double& peak : h.tensor_peak_FLOPs) peak *= h.clock_thermal_keep;
+  }
   for (const char* k : {"description", "source", "sources"}) m.has(k);
   m.finish();
   // Zero or absurdly small rates would give infinite or NaN times on "ok" points.

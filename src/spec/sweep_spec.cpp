@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "config_resolve.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/common/install_dirs.hpp"
+#include "rapid/spec/hardware_variant.hpp"
 #include "rapid/spec/legality.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
@@ -50,41 +52,10 @@ std::string find_named_config(const std::string& kind, const std::string& name,
 
 namespace {
 
+using detail::resolve_config;
+
 // Largest parallel degree, GPU count or micro-batch size a job may name (2^24 = 16M GPUs).
 constexpr int64_t kMaxDegree = int64_t{1} << 24;
-
-// Resolves `key` of the job: a name under configs/<kind>/, a path, or an inline mapping.
-// Returns the node and where it came from.
-std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Node& value,
-                                             const std::string& key, const std::string& kind) {
-  if (value.IsMap()) {
-    Source src{fmt::format("<inline in {}>", job.file()), YAML::Dump(value)};
-    return {value, src};
-  }
-  if (!value.IsScalar() || value.Scalar().empty())
-    job.fail(key, "<not a name>",
-             fmt::format("a name from configs/{}/, a path or a mapping", kind));
-  const std::string ref = value.Scalar();
-  std::string path;
-  std::string tried;
-  if (ref.find('/') != std::string::npos || ref.ends_with(".yaml")) {
-    fs::path job_dir = fs::path(job.file()).parent_path();
-    for (const fs::path& c : {job_dir / ref, fs::path(ref)}) {
-      std::error_code ec;
-      if (path.empty() && fs::is_regular_file(c, ec)) path = c.lexically_normal().string();
-      tried += (tried.empty() ? "" : ", ") + c.string();
-    }
-  } else {
-    path = find_named_config(kind, ref, job.file());
-    tried = fmt::format("{}/{}.yaml under {}", kind, ref,
-                        fmt::join(config_search_dirs(job.file()), ", "));
-  }
-  if (path.empty()) job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
-  if (!is_utf8(path))
-    job.fail(key, "<not UTF-8>", "a config path in UTF-8 (it is stored in the result file)");
-  std::string text = read_text_file(path);
-  return {load_yaml_text(text, path), Source{path, text}};
-}
 
 /// Stragglers must name GPUs of the job (its largest GPU count); a straggler's degraded
 /// NIC becomes a fault on each of its GPUs' NIC links (docs/faults.md), so that both
@@ -203,6 +174,8 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   spec.model = parse_model(model_node, model_src.path);
   spec.model_source = model_src;
 
+  // The hardware axis: the job's hardware files and variants, then its grid's variants
+  // (docs/variants.md); each is parsed once, here.
   YAML::Node hw = job.node("hardware");
   std::vector<YAML::Node> hw_items;
   if (hw.IsSequence()) {
@@ -211,15 +184,28 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   } else {
     hw_items.push_back(hw);
   }
-  for (const auto& item : hw_items) {
-    auto [node, src] = resolve_config(job, item, "hardware", "hardware");
-    spec.hardware.push_back(parse_hardware(node, src.path));
-    spec.hardware_sources.push_back(src);
+  std::vector<ResolvedHardware> resolved;
+  for (const auto& item : hw_items) resolved.push_back(resolve_hardware(job, item, "hardware"));
+  if (job.has("hardware_grid"))
+    for (ResolvedHardware& r : expand_hardware_grid(job, job.node("hardware_grid")))
+      resolved.push_back(std::move(r));
+  for (const ResolvedHardware& r : resolved) {
+    spec.hardware.push_back(parse_hardware(r.node, r.file));
+    spec.hardware.back().base_name = r.base;
+    spec.hardware_sources.push_back(Source{r.path, r.text});
+    for (size_t i = 0; i + 1 < spec.hardware.size(); ++i)
+      if (spec.hardware[i].name == spec.hardware.back().name)
+        throw InputError(r.file, "name", spec.hardware.back().name,
+                         fmt::format("a hardware name no other entry of {} has (the result "
+                                     "file's rows name their hardware by it)",
+                                     job_path));
   }
 
   auto [net_node, net_src] = resolve_config(job, job.node("network"), "network", "networks");
   spec.network = parse_network(net_node, net_src.path);
   spec.network_source = net_src;
+  for (const ResolvedHardware& r : resolved)
+    spec.variants.push_back(make_variant(r, net_node, net_src.path));
 
   spec.training = parse_training(job.map("training"), spec.model.seq_length, job_path);
 

@@ -46,7 +46,8 @@ namespace rapid {
 
 HardwareSpec stack_hardware(const HardwareSpec& hw, const TrainingSpec& t) {
   HardwareSpec out = hw;
-  const EndToEndFactors f = t.framework.factors_for(hw.name);
+  // A variant runs the stack its base GPU runs (docs/variants.md).
+  const EndToEndFactors f = t.framework.factors_for(hw.base_name.empty() ? hw.name : hw.base_name);
   out.step_efficiency = f.step;
   out.elementwise_efficiency = f.elementwise;
   return out;

@@ -57,12 +57,27 @@ struct StringColumn {
   std::vector<std::string> values;
 };
 
-/// Creates group `group` of `file` with one variable-length string dataset per column (all
-/// of the same length n) and the dimension scale `dimension` (int64 0..n-1, long name
-/// `dimension_long_name`) attached to each. Serial handle only (variable-length data).
-/// Throws InternalError.
-void write_string_table(hid_t file, const char* group, const char* dimension,
-                        const char* dimension_long_name,
-                        std::initializer_list<StringColumn> columns);
+/// One column of numbers (float64, or int8 when `flag`), with its CF units.
+struct NumberColumn {
+  const char* name;
+  const char* long_name;
+  const char* units;
+  std::vector<double> values;
+  bool flag = false;
+};
+
+/// Creates group `group` of `file` with one variable-length string dataset per string
+/// column and one dataset per number column (all of the same length n), and the dimension
+/// scale `dimension` (int64 0..n-1, long name `dimension_long_name`) attached to each.
+/// Serial handle only (variable-length data). Throws InternalError.
+void write_table(hid_t file, const char* group, const char* dimension,
+                 const char* dimension_long_name, const std::vector<StringColumn>& strings,
+                 const std::vector<NumberColumn>& numbers = {});
+/// write_table() with string columns only.
+inline void write_string_table(hid_t file, const char* group, const char* dimension,
+                               const char* dimension_long_name,
+                               std::initializer_list<StringColumn> columns) {
+  write_table(file, group, dimension, dimension_long_name, columns);
+}
 
 }  // namespace rapid

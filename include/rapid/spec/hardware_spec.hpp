@@ -27,6 +27,10 @@ std::optional<DType> dtype_from_name(std::string_view name);
 
 struct HardwareSpec {
   std::string name;
+  /// The plain hardware file a variant derives from (docs/variants.md; its own name for a
+  /// plain file, empty when built by hand): the software stack's per-GPU factors
+  /// (configs/frameworks end_to_end:) are the base GPU's.
+  std::string base_name;
   int64_t num_sms = 0;
   double sm_clock_Hz = 0;                              ///< boost clock the peaks refer to
   std::array<double, kNumDTypes> tensor_peak_FLOPs{};  ///< dense tensor-core peak, 0 = none
@@ -82,6 +86,7 @@ struct HardwareSpec {
     double hbm_J_per_byte = 0, l2_J_per_byte = 0;
     double nvlink_J_per_byte = 0, nic_J_per_byte = 0;
     bool given() const { return idle_W > 0; }
+    bool operator==(const Power&) const = default;
   } power;
   /// Thermal limits and the throttle law (docs/nonideal.md sec 2; the file's `thermal:`).
   struct Thermal {
@@ -93,7 +98,17 @@ struct HardwareSpec {
     double hbm_keep = 0.73;   ///< HBM bandwidth fraction at the full derate
     double rise_C = 40;       ///< heating idle -> TDP under air cooling (sets alpha)
     double shutdown_C = 102;  ///< above it (throttled to the full depth) the GPU shuts down
+    bool operator==(const Thermal&) const = default;
   } thermal;
+  /// A fixed, sustained derate (the file's `thermal_derate:`; docs/variants.md): the
+  /// fraction of its HBM bandwidth and of its SM clock a GPU keeps whatever the job, e.g. a
+  /// 3D-stacked HBM held at 73% of its bandwidth by its heat (PRODUCT.md section 2, case D).
+  /// Applied once at parse time: hbm_bandwidth_Bps, sm_clock_Hz and the peaks above are the
+  /// derated figures; these keep the factors for the result file.
+  double hbm_thermal_keep = 1.0;
+  double clock_thermal_keep = 1.0;
+
+  bool operator==(const HardwareSpec&) const = default;
 
   /// The fused attention kernels this GPU has (attention_efficiency > 0).
   std::vector<AttentionImpl> attention_kernels() const;

@@ -74,6 +74,7 @@ struct NetworkSpec {
   /// `link_faults` (DesEvaluator passes the union to the simulator).
   std::vector<LinkFault> faults;
 
+  bool operator==(const NetworkSpec&) const = default;
   /// Scale-out bandwidth available to one GPU, per direction:
   /// leaf_bandwidth * nics_per_node / gpus_per_node.
   double nic_bandwidth_per_gpu_Bps() const;

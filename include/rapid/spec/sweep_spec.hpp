@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rapid/spec/hardware_spec.hpp"
+#include "rapid/spec/hardware_variant.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
 #include "rapid/spec/nonideal_spec.hpp"
@@ -56,12 +57,20 @@ struct SimulationSpec {
 };
 
 struct SweepSpec {
+  /// The network hardware entry `h` runs on (the job's unless a variant changes it).
+  const NetworkSpec& network_of(size_t h) const {
+    return h < variants.size() ? variants[h].network : network;
+  }
+
   std::string name;
   Source job;
   ModelSpec model;
   Source model_source;
   std::vector<HardwareSpec> hardware;  ///< hardware variants, swept as a dimension
   std::vector<Source> hardware_sources;
+  /// What each hardware entry is (same index): its base, the fields it overrides and the
+  /// network it runs on (the job's, with a variant's network overrides).
+  std::vector<HardwareVariant> variants;
   NetworkSpec network;
   Source network_source;
   TrainingSpec training;

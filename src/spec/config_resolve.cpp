@@ -1,0 +1,48 @@
+#include "config_resolve.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+
+#include "rapid/common/utf8.hpp"
+
+namespace fs = std::filesystem;
+
+namespace rapid::detail {
+
+std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Node& value,
+                                             const std::string& key, const std::string& kind,
+                                             const std::string& also) {
+  if (value.IsMap()) {
+    Source src{fmt::format("<inline in {}>", job.file()), YAML::Dump(value)};
+    return {value, src};
+  }
+  if (!value.IsScalar() || value.Scalar().empty())
+    job.fail(key, "<not a name>",
+             fmt::format("a name from configs/{}/, a path or a mapping", kind));
+  const std::string ref = value.Scalar();
+  std::string path;
+  std::string tried;
+  if (ref.find('/') != std::string::npos || ref.ends_with(".yaml")) {
+    fs::path job_dir = fs::path(job.file()).parent_path();
+    for (const fs::path& c : {job_dir / ref, fs::path(ref)}) {
+      std::error_code ec;
+      if (path.empty() && fs::is_regular_file(c, ec)) path = c.lexically_normal().string();
+      tried += (tried.empty() ? "" : ", ") + c.string();
+    }
+  } else {
+    path = find_named_config(kind, ref, job.file());
+    if (path.empty() && !also.empty()) path = find_named_config(also, ref, job.file());
+    tried = fmt::format("{}/{}.yaml{} under {}", kind, ref,
+                        also.empty() ? "" : fmt::format(" and {}/{}.yaml", also, ref),
+                        fmt::join(config_search_dirs(job.file()), ", "));
+  }
+  if (path.empty()) job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
+  if (!is_utf8(path))
+    job.fail(key, "<not UTF-8>", "a config path in UTF-8 (it is stored in the result file)");
+  std::string text = read_text_file(path);
+  return {load_yaml_text(text, path), Source{path, text}};
+}
+
+}  // namespace rapid::detail

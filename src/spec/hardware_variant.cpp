@@ -1,0 +1,232 @@
+#include "rapid/spec/hardware_variant.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "config_resolve.hpp"
+#include "rapid/common/error.hpp"
+#include "rapid/spec/yaml_overrides.hpp"
+#include "rapid/spec/yaml_reader.hpp"
+
+namespace rapid {
+
+namespace {
+
+constexpr int kMaxChain = 16;          // variants on variants
+constexpr size_t kMaxGridSize = 4096;  // variants one grid expands into
+constexpr size_t kMaxAxisValues = 1000;
+
+// Network keys a variant may change: rates, latencies and efficiencies. The structure
+// (topology, GPUs per node, NICs, nodes per leaf) decides which layouts are legal and is
+// the job's, the same for every variant.
+constexpr const char* kNetworkKeys[] = {
+    "leaf_bandwidth",      "spine_bandwidth",      "nvlink_bandwidth",    "oversubscription",
+    "link_latency",        "nvlink_latency",       "collective_latency",  "network_efficiency",
+    "nvlink_step_latency", "network_step_latency", "torus_link_bandwidth"};
+
+std::string name_of(const YAML::Node& hw, const std::string& path) {
+  const YAML::Node n = hw.IsMap() ? hw["name"] : YAML::Node();
+  if (n && n.IsScalar()) return n.Scalar();
+  return std::filesystem::path(path).stem().string();
+}
+
+ResolvedHardware plain(const YAML::Node& node, const std::string& path, const std::string& text) {
+  ResolvedHardware r;
+  r.node = YAML::Clone(node);
+  r.file = r.path = path;
+  r.text = text;
+  r.base = name_of(node, path);
+  r.base_node = YAML::Clone(node);
+  return r;
+}
+
+// `base` with `overrides` (a mapping; its `network:` goes to the job's network), named
+// `name`; `file` gives the overrides.
+ResolvedHardware derive(const ResolvedHardware& base, const YAML::Node& overrides,
+                        const std::string& name, const std::string& file) {
+  YAML::Node hw = YAML::Clone(overrides);
+  ResolvedHardware r = base;
+  if (hw["network"]) {
+    const YAML::Node net = hw["network"];
+    if (!net.IsMap())
+      throw InputError(file, "overrides.network", "<not a mapping>",
+                       "a mapping of network keys to new values", net.Mark().line,
+                       net.Mark().column);
+    for (const auto& kv : net) {
+      const std::string k = kv.first.as<std::string>();
+      bool ok = false;
+      for (const char* allowed : kNetworkKeys) ok = ok || k == allowed;
+      if (!ok)
+        throw InputError(file, "overrides.network." + k, flow_text(kv.second),
+                         "a rate, latency or efficiency of the network (leaf_bandwidth, "
+                         "spine_bandwidth, nvlink_bandwidth, oversubscription, link_latency, "
+                         "collective_latency, network_efficiency, ...): the topology is the "
+                         "job's",
+                         kv.first.Mark().line, kv.first.Mark().column);
+    }
+    r.network_overrides.push_back({file, YAML::Clone(net)});
+    hw.remove("network");
+  }
+  // yaml-cpp's Node::operator= writes through to the node shared with `base`: reset().
+  r.node.reset(apply_overrides(base.node, hw, file, "overrides"));
+  r.node["name"] = name;
+  r.file = file;
+  r.is_base = false;
+  return r;
+}
+
+ResolvedHardware resolve_node(const YAML::Node& node, const std::string& path,
+                              const std::string& text, int depth) {
+  if (!node.IsMap() || !node["base"]) return plain(node, path, text);
+  if (depth >= kMaxChain)
+    throw InputError(path, "base", name_of(node, path),
+                     fmt::format("a chain of at most {} variants, each on another one (a "
+                                 "variant cannot be its own base)",
+                                 kMaxChain));
+  const YamlMap v(node, path);
+  const std::string name = v.string("name");
+  for (const char* k : {"description", "source", "sources", "case"}) v.has(k);
+  auto [bnode, bsrc] =
+      detail::resolve_config(v, v.node("base"), "base", "hardware", "hardware/variants");
+  const ResolvedHardware b = resolve_node(bnode, bsrc.path, bsrc.yaml, depth + 1);
+  const YAML::Node overrides =
+      v.has("overrides") ? v.node("overrides") : YAML::Node(YAML::NodeType::Map);
+  v.finish();
+  ResolvedHardware r = derive(b, overrides, name, path);
+  r.path = path;
+  r.text = fmt::format("{}\n# base: {}\n{}", text, b.path, b.text);
+  return r;
+}
+
+// "2TB/s" -> (2, "TB/s"); throws naming the key when the text is not a number first.
+std::pair<double, std::string> number_and_unit(const YamlMap& m, const std::string& key) {
+  const YAML::Node n = m.node(key);
+  const std::string text = n.IsScalar() ? n.Scalar() : "<not a scalar>";
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(begin, &end);
+  if (end == begin || !std::isfinite(v))
+    m.fail(key, text, "a number with the field's unit (2TB/s, 8MiB, 1410MHz)");
+  return {v, std::string(end)};
+}
+
+// The values of one grid axis: a list, one value, or {from, to, step | factor}.
+std::vector<std::string> axis_values(const YamlMap& axes, const std::string& key) {
+  const YAML::Node n = axes.node(key);
+  std::vector<std::string> out;
+  if (n.IsScalar()) return {n.Scalar()};
+  if (n.IsSequence()) {
+    for (const auto& v : n) {
+      if (!v.IsScalar()) axes.fail(key, flow_text(v), "a list of values of the field");
+      out.push_back(v.Scalar());
+    }
+    if (out.empty()) axes.fail(key, "[]", "at least one value");
+    return out;
+  }
+  const YamlMap r(n, axes.file(), axes.key_path(key));
+  const auto [from, unit] = number_and_unit(r, "from");
+  const auto [to, to_unit] = number_and_unit(r, "to");
+  if (to_unit != unit)
+    r.fail("to", r.node("to").Scalar(), fmt::format("the unit of from ('{}')", unit));
+  const bool geometric = r.has("factor");
+  const double step = geometric ? r.number_or("factor", 2.0, 1.0001, 1e6) : [&] {
+    const auto [s, s_unit] = number_and_unit(r, "step");
+    if (s_unit != unit)
+      r.fail("step", r.node("step").Scalar(), fmt::format("the unit of from ('{}')", unit));
+    if (!(s > 0)) r.fail("step", r.node("step").Scalar(), "a step > 0");
+    return s;
+  }();
+  r.finish();
+  if (!(to >= from)) r.fail("to", r.node("to").Scalar(), "a value >= from");
+  for (size_t i = 0;; ++i) {
+    const double v = geometric ? from * std::pow(step, static_cast<double>(i))
+                               : from + static_cast<double>(i) * step;
+    if (v > to * (1 + 1e-9)) break;
+    if (out.size() == kMaxAxisValues)
+      axes.fail(key, fmt::format("more than {} values", kMaxAxisValues), "a shorter range");
+    out.push_back(fmt::format("{:.12g}{}", v, unit));
+  }
+  return out;
+}
+
+}  // namespace
+
+ResolvedHardware resolve_hardware(const YamlMap& job, const YAML::Node& entry,
+                                  const std::string& key) {
+  auto [node, src] = detail::resolve_config(job, entry, key, "hardware", "hardware/variants");
+  return resolve_node(node, src.path, src.yaml, 0);
+}
+
+std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAML::Node& grid) {
+  std::vector<YAML::Node> grids;
+  if (grid.IsSequence())
+    for (const auto& g : grid) grids.push_back(g);
+  else
+    grids.push_back(grid);
+  std::vector<ResolvedHardware> out;
+  for (size_t gi = 0; gi < grids.size(); ++gi) {
+    const std::string key =
+        grid.IsSequence() ? fmt::format("hardware_grid[{}]", gi) : "hardware_grid";
+    const YamlMap m(grids[gi], job.file(), key);
+    const ResolvedHardware base = resolve_hardware(m, m.node("base"), "base");
+    const std::string prefix = m.string_or("name", name_of(base.node, base.path));
+    const YamlMap axes = m.map("axes");
+    std::vector<std::string> keys = axes.keys();
+    if (keys.empty()) m.fail("axes", "{}", "at least one field with its values");
+    std::vector<std::vector<std::string>> values;
+    double count = 1;
+    for (const std::string& k : keys) {
+      values.push_back(axis_values(axes, k));
+      count *= static_cast<double>(values.back().size());
+    }
+    axes.finish();
+    m.finish();
+    if (count + static_cast<double>(out.size()) > kMaxGridSize)
+      m.fail("axes", fmt::format("{:.0f} variants", count),
+             fmt::format("at most {} variants in all", kMaxGridSize));
+    std::vector<size_t> at(keys.size(), 0);
+    for (size_t v = 0; v < static_cast<size_t>(count); ++v) {
+      YAML::Node overrides(YAML::NodeType::Map);
+      std::string name = prefix + "@";
+      for (size_t a = 0; a < keys.size(); ++a) {
+        set_dotted(overrides, keys[a], YAML::Node(values[a][at[a]]));
+        name += fmt::format("{}{}={}", a ? "," : "", keys[a], values[a][at[a]]);
+      }
+      ResolvedHardware r = derive(base, overrides, name, job.file());
+      r.path = fmt::format("<{} of {}>", key, job.file());
+      r.text =
+          fmt::format("# {}: {}\n# base: {}\n{}", key, flow_text(overrides), base.path, base.text);
+      out.push_back(std::move(r));
+      for (size_t a = keys.size(); a-- > 0;) {  // the last axis varies fastest
+        if (++at[a] < values[a].size()) break;
+        at[a] = 0;
+      }
+    }
+  }
+  return out;
+}
+
+HardwareVariant make_variant(const ResolvedHardware& r, const YAML::Node& net_node,
+                             const std::string& net_file) {
+  HardwareVariant v;
+  v.base = r.base;
+  v.is_base = r.is_base;
+  YAML::Node net = YAML::Clone(net_node);
+  std::string file = net_file;
+  for (const ResolvedHardware::NetworkOverride& o : r.network_overrides) {
+    net.reset(apply_overrides(net, o.node, o.file, "overrides.network"));
+    file = o.file;
+  }
+  v.network = parse_network(net, file);
+  YAML::Node diff = changed_keys(r.base_node, r.node);
+  diff.remove("name");
+  const YAML::Node net_diff = changed_keys(net_node, net);
+  if (net_diff.size() > 0) diff["network"] = net_diff;
+  v.overrides = flow_text(diff);
+  return v;
+}
+
+}  // namespace rapid
