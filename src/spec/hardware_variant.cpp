@@ -35,11 +35,11 @@ std::string name_of(const YAML::Node& hw, const std::string& path) {
 
 ResolvedHardware plain(const YAML::Node& node, const std::string& path, const std::string& text) {
   ResolvedHardware r;
-  r.node = YAML::Clone(node);
+  r.node = node;  // never written: a variant on it merges into a clone
   r.file = r.path = path;
   r.text = text;
   r.base = name_of(node, path);
-  r.base_node = YAML::Clone(node);
+  r.base_node = node;
   return r;
 }
 
@@ -47,10 +47,16 @@ ResolvedHardware plain(const YAML::Node& node, const std::string& path, const st
 // `name`; `file` gives the overrides.
 ResolvedHardware derive(const ResolvedHardware& base, const YAML::Node& overrides,
                         const std::string& name, const std::string& file) {
-  YAML::Node hw = YAML::Clone(overrides);
+  if (!overrides.IsMap())
+    throw InputError(file, "overrides", flow_text(overrides), "a mapping of keys to new values",
+                     overrides.Mark().line, overrides.Mark().column);
+  // The hardware keys (shared, not cloned: parse errors keep their lines) and the network's.
+  YAML::Node hw(YAML::NodeType::Map);
+  for (const auto& kv : overrides)
+    if (kv.first.as<std::string>() != "network") hw[kv.first.as<std::string>()] = kv.second;
   ResolvedHardware r = base;
-  if (hw["network"]) {
-    const YAML::Node net = hw["network"];
+  if (overrides["network"]) {
+    const YAML::Node net = overrides["network"];
     if (!net.IsMap())
       throw InputError(file, "overrides.network", "<not a mapping>",
                        "a mapping of network keys to new values", net.Mark().line,
@@ -68,7 +74,6 @@ ResolvedHardware derive(const ResolvedHardware& base, const YAML::Node& override
                          kv.first.Mark().line, kv.first.Mark().column);
     }
     r.network_overrides.push_back({file, YAML::Clone(net)});
-    hw.remove("network");
   }
   // yaml-cpp's Node::operator= writes through to the node shared with `base`: reset().
   r.node.reset(apply_overrides(base.node, hw, file, "overrides"));
@@ -78,24 +83,28 @@ ResolvedHardware derive(const ResolvedHardware& base, const YAML::Node& override
   return r;
 }
 
-ResolvedHardware resolve_node(const YAML::Node& node, const std::string& path,
-                              const std::string& text, int depth) {
+// `node` from `path` (provenance); `file` names it in messages and anchors relative paths
+// (the job's file for an inline entry).
+ResolvedHardware resolve_node(const YAML::Node& node, const std::string& file,
+                              const std::string& path, const std::string& text, int depth) {
   if (!node.IsMap() || !node["base"]) return plain(node, path, text);
   if (depth >= kMaxChain)
-    throw InputError(path, "base", name_of(node, path),
+    throw InputError(file, "base", name_of(node, path),
                      fmt::format("a chain of at most {} variants, each on another one (a "
                                  "variant cannot be its own base)",
                                  kMaxChain));
-  const YamlMap v(node, path);
+  const YamlMap v(node, file);
   const std::string name = v.string("name");
   for (const char* k : {"description", "source", "sources", "case"}) v.has(k);
   auto [bnode, bsrc] =
       detail::resolve_config(v, v.node("base"), "base", "hardware", "hardware/variants");
-  const ResolvedHardware b = resolve_node(bnode, bsrc.path, bsrc.yaml, depth + 1);
+  const bool inline_base = bsrc.path.starts_with("<inline");
+  const ResolvedHardware b =
+      resolve_node(bnode, inline_base ? file : bsrc.path, bsrc.path, bsrc.yaml, depth + 1);
   const YAML::Node overrides =
       v.has("overrides") ? v.node("overrides") : YAML::Node(YAML::NodeType::Map);
   v.finish();
-  ResolvedHardware r = derive(b, overrides, name, path);
+  ResolvedHardware r = derive(b, overrides, name, file);
   r.path = path;
   r.text = fmt::format("{}\n# base: {}\n{}", text, b.path, b.text);
   return r;
@@ -157,7 +166,7 @@ std::vector<std::string> axis_values(const YamlMap& axes, const std::string& key
 ResolvedHardware resolve_hardware(const YamlMap& job, const YAML::Node& entry,
                                   const std::string& key) {
   auto [node, src] = detail::resolve_config(job, entry, key, "hardware", "hardware/variants");
-  return resolve_node(node, src.path, src.yaml, 0);
+  return resolve_node(node, entry.IsMap() ? job.file() : src.path, src.path, src.yaml, 0);
 }
 
 std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAML::Node& grid) {

@@ -60,7 +60,9 @@ void merge_into(YAML::Node out, const YAML::Node& overrides, const std::string& 
     } else if (v.IsMap() && current.IsMap()) {
       merge_into(current, v, file, path);
     } else {
-      out[key] = YAML::Clone(v);
+      // Shared, not cloned: parse errors keep the override's line and column. (A later
+      // variant on this one merges into its own clone of the whole mapping.)
+      out[key] = v;
     }
   }
 }
