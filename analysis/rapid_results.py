@@ -7,6 +7,8 @@
     res.attrs["job_name"]      # provenance (root attributes of the file)
     res.units["step_time_s"]   # "s" (the README's spelling; res.cf_units: UDUNITS, "byte")
     res.baseline               # the job's baseline row (a Series), or None
+    res.variants               # one row per hardware_index: name, base, base_index,
+                               # overrides, is_base and the parameter columns
 
 The same file is a netCDF-4 file: `xarray.open_dataset(path, group="points")` opens the
 columns over the one dimension `point` (enums as their integer codes, with CF
@@ -23,6 +25,7 @@ Run with Debian's /usr/bin/python3 (python3-h5py, python3-pandas).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -55,6 +58,21 @@ WARNING_FLAGS = {
     "warn_near_capacity": 16,       # peak memory above 95% of capacity
 }
 
+# The float64 parameter columns of /variants (one value per hardware_index).
+VARIANT_PARAMS = ["num_sms", "sm_clock_Hz", "tensor_peak_bf16_FLOPs", "tensor_peak_fp8_FLOPs",
+                  "hbm_capacity_bytes", "hbm_bandwidth_Bps", "l2_size_bytes", "l2_bandwidth_Bps",
+                  "nvlink_bandwidth_Bps", "nic_bandwidth_Bps", "tdp_W", "hbm_thermal_keep"]
+
+# Where a plain hardware file (configs/hardware/*.yaml) keeps each parameter: the fallback
+# for files written before /variants (key path in the YAML text of /hardware/yaml).
+_HARDWARE_KEYS = {"num_sms": ("num_sms",), "sm_clock_Hz": ("sm_clock",),
+                  "tensor_peak_bf16_FLOPs": ("tensor_peak", "bf16"),
+                  "tensor_peak_fp8_FLOPs": ("tensor_peak", "fp8"),
+                  "hbm_capacity_bytes": ("hbm_capacity",), "hbm_bandwidth_Bps": ("hbm_bandwidth",),
+                  "l2_size_bytes": ("l2_size",), "l2_bandwidth_Bps": ("l2_bandwidth",),
+                  "nvlink_bandwidth_Bps": ("nvlink_bandwidth",),
+                  "nic_bandwidth_Bps": ("nic_bandwidth",), "tdp_W": ("tdp",)}
+
 # Datasets a file must have to be read as a rapid-sweep result.
 _REQUIRED = ["hardware_index", "status", "tokens_per_s_per_gpu", "step_time_s",
              "peak_memory_bytes", "memory_capacity_bytes"] + LAYOUT_COLUMNS
@@ -76,6 +94,10 @@ class Results:
     scenarios: pd.DataFrame = field(default_factory=pd.DataFrame)
     # CF `units` (UDUNITS-2 spelling) of each column that has one (format_version >= 2)
     cf_units: dict = field(default_factory=dict)
+    # one row per hardware_index (index): name, base, base_index, overrides, is_base and
+    # VARIANT_PARAMS; from /variants, else derived from /hardware (variants_from_file False)
+    variants: pd.DataFrame = field(default_factory=pd.DataFrame)
+    variants_from_file: bool = False
 
     @property
     def baseline_index(self) -> int:
@@ -117,6 +139,87 @@ def _column(ds: h5py.Dataset) -> np.ndarray | pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=categories)
 
 
+_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
+           "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_QUANTITY = re.compile(r"^([-+0-9.eE]+)\s*(Ki|Mi|Gi|Ti|k|K|M|G|T|P|)(FLOPS|Hz|B/s|bps|B|W|)$")
+
+
+def quantity(text: str) -> float:
+    """"2039GB/s" -> 2.039e12, "40MiB" -> 41943040.0, "1410MHz", "312TFLOPS", "400W", "108";
+    NaN for anything else (bits per second are given in bytes per second)."""
+    m = _QUANTITY.match(str(text).strip())
+    if not m or (not m.group(3) and m.group(2)):
+        return float("nan")
+    try:
+        value = float(m.group(1)) * _PREFIX[m.group(2)]
+    except ValueError:
+        return float("nan")
+    return value / 8 if m.group(3) == "bps" else value
+
+
+def _yaml_scalars(text: str) -> dict:
+    """The scalar keys of a hardware file, by path: {("hbm_bandwidth",): "2039GB/s",
+    ("tensor_peak", "bf16"): "312TFLOPS", ...}. Two levels of block mappings, which is what
+    configs/hardware/*.yaml uses; PyYAML is not a dependency."""
+    out, parent = {}, None
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        m = re.match(r"^( *)([A-Za-z0-9_]+):\s*(.*)$", line)
+        if not m:
+            continue
+        indent, key, value = len(m.group(1)), m.group(2), m.group(3).strip()
+        if indent == 0:
+            parent = key if not value else None
+            if value:
+                out[(key,)] = value
+        elif parent is not None and value and not value.startswith("{"):
+            out[(parent, key)] = value
+    return out
+
+
+def _derived_variants(names: list[str], yamls: list[str]) -> pd.DataFrame:
+    """/variants as far as /hardware tells it: each entry a plain hardware file (is_base 1,
+    no overrides), its parameters read from its YAML text, hardware_index 0 the base."""
+    rows = []
+    for name, text in zip(names, yamls):
+        scalars = _yaml_scalars(text or "")
+        row = {"name": name, "base": name, "overrides": "", "is_base": 1}
+        for col, key in _HARDWARE_KEYS.items():
+            row[col] = quantity(scalars[key]) if key in scalars else float("nan")
+        row["hbm_thermal_keep"] = 1.0
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["name", "base", "overrides", "is_base", *VARIANT_PARAMS])
+
+
+def _file_variants(group: h5py.Group, names: list[str]) -> pd.DataFrame:
+    """The /variants group as a DataFrame (columns it lacks are NaN or empty)."""
+    frame = {"name": _strings(group["names"]) if "names" in group else list(names)}
+    n = len(frame["name"])
+    frame["base"] = _strings(group["base"]) if "base" in group else list(frame["name"])
+    frame["overrides"] = _strings(group["overrides"]) if "overrides" in group else [""] * n
+    frame["is_base"] = (group["is_base"][()].astype(int) if "is_base" in group
+                        else np.ones(n, dtype=int))
+    for col in VARIANT_PARAMS:
+        frame[col] = (group[col][()].astype(float) if col in group
+                      else np.full(n, np.nan))
+    return pd.DataFrame(frame)
+
+
+def _with_base_index(variants: pd.DataFrame) -> pd.DataFrame:
+    """base_index: the hardware_index speedups are taken against. A variant's `base` entry
+    when the file has it (and it is not the entry itself), else hardware_index 0 (the job's
+    first hardware entry); entry 0 is its own base."""
+    position = {name: i for i, name in enumerate(variants["name"])}
+    base_index = []
+    for i, base in enumerate(variants["base"]):
+        j = position.get(base, 0)
+        base_index.append(j if j != i else 0)
+    variants = variants.copy()
+    variants.insert(2, "base_index", base_index)
+    variants.index.name = "hardware_index"
+    return variants
+
+
 def load(path: str) -> Results:
     """Reads the whole /points table, /hardware and the root attributes of `path`."""
     if not os.path.isfile(path):
@@ -155,6 +258,10 @@ def load(path: str) -> Results:
         attrs = {k: _text(v) for k, v in f.attrs.items()}
         names = _strings(f["hardware/names"]) if "hardware/names" in f else []
         yamls = _strings(f["hardware/yaml"]) if "hardware/yaml" in f else [""] * len(names)
+        if "variants" in f and isinstance(f["variants"], h5py.Group):
+            variants, from_file = _file_variants(f["variants"], names), True
+        else:
+            variants, from_file = _derived_variants(names, yamls), False
         scen = _strings(f["scenarios/names"]) if "scenarios/names" in f else []
         scen_what = (_strings(f["scenarios/description"]) if "scenarios/description" in f
                      else [""] * len(scen))
@@ -180,7 +287,8 @@ def load(path: str) -> Results:
         ok = (s_idx >= 0) & (s_idx < len(scen))
         points.insert(1, "scenario_name", s_labels[np.where(ok, s_idx, len(scen))])
     return Results(path, points, attrs, hardware, units, descriptions, scenarios,
-                   cf_units=cf_units)
+                   cf_units=cf_units, variants=_with_base_index(variants),
+                   variants_from_file=from_file)
 
 
 def load_for_cli(path: str, prog: str) -> Results | None:

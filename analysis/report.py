@@ -2,6 +2,9 @@
 """Summarise a rapid-sweep result file: the fastest feasible layouts, the speedup over the
 job's baseline, what did not fit, and a TP x PP heatmap of the best tokens/s/GPU.
 
+A thin wrapper over analysis/rapid-analyze: its `top` table and `heatmap` figure (tp x pp),
+with the baseline and point counts around them.
+
     /usr/bin/python3 analysis/report.py results/llama3-70b-256xh100.h5 [--top N]
         [--png PATH] [--hardware NAME]
 
@@ -17,9 +20,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pandas as pd  # noqa: E402
 
 import rapid_results as rr  # noqa: E402
+from rapid_analyze import sections, textout  # noqa: E402
 
 
 def parse_args(argv):
@@ -33,40 +36,6 @@ def parse_args(argv):
     if args.top < 1:
         p.error("--top must be at least 1")
     return args
-
-
-def top_table(ok, n, several_hw, several_gpus):
-    """The n fastest feasible layouts as a printable table."""
-    best = ok.nlargest(n, "tokens_per_s_per_gpu")
-    cols = {}
-    if several_hw:
-        cols["hardware"] = best["hardware"]
-    if several_gpus:
-        cols["GPUs"] = best["num_gpus"]
-    cols.update({"DP": best.dp, "TP": best.tp, "PP": best.pp})
-    for k in ("cp", "ep", "etp", "vpp"):  # only when some feasible layout uses them
-        if (ok[k] != 1).any():
-            cols[k.upper()] = best[k]
-    cols.update({
-        "mbs": best.mbs,
-        "recompute": best.recompute.astype(str),
-        "SP": best.sp.map({True: "yes", False: "no"}),
-        "ZeRO": best.zero_stage,
-        "step time (s)": best.step_time_s.map("{:.3f}".format),
-        "tokens/s/GPU": best.tokens_per_s_per_gpu.map("{:.1f}".format),
-        "MFU (%)": (100 * best.mfu).map("{:.1f}".format),
-        "peak memory (GiB)": (best.peak_memory_bytes / rr.GIB).map("{:.1f}".format),
-    })
-    if "fidelity" in best and (ok.fidelity == "des").any():
-        # Which rows the discrete-event simulator refined (--fidelity auto/des), and its
-        # congestion report: links busier than 90% and the busiest link's utilization.
-        cols["by"] = best.fidelity.astype(str)
-        cols["hot links"] = best.hot_spot_links
-        cols["max link %"] = (100 * best.max_link_utilization).map(
-            lambda v: "-" if not np.isfinite(v) else f"{v:.0f}")
-    table = pd.DataFrame(cols)
-    table.index = range(1, len(table) + 1)
-    return table.to_string()
 
 
 def baseline_lines(res, pts, ok):
@@ -119,40 +88,6 @@ def count_lines(pts):
     return lines
 
 
-def heatmap(pts, ok, path, title):
-    """Best tokens/s/GPU per (TP, PP) cell; 'OOM' where nothing in the cell fits."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    tps, pps = sorted(pts.tp.unique()), sorted(pts.pp.unique())
-    grid = ok.pivot_table(index="pp", columns="tp", values="tokens_per_s_per_gpu",
-                          aggfunc="max").reindex(index=pps, columns=tps)
-    tried = pts.groupby(["pp", "tp"]).size()
-    fig, ax = plt.subplots(figsize=(1.3 * len(tps) + 3, 0.7 * len(pps) + 2))
-    im = ax.imshow(grid.to_numpy(dtype=float), origin="lower", cmap="viridis", aspect="auto")
-    lo, top = grid.min().min(), grid.max().max()
-    for y, pp in enumerate(pps):
-        for x, tp in enumerate(tps):
-            v = grid.at[pp, tp]
-            if v == v:  # not NaN
-                light = top == lo or (v - lo) / (top - lo) > 0.5  # viridis is light at the top
-                ax.text(x, y, f"{v:.0f}", ha="center", va="center", fontsize=9,
-                        color="black" if light else "white",
-                        fontweight="bold" if v == top else "normal")
-            elif (pp, tp) in tried.index:
-                ax.text(x, y, "OOM", ha="center", va="center", fontsize=8, color="gray")
-    ax.set_xticks(range(len(tps)), [str(t) for t in tps])
-    ax.set_yticks(range(len(pps)), [str(p) for p in pps])
-    ax.set_xlabel("TP (tensor parallel)")
-    ax.set_ylabel("PP (pipeline stages)")
-    ax.set_title(title, fontsize=10)
-    fig.colorbar(im, ax=ax, label="best tokens/s/GPU")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def main(argv=None):
     args = parse_args(argv)
     res = rr.load_for_cli(args.file, "report.py")
@@ -179,13 +114,15 @@ def main(argv=None):
           f"({a.get('git_revision', '?')}), {a.get('ranks', '?')} ranks, "
           f"created {a.get('created', '?')}")
     print()
+    opts = sections.Options(hardware=args.hardware, top=args.top)
     if ok.empty:
         print("No feasible layout: every point is out of memory or infeasible.\n")
     else:
-        several_gpus = "num_gpus" in pts and pts.num_gpus.nunique() > 1
-        n = min(args.top, len(ok))
-        print(f"Top {n} feasible layouts by tokens/s/GPU:")
-        print(top_table(ok, n, pts.hardware.nunique() > 1, several_gpus))
+        table = sections.top_section(res, opts).table
+        groups = table.frame[["GPUs", "hardware"]].drop_duplicates()
+        per = " per GPU count and hardware variant" if len(groups) > 1 else ""
+        print(f"Top {min(args.top, len(ok))} feasible layouts by tokens/s/GPU{per}:")
+        print(textout.formatted(table.frame).to_string(index=False))
         print()
     print("\n".join(baseline_lines(res, pts, ok)))
     print("\n".join(count_lines(pts)))
@@ -196,8 +133,8 @@ def main(argv=None):
     if not png:
         stem = os.path.splitext(args.file)[0]
         png = f"{stem}-{args.hardware}-tp-pp.png" if args.hardware else f"{stem}-tp-pp.png"
-    title = f"{a.get('job_name', '')}: best tokens/s/GPU over TP x PP ({hw})"
-    heatmap(pts, ok, png, title)
+    from rapid_analyze import plots
+    plots.save_png(sections.heatmap_section(res, opts).draw(), png)
     print(f"Heatmap: {png}")
     return 0
 

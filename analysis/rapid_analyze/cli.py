@@ -1,0 +1,134 @@
+"""The command line of analysis/rapid-analyze: one subcommand per section, `report` for all
+of them on one HTML page. Exit codes: 0 done, 2 bad input (one line on stderr)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import rapid_results as rr
+
+from . import common, sections, textout
+
+PROG = "rapid-analyze"
+
+HELP = {
+    "top": "best layouts per (GPU count, hardware variant) by tokens/s/GPU, speedup over "
+           "the baseline, warnings, fidelity (and the analytical rank beside the DES one)",
+    "variants": "variant x op class -> speedup over the base hardware at fixed layout, and "
+                "best vs best end to end",
+    "roofline": "predicted speedup against HBM bandwidth (and L2 size) for GEMM, attention, "
+                "memory-bound ops and end to end",
+    "heatmap": "best tokens/s/GPU over two knobs, each cell's best layout, empty cells "
+               "explained",
+    "pareto": "Pareto fronts of throughput against GPU count, memory headroom and energy "
+              "per token",
+    "breakdown": "stacked bars of step time by op class and of memory for the top N layouts",
+    "report": "all of the above on one self-contained HTML page",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """argparse's own errors as one line, exit 2."""
+        print(f"{PROG}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Tables and figures of a design review from a "
+                "rapid-sweep result file (HDF5).")
+    sub = p.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND",
+                           parser_class=_Parser)
+    for name, text in HELP.items():
+        s = sub.add_parser(name, help=text, description=text)
+        s.add_argument("file", help="HDF5 file written by rapid-sweep")
+        s.add_argument("--hardware", metavar="NAME", help="only this hardware variant")
+        s.add_argument("--gpus", metavar="N", type=_positive, help="only this GPU count")
+        s.add_argument("--scenario", metavar="NAME",
+                       help="this non-ideal scenario (default: the baseline's)")
+        if name in ("top", "breakdown", "report"):
+            s.add_argument("--top", metavar="N", type=_positive, default=5,
+                           help="layouts per group (top) or in all (breakdown) (5)")
+        if name in ("heatmap", "report"):
+            s.add_argument("--x", default="tp", metavar="KNOB",
+                           help="column across: a layout column, hardware or num_gpus (tp)")
+            s.add_argument("--y", default="pp", metavar="KNOB", help="column down (pp)")
+        if name == "report":
+            s.add_argument("-o", "--output", metavar="HTML",
+                           help="page to write (default: next to the file, NAME-report.html)")
+            continue
+        s.add_argument("--csv", action="store_true",
+                       help="print the table as CSV (raw values; notes on stderr)")
+        if name != "top":
+            where = s.add_mutually_exclusive_group()
+            where.add_argument("--png", metavar="PATH", help="draw the figure to PATH")
+            where.add_argument("--out", metavar="DIR",
+                               help=f"draw the figure to DIR/NAME-{name}.png")
+    return p
+
+
+def _options(args) -> sections.Options:
+    return sections.Options(hardware=args.hardware, scenario=args.scenario, gpus=args.gpus,
+                            top=getattr(args, "top", 5), x=getattr(args, "x", "tp"),
+                            y=getattr(args, "y", "pp"))
+
+
+def _figure_path(args) -> str | None:
+    if getattr(args, "png", None):
+        return args.png
+    if getattr(args, "out", None):
+        if not os.path.isdir(args.out):
+            raise common.UsageError(f"--out {args.out}: not a directory")
+        stem = os.path.splitext(os.path.basename(args.file))[0]
+        return os.path.join(args.out, f"{stem}-{args.command}.png")
+    return None
+
+
+def run(args) -> int:
+    res = rr.load_for_cli(args.file, PROG)
+    if res is None:
+        return 2
+    opts = _options(args)
+    if args.command == "report":
+        from . import html_report
+        out = args.output or os.path.splitext(args.file)[0] + "-report.html"
+        html_report.write(res, opts, out)
+        print(f"Report: {out}")
+        return 0
+    section = sections.SECTIONS[args.command](res, opts)
+    png = _figure_path(args)
+    if args.csv:
+        sys.stdout.write(textout.as_csv(section.table))
+        for note in section.table.notes:
+            print(f"{PROG}: note: {note}", file=sys.stderr)
+    else:
+        print(textout.as_text(section.table))
+    if png and section.draw is not None:
+        from . import plots
+        plots.save_png(section.draw(), png)
+        print(f"Figure: {png}", file=sys.stderr if args.csv else sys.stdout)
+    return 0
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return run(args)
+    except common.UsageError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # an output path that cannot be written
+        print(f"{PROG}: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,57 @@
+"""Tables as text: numbers formatted by their column's name, printed or as CSV."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .common import Table
+
+# (how the column name ends or is, format) in the order they are tried.
+_FORMATS = [("tokens/s/GPU", "{:.1f}"), ("throughput", "{:.1f}"), ("tokens/s", "{:.0f}"), ("(x)", "{:.3f}"),
+            ("(s)", "{:.4g}"), ("(GiB)", "{:.2f}"), ("(%)", "{:.1f}"), ("(TB/s)", "{:.3g}"),
+            ("(MiB)", "{:.4g}"), ("(thermal)", "{:.2f}"), ("rank", "{:.0f}"), ("links", "{:.0f}"), ("point", "{:.0f}")]
+
+
+def format_value(column: str, value) -> str:
+    """The printed form of one cell: "-" for a missing number, "inf" for an infinite one."""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return "-"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if column.endswith("(s)") and abs(value) < 1e-12:
+            return "0"  # rounding noise of a sum, not a time
+        for end, fmt in _FORMATS:
+            if column.endswith(end):
+                return fmt.format(value)
+        return f"{value:.4g}"
+    return str(value)
+
+
+def formatted(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every cell a printed string."""
+    return pd.DataFrame({c: [format_value(c, v) for v in frame[c]] for c in frame.columns},
+                        index=frame.index)
+
+
+def as_text(table: Table) -> str:
+    """Title, the table (or "(empty)"), the notes."""
+    lines = [table.title + ":"]
+    if table.frame.empty:
+        lines.append("  (no rows)")
+    else:
+        lines.append(formatted(table.frame).to_string(index=False))
+    lines += [f"  {note}" for note in table.notes]
+    return "\n".join(lines)
+
+
+def as_csv(table: Table) -> str:
+    return table.frame.to_csv(index=False)

@@ -1,0 +1,90 @@
+"""`top`: the best layouts per (GPU count, hardware variant) by tokens/s/GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import rapid_results as rr
+
+from . import common
+
+
+def analytical_step(points: pd.DataFrame) -> pd.Series | None:
+    """The analytical step time of every row: step_time_analytical_s where the file has it
+    (kept on DES-refined rows), step_time_s on rows the analytical model wrote; None for
+    files without the column."""
+    if "step_time_analytical_s" not in points:
+        return None
+    kept = points.step_time_analytical_s.astype(float)
+    analytical = points.fidelity.astype(str) == "analytical" if "fidelity" in points else True
+    return kept.where(np.isfinite(kept), points.step_time_s.where(analytical))
+
+
+def baseline_note(baseline: pd.Series | None) -> list[str]:
+    if baseline is None:
+        return ["No baseline (the job has no `baseline:`): no speedup."]
+    words = (f"Baseline (point {baseline.name}): {common.short_layout(baseline)} "
+             f"on {baseline.hardware}, {int(baseline.num_gpus)} GPUs")
+    if baseline.status != "ok":
+        return [f"{words}: {baseline.status}, so no speedup."]
+    return [f"{words}: {baseline.tokens_per_s_per_gpu:.1f} tokens/s/GPU. "
+            "Speedup = tokens/s/GPU / the baseline's."]
+
+
+def congestion(row: pd.Series) -> dict:
+    """The DES's congestion figures of a row (NaN on analytical rows)."""
+    des = str(row.get("fidelity", "")) == "des"
+    hot = row.get("hot_spot_links", np.nan)
+    util = row.get("max_link_utilization", np.nan)
+    return {"hot links": float(hot) if des else np.nan,
+            "max link (%)": 100 * float(util) if des else np.nan}
+
+
+def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int) -> common.Table:
+    """The n fastest ok rows of each (GPU count, hardware_index), ranked by tokens/s/GPU
+    as written (the DES figure where the row was refined), with the analytical rank
+    beside when the file keeps analytical step times."""
+    ok = common.ok_rows(points)
+    notes = baseline_note(baseline)
+    base_tps = (baseline.tokens_per_s_per_gpu if baseline is not None
+                and baseline.status == "ok" else np.nan)
+    analytical = analytical_step(ok)
+    rows = []
+    for (gpus, hw), group in ok.groupby(["num_gpus", "hardware_index"], sort=True):
+        ranked = group.sort_values("tokens_per_s_per_gpu", ascending=False, kind="stable")
+        a_rank = (analytical.loc[group.index].rank(method="min", ascending=True)
+                  if analytical is not None else None)
+        for rank, (point, r) in enumerate(ranked.head(n).iterrows(), start=1):
+            row = {"GPUs": int(gpus), "hardware": r.hardware, "rank": rank}
+            if a_rank is not None:
+                row["analytical rank"] = a_rank[point]
+            row.update({
+                "layout": common.short_layout(r),
+                "tokens/s/GPU": r.tokens_per_s_per_gpu,
+                "speedup vs baseline (x)": r.tokens_per_s_per_gpu / base_tps,
+                "step time (s)": r.step_time_s,
+                "MFU (%)": 100 * r.mfu,
+                "peak memory (GiB)": r.peak_memory_bytes / rr.GIB,
+                "fidelity": str(r.get("fidelity", "analytical")),
+                "warnings": common.warnings_of(r),
+                **congestion(r),
+                "point": int(point),
+            })
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    if not frame.empty and frame["hot links"].isna().all():
+        frame = frame.drop(columns=["hot links", "max link (%)"])
+    elif not frame.empty:
+        notes.append("hot links, max link (%): the DES's congestion report (links busier "
+                     "than 90% of the step, the busiest link's busy share).")
+    if frame.empty:
+        notes.insert(0, "No layout fits: every point is out of memory or infeasible.")
+    elif analytical is not None:
+        notes.append("rank: by tokens/s/GPU as written (the DES figure on refined rows); "
+                     "analytical rank: the same group ranked by the analytical step time "
+                     "(step_time_analytical_s), to show how the simulation reordered it.")
+    notes.append(f"The {n} best per (GPU count, hardware variant); fidelity: the "
+                 "evaluator of each figure (analytical or des).")
+    return common.Table("top", "Best layouts per GPU count and hardware variant", frame, notes,
+                        group=["GPUs", "hardware"])
