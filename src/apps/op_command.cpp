@@ -8,6 +8,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/cost/attention_model.hpp"
 #include "rapid/spec/hardware_spec.hpp"
+#include "rapid/spec/hardware_variant.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
 namespace rapid {
@@ -89,7 +90,8 @@ OpCommand::OpCommand(CLI::App& app) {
       "attention",
       "a fused attention kernel (FA2, FA3, cuDNN): every candidate tile (Br x Bc), the chosen "
       "one marked *");
-  attention_->add_option("--hardware", o.hardware, "hardware YAML file")->required();
+  attention_->add_option("--hardware", o.hardware, "hardware YAML file (or a variant file)")
+      ->required();
   attention_->add_option("--seq", o.seq, "query tokens per sequence")->required();
   attention_->add_option("--seq-kv", o.seq_kv, "key/value tokens (default: --seq)");
   attention_->add_option("--heads", o.heads, "query heads on this GPU")->required();
@@ -127,7 +129,7 @@ int run_attention_op(const AttentionOpOptions& o) {
     throw InputError(kCli, "--kv-heads", std::to_string(kv_heads),
                      fmt::format("a divisor of --heads ({})", o.heads));
   const DType dtype = parse_dtype(o.dtype);
-  const HardwareSpec hw = parse_hardware(load_yaml_file(o.hardware), o.hardware);
+  const HardwareSpec hw = load_hardware_file(o.hardware);  // a hardware or a variant file
   if (hw.tensor_peak_FLOPs[static_cast<int>(dtype)] <= 0)
     throw InputError(o.hardware, "tensor_peak", o.dtype,
                      fmt::format("a {} tensor peak, since --dtype is {}", o.dtype, o.dtype));

@@ -218,6 +218,14 @@ std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAM
   return out;
 }
 
+HardwareSpec load_hardware_file(const std::string& path) {
+  const std::string text = read_text_file(path);
+  const ResolvedHardware r = resolve_node(load_yaml_text(text, path), path, path, text, 0);
+  HardwareSpec h = parse_hardware(r.node, r.file);
+  h.base_name = r.base;
+  return h;
+}
+
 HardwareVariant make_variant(const ResolvedHardware& r, const YAML::Node& net_node,
                              const std::string& net_file) {
   HardwareVariant v;

@@ -16,6 +16,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
 
 namespace rapid {
@@ -58,6 +59,10 @@ ResolvedHardware resolve_hardware(const YamlMap& job, const YAML::Node& entry,
 /// The variants a `hardware_grid:` mapping (or a list of them) expands into: its base
 /// with every combination of its axes' values (docs/variants.md).
 std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAML::Node& grid);
+
+/// The hardware of a file given by path (`rapid op --hardware`): a plain hardware file or a
+/// variant file (its bases found as a job's would be, relative to it and in the configs).
+HardwareSpec load_hardware_file(const std::string& path);
 
 /// The variant's record: the job's network (its mapping `net_node` from `net_file`) with
 /// the variant's network overrides, and the fields it changes.
