@@ -94,7 +94,9 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     if (op.kind != OpKind::Collective && op.kind != OpKind::P2P) {
-      t.compute += compute_time(op);
+      const double c = compute_time(op);
+      t.compute += c;
+      t.compute_by_class[op_class(op.kind)] += c;
       t.dp_contended += dp_cost.time(op) / step_efficiency_;
       continue;
     }
@@ -114,6 +116,7 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
       comm = std::max(0.0, comm * interference_.comm_slowdown(p, ops[j], beside) - beside);
     }
     t.comm += comm;
+    t.comm_by_class[comm_class(op.group)] += comm;
   }
   return t;
 }
@@ -141,7 +144,7 @@ namespace {
 // One pass of a chunk on one GPU: its time and what it is made of.
 struct ChunkPass {
   double time = 0;  // GPU time: compute, interference, exposed comm, host waits
-  double compute = 0, interference = 0, comm = 0, host = 0;
+  double compute = 0, interference = 0, host = 0;
 };
 
 // A stage's data-parallel traffic: per step (total, exposed after its last pass or before
@@ -180,8 +183,10 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   const ParallelConfig& par = w.par;
   const double m = static_cast<double>(w.num_microbatches);
   const int64_t pp = par.pp, vpp = par.vpp;
-  const PassTime &lf = tt.lf, &lb = tt.lb, &lr = tt.lr, &mf = tt.mf, &mb = tt.mb, &mr = tt.mr;
-  const PassTime &ef = tt.ef, &eb = tt.eb, &hf = tt.hf, &hb = tt.hb;
+  // The template passes: layer, MoE layer, embedding and head.
+  enum : size_t { kLF, kLB, kLR, kMF, kMB, kMR, kEF, kEB, kHF, kHB, kPasses };
+  const PassTime* const passes[kPasses] = {&tt.lf, &tt.lb, &tt.lr, &tt.mf, &tt.mb,
+                                           &tt.mr, &tt.ef, &tt.eb, &tt.hf, &tt.hb};
   const double p2p_one =
       pp > 1 ? collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP))
              : 0.0;
@@ -192,10 +197,21 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     ChunkPass c;
     c.compute = t.compute;
     c.interference = t.interference;
-    c.comm = t.comm;
     c.time = std::max(t.total(), t.ops * host_op);
     c.host = c.time - t.total();
     return c;
+  };
+  // Chunk c of stage st: its layers' template passes (with their recompute), the
+  // embedding's before chunk 0 of stage 0, the LM head's after the last chunk of the last
+  // stage; add(forward?, template pass, times) for each.
+  auto chunk_passes = [&](const StageInfo& st, int64_t c, auto&& add) {
+    const ChunkLayers L = chunk_layers_of(model_, par, st, c);
+    add(true, kLF, L.dense), add(true, kMF, L.moe);
+    add(false, kLB, L.dense), add(false, kLR, L.dense_rc);
+    add(false, kMB, L.moe), add(false, kMR, L.moe_rc);
+    if (st.has_embedding && c == 0) add(true, kEF, 1), add(false, kEB, 1);
+    if (st.has_lm_head && c == vpp - 1) add(true, kHF, 1), add(false, kHB, 1);
+    return L;
   };
 
   thread_local PipelineInput pipe;
@@ -223,17 +239,12 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   double lead = 0;  // when the stage's first forward can start: the fill ahead of it
   for (int64_t j = 0; j < pp; ++j) {
     const StageInfo& st = w.stages[static_cast<size_t>(j)];
-    // Chunk passes: the chunk's layers (with their recompute), the embedding before chunk
-    // 0 of stage 0, the LM head after the last chunk of the last stage.
     PassTime stage_f, stage_b;
     for (int64_t c = 0; c < vpp; ++c) {
-      const ChunkLayers L = chunk_layers_of(model_, par, st, c);
       PassTime f, b;
-      f.add(lf, static_cast<double>(L.dense)).add(mf, static_cast<double>(L.moe));
-      b.add(lb, static_cast<double>(L.dense)).add(lr, static_cast<double>(L.dense_rc));
-      b.add(mb, static_cast<double>(L.moe)).add(mr, static_cast<double>(L.moe_rc));
-      if (st.has_embedding && c == 0) f.add(ef), b.add(eb);
-      if (st.has_lm_head && c == vpp - 1) f.add(hf), b.add(hb);
+      const ChunkLayers L = chunk_passes(st, c, [&](bool fwd, size_t t, int64_t n) {
+        (fwd ? f : b).add(*passes[t], static_cast<double>(n));
+      });
       const size_t k = static_cast<size_t>(j * vpp + c);
       chunk_share[k] = static_cast<double>(L.dense) * w.layer_params +
                        static_cast<double>(L.moe) * w.moe_layer_params +
@@ -375,28 +386,35 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
                     pt.end[j] + fill + drain + d.reduce_exposed + d.gather_after + optimizer_max);
   }
   fill_rates(w, tt.flops, step, r);
+  r.step_time_analytical_s = step;
 
   // Breakdown of the bottleneck stage, the one with the most work in the step
-  // (docs/model.md "Breakdown"): its compute, exposed TP/CP comm, sends, exposed DP,
-  // host waits and optimizer; the bubble is the rest of the step.
+  // (docs/model.md "Breakdown"): its compute (by op class), exposed TP/CP/EP comm (by
+  // group), sends, exposed DP, host waits and optimizer; the bubble is the rest of the step.
   size_t b = 0;
   for (size_t j = 1; j < pt.busy.size(); ++j)
     if (pt.busy[j] > pt.busy[b]) b = j;
-  double compute = 0, interference = 0, comm = 0, host = 0, sends = 0;
+  double compute = 0, interference = 0, host = 0, sends = 0;
+  double runs[kPasses] = {};  // of each template pass on the stage
   for (int64_t c = 0; c < vpp; ++c) {
     const size_t k = b * static_cast<size_t>(vpp) + static_cast<size_t>(c);
     compute += fwd_pass[k].compute + bwd_pass[k].compute;
     interference += fwd_pass[k].interference + bwd_pass[k].interference;
-    comm += fwd_pass[k].comm + bwd_pass[k].comm;
     host += fwd_pass[k].host + bwd_pass[k].host;
+    chunk_passes(w.stages[b], c,
+                 [&](bool, size_t t, int64_t n) { runs[t] += static_cast<double>(n); });
     const bool last = b + 1 == static_cast<size_t>(pp) && c == vpp - 1, first = b == 0 && c == 0;
     sends += (last ? 0.0 : p2p_one) + (first ? 0.0 : p2p_one);
   }
+  PassTime classes;  // the stage's compute and exposed comm by class
+  for (size_t t = 0; t < kPasses; ++t)
+    if (runs[t] > 0) classes.add_classes(*passes[t], runs[t]);
   const StageDp& db = dp[b];
   r.compute_time_s = m * compute;
+  set_class_columns(r, kOpClassColumns, classes.compute_by_class, m);
   r.interference_time_s =
       m * (interference + db.mb_interference_f + db.mb_interference_b) + db.interference();
-  r.tp_comm_time_s = m * comm;
+  set_class_columns(r, kCommClassColumns, classes.comm_by_class, m);
   r.host_bound_time_s = m * host;
   r.pp_comm_time_s = m * sends;
   r.dp_comm_time_s = dp_total;

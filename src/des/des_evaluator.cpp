@@ -73,7 +73,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   // Breakdown of the bottleneck instance, the one with the most work in the step (the
   // analytical model's definition, docs/model.md "Breakdown"): the bubble is the rest.
   auto busy = [](const des::InstanceTimes& x) {
-    return x.compute + x.interference + x.tp_comm + x.pp_comm + x.host + x.dp_exposed +
+    return x.compute + x.interference + x.layer_comm + x.pp_comm + x.host + x.dp_exposed +
            x.optimizer + x.offload;
   };
   size_t b = 0;
@@ -82,8 +82,9 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   const des::InstanceTimes& c = res.instances[b];
   analytical_.fill_rates(w, res.step_time_s, r);
   r.compute_time_s = c.compute;
+  set_class_columns(r, kOpClassColumns, c.compute_by_class);
   r.interference_time_s = c.interference;
-  r.tp_comm_time_s = c.tp_comm;
+  set_class_columns(r, kCommClassColumns, c.comm_by_class);
   r.pp_comm_time_s = c.pp_comm;
   r.dp_exposed_time_s = c.dp_exposed;
   r.host_bound_time_s = c.host;

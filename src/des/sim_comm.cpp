@@ -112,6 +112,8 @@ void Simulator::Impl::on_op_done(int32_t id) {
         const PassRef& pr =
             programs[static_cast<size_t>(s.stage)].passes[static_cast<size_t>(s.pass)];
         record(i, Timeline::kTpComm, pr.mb, pr.dir == PassDir::Backward);
+        if (now >= s.unit_done && d.op)  // the unit's exposed time is its last collective's
+          s.unit_class = static_cast<uint8_t>(comm_class(d.op->group));
         s.unit_done = std::max(s.unit_done, now);
         if (--s.unit_pending == 0 && s.wait == Wait::Comm) wake(i);
       }

@@ -12,6 +12,7 @@
 
 #include "rapid/des/simulator.hpp"
 #include "rapid/des/timeline.hpp"
+#include "rapid/eval/op_class.hpp"
 
 namespace rapid::des {
 
@@ -46,6 +47,9 @@ struct Entry {
   SimTime interference = 0;  ///< compute lost to a pipelined TP-overlap kernel beside it
   SimTime dp_compute = 0;    ///< the compute's duration beside a DP collective
   OpEnergy energy{};         ///< the compute's full-speed work (in.power only)
+  /// Classes (op_class.hpp) of its compute and of its exposed communication (duration -
+  /// compute - interference): its collective's group, the longest one's when two overlap.
+  uint8_t op_class = 0, comm_class = 0;
 };
 
 /// A block of entries (GPU time `duration`, of which `compute`; `slots` host issues; host
@@ -57,6 +61,9 @@ struct Item {
   SimTime duration = 0, compute = 0, slack = 0;
   SimTime interference = 0, dp_compute = 0;  ///< as Entry, summed
   OpEnergy energy;                           ///< as Entry, summed
+  /// Block: its entries' compute and exposed communication by class (op_class.hpp).
+  OpClassTimes<SimTime> compute_by_class{};
+  CommClassTimes<SimTime> comm_by_class{};
   int32_t slots = 0;
   const Op* compute_op = nullptr;  ///< unit: the compute op it overlaps (if any)
   int64_t runs = 0;                ///< times executed (folded collectives' link stats)
@@ -99,9 +106,12 @@ struct Inst {
   // the extension added there (compute of the interval after it).
   SimTime checked = 0, pass_compute = 0, pass_dp = 0, checked_compute = 0, carry = 0;
   SimTime pass_start = 0;  ///< when the current pass's compute began
-  // Accounting (ps).
-  SimTime compute = 0, interf = 0, tp = 0, pp = 0, host_wait = 0, dp_exposed = 0, opt = 0,
-          offload = 0;
+  // Accounting (ps): compute by op class, the layers' exposed collectives by group
+  // (op_class.hpp), the rest.
+  OpClassTimes<SimTime> compute{};
+  CommClassTimes<SimTime> layer_comm{};
+  uint8_t unit_class = 0;  ///< group class of the current unit's last collective to finish
+  SimTime interf = 0, pp = 0, host_wait = 0, dp_exposed = 0, opt = 0, offload = 0;
   SimTime end = 0;
 };
 

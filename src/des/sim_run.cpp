@@ -174,9 +174,9 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
                        k * it.compute, it.energy.scaled(static_cast<double>(k)));
       s.t += k * it.duration;
       s.host += k * it.slots * host_op;
-      s.compute += k * it.compute;
+      add_scaled(s.compute, it.compute_by_class, k);
+      add_scaled(s.layer_comm, it.comm_by_class, k);
       s.interf += k * it.interference;
-      s.tp += k * (it.duration - it.compute - it.interference);
       s.pass_compute += k * it.compute;
       s.pass_dp += k * it.dp_compute;
       return;
@@ -210,9 +210,9 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
       if (opt.power)
         opt.power->add(static_cast<size_t>(id), s.t, s.t + e.duration, e.compute, e.energy);
       s.t += e.duration;
-      s.compute += e.compute;
+      s.compute[e.op_class] += e.compute;
+      s.layer_comm[e.comm_class] += e.duration - e.compute - e.interference;
       s.interf += e.interference;
-      s.tp += e.duration - e.compute - e.interference;
       s.pass_compute += e.compute;
       s.pass_dp += e.dp_compute;
     }
@@ -353,11 +353,11 @@ bool Simulator::Impl::run_pass(Inst& s) {
                              pr.mb, pr.dir == PassDir::Backward});
         if (opt.power)
           opt.power->add(static_cast<size_t>(id), s.post, compute_end, it.compute, it.energy);
-        s.compute += it.compute;
+        if (it.compute_op) s.compute[op_class(it.compute_op->kind)] += it.compute;
         s.interf += it.interference;
         s.pass_compute += it.compute;
         s.pass_dp += it.dp_compute;
-        s.tp += end - compute_end;
+        s.layer_comm[s.unit_class] += end - compute_end;
         s.t = end;
         ++s.item;
         s.sub = Sub::InOwner;

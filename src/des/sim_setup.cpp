@@ -182,7 +182,9 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       if (partner[static_cast<size_t>(i)] >= 0) continue;  // with its compute op
       const int32_t d = desc_of[static_cast<size_t>(i)];
       if (fold_ok(descs[static_cast<size_t>(d)])) {
-        add_entry(Entry{descs[static_cast<size_t>(d)].alone, 0, 1, &op, d, -1});
+        Entry e{descs[static_cast<size_t>(d)].alone, 0, 1, &op, d, -1};
+        e.comm_class = static_cast<uint8_t>(comm_class(op.group));
+        add_entry(e);
       } else {
         Item it;
         it.block = false;
@@ -234,10 +236,16 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       }
     const SimTime dp_dur = dp_cost ? to_ps(dp_cost->time(op) / in.step_efficiency * scale) : dur;
     if (fold) {
-      SimTime d = beside;
-      for (int32_t x : with)
-        d = std::max(d, static_cast<SimTime>(
-                            static_cast<double>(descs[static_cast<size_t>(x)].alone) * slow));
+      // The entry lasts as long as the op or its longest collective: what outlasts the op
+      // is that collective's group's exposed time.
+      SimTime d = beside, longest = -1;
+      uint8_t cls = 0;
+      for (int32_t x : with) {
+        const CommDesc& cd = descs[static_cast<size_t>(x)];
+        const auto t = static_cast<SimTime>(static_cast<double>(cd.alone) * slow);
+        d = std::max(d, t);
+        if (t > longest) longest = t, cls = static_cast<uint8_t>(comm_class(cd.op->group));
+      }
       Entry e{d,
               dur,
               1 + static_cast<int32_t>(with.size()),
@@ -247,6 +255,8 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       e.interference = beside - dur;
       e.dp_compute = dp_dur;
       e.energy = energy;
+      e.op_class = static_cast<uint8_t>(op_class(op.kind));
+      e.comm_class = cls;
       add_entry(e);
     } else {
       Item it;
@@ -278,6 +288,8 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       S = std::min(S, P - Q * host_op);
       P += en.duration;
       it.compute += en.compute;
+      it.compute_by_class[en.op_class] += en.compute;
+      it.comm_by_class[en.comm_class] += en.duration - en.compute - en.interference;
       it.interference += en.interference;
       it.dp_compute += en.dp_compute;
       it.energy += en.energy;

@@ -82,9 +82,11 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
     RAPID_ASSERT(x.phase == Phase::Done, "every stage instance finishes the step");
     InstanceTimes t;
     t.end = to_seconds(x.end);
-    t.compute = to_seconds(x.compute);
+    t.compute = to_seconds(class_sum(x.compute));
+    t.layer_comm = to_seconds(class_sum(x.layer_comm));
+    for (size_t k = 0; k < kNumOpClasses; ++k) t.compute_by_class[k] = to_seconds(x.compute[k]);
+    for (size_t k = 0; k < kNumCommClasses; ++k) t.comm_by_class[k] = to_seconds(x.layer_comm[k]);
     t.interference = to_seconds(x.interf);
-    t.tp_comm = to_seconds(x.tp);
     t.pp_comm = to_seconds(x.pp);
     t.host = to_seconds(x.host_wait);
     t.dp_exposed = to_seconds(x.dp_exposed);

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "rapid/eval/op_class.hpp"
+
 namespace rapid {
 
 namespace {
@@ -62,13 +64,19 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
   if (r.status == Status::Ok) {
     out += fmt::format("step time   {:.4f} s\n", r.step_time_s);
     out += fmt::format(
-        "breakdown   compute {:.4f} s, interference {:.4f} s, TP/CP comm {:.4f} s, PP p2p {:.4f} "
-        "s, "
-        "bubble {:.4f} s, DP exposed {:.4f} s (of {:.4f} s), host-bound {:.4f} s, offload "
-        "{:.4f} s, optimizer {:.4f} s (of the bottleneck stage; they sum to the step)\n",
-        r.compute_time_s, r.interference_time_s, r.tp_comm_time_s, r.pp_comm_time_s,
+        "breakdown   compute {:.4f} s, interference {:.4f} s, TP/CP/EP comm {:.4f} s, PP p2p "
+        "{:.4f} s, bubble {:.4f} s, DP exposed {:.4f} s (of {:.4f} s), host-bound {:.4f} s, "
+        "offload {:.4f} s, optimizer {:.4f} s (of the bottleneck stage; they sum to the step)\n",
+        r.compute_time_s, r.interference_time_s, r.layer_comm_time_s(), r.pp_comm_time_s,
         r.bubble_time_s, r.dp_exposed_time_s, r.dp_comm_time_s, r.host_bound_time_s,
         r.offload_time_s, r.optimizer_time_s);
+    out += "by class    compute:";
+    for (size_t k = 0; k < kNumOpClasses; ++k)
+      out += fmt::format(" {} {:.4f} s", kOpClassNames[k], r.*kOpClassColumns[k]);
+    out += "; comm:";
+    for (size_t k = 0; k < kNumCommClasses; ++k)
+      out += fmt::format(" {} {:.4f} s", kCommClassNames[k], r.*kCommClassColumns[k]);
+    out += "\n";
     out += fmt::format("throughput  {:.0f} tokens/s, {:.1f} tokens/s/GPU\n", r.tokens_per_s,
                        r.tokens_per_s_per_gpu);
     out += fmt::format("utilization MFU {:.1f}%, HFU {:.1f}%, comm/compute {:.3f}\n", 100 * r.mfu,

@@ -69,12 +69,46 @@ void NonIdealEvaluator::instance_states(const ParallelConfig& par,
   }
 }
 
+namespace {
+
+// Spreads `amount` over the op classes in proportion to `weight` (by class time when the
+// weights are all zero).
+void spread(double amount, const OpClassTimes<>& weight, const ClassWork& work,
+            OpClassTimes<>& out) {
+  const double total = class_sum(weight);
+  const double time = total_work(work).time_s;
+  for (size_t k = 0; k < kNumOpClasses; ++k)
+    out[k] += amount * (total > 0 ? weight[k] / total : time > 0 ? work[k].time_s / time : 0.0);
+}
+
+// The bounding GPU's extra compute time `extra_s` (the step's growth) over the op classes
+// of its stage's work `work`, by what slowed them (docs/model.md section 8): the TDP cap's
+// `cap_s` lowers the clock, each class its share of the compute-bound time; the rest
+// comes from the derate `d` (straggler factors x the thermal steady state's), which
+// stretches compute-bound time by 1 / clock - 1 and memory-bound time by 1 / hbm - 1.
+void spread_slowdown(const ClassWork& work, double cap_s, const Derate& d, double extra_s,
+                     EvalResult& r) {
+  OpClassTimes<> bound{}, derated{}, extra{};
+  for (size_t k = 0; k < kNumOpClasses; ++k) bound[k] = work[k].compute_bound_s;
+  spread(cap_s, bound, work, extra);
+  for (size_t k = 0; k < kNumOpClasses; ++k)
+    derated[k] = (bound[k] + extra[k]) * (1.0 / d.clock - 1.0) +
+                 work[k].memory_bound_s * (1.0 / d.hbm - 1.0);
+  spread(extra_s - cap_s, derated, work, extra);
+  for (size_t k = 0; k < kNumOpClasses; ++k) r.*kOpClassColumns[k] += extra[k];
+  r.compute_time_s += extra_s;
+}
+
+}  // namespace
+
 void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const {
   if (r.status != Status::Ok) return;
   const HardwareSpec& hw = analytical_.hardware();
   const double idle_W = power_.idle_W(), wait_W = waiting_power_W(power_, w, network_);
-  const std::vector<OpEnergy> work =
-      stage_work(model_, w, power_, analytical_.compute_cost(), analytical_.step_efficiency());
+  const std::vector<ClassWork> by_class = stage_work_by_class(
+      model_, w, power_, analytical_.compute_cost(), analytical_.step_efficiency());
+  std::vector<OpEnergy> work;
+  for (const ClassWork& c : by_class) work.push_back(total_work(c));
   size_t b = 0;
   for (size_t s = 1; s < work.size(); ++s)
     if (work[s].time_s > work[b].time_s) b = s;
@@ -136,9 +170,14 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   size_t hottest = 0;
   for (size_t c = 0; c < classes.size(); ++c)
     if (classes[c].ss.temperature_C > classes[hottest].ss.temperature_C) hottest = c;
-  const double extra_s = step_s - r.step_time_s;
-  r.compute_time_s += extra_s;  // the bounding GPU's compute ran that much longer
+  // The bounding GPU's compute ran that much longer.
+  const ClassState& bound = classes[slowest];
+  spread_slowdown(
+      by_class[b], cap_s,
+      Derate{bound.g.base.clock * bound.ss.derate.clock, bound.g.base.hbm * bound.ss.derate.hbm},
+      step_s - r.step_time_s, r);
   analytical_.fill_rates(w, step_s, r);
+  r.step_time_analytical_s = step_s;
   derive_totals(r);
   r.bounding_gpu = classes[slowest].g.gpu >= 0 && step_s > 1.001 * classes[normal].time_s
                        ? classes[slowest].g.gpu

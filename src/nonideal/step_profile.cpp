@@ -68,40 +68,59 @@ void profile_from_spans(std::span<const des::PowerSpan> spans, des::SimTime step
   out.peak_W = std::max(out.peak_W, peak_W);
 }
 
-std::vector<OpEnergy> stage_work(const ModelSpec& model, const Workload& w, const PowerModel& pm,
-                                 const ComputeCost& cost, double step_efficiency) {
+OpEnergy total_work(const ClassWork& work) {
+  OpEnergy e;
+  for (const OpEnergy& x : work) e += x;
+  return e;
+}
+
+std::vector<ClassWork> stage_work_by_class(const ModelSpec& model, const Workload& w,
+                                           const PowerModel& pm, const ComputeCost& cost,
+                                           double step_efficiency) {
   auto sum = [&](const std::vector<Op>& ops) {
-    OpEnergy e;
+    ClassWork e{};
     for (const Op& op : ops)
       if (op.kind != OpKind::Collective && op.kind != OpKind::P2P)
-        e += pm.op_energy(op, cost.time(op) / step_efficiency);
+        e[op_class(op.kind)] += pm.op_energy(op, cost.time(op) / step_efficiency);
     return e;
   };
   struct Passes {
-    OpEnergy f, b, r;
+    ClassWork f, b, r;
   };
   auto passes = [&](const OpTemplate& t) {
     return Passes{sum(t.forward), sum(t.backward), sum(t.recompute)};
   };
+  auto add = [](ClassWork& e, const ClassWork& x, int64_t times) {
+    for (size_t k = 0; k < kNumOpClasses; ++k) e[k] += x[k].scaled(static_cast<double>(times));
+  };
   const Passes dense = passes(w.layer), moe = passes(w.moe_layer), emb = passes(w.embedding),
                head = passes(w.lm_head);
   const double m = static_cast<double>(w.num_microbatches);
-  std::vector<OpEnergy> out;
+  std::vector<ClassWork> out;
   for (const StageInfo& st : w.stages) {
-    OpEnergy e;
+    ClassWork e{};
     for (int64_t c = 0; c < w.par.vpp; ++c) {
       const ChunkLayers L = chunk_layers_of(model, w.par, st, c);
-      e += dense.f.scaled(static_cast<double>(L.dense));
-      e += dense.b.scaled(static_cast<double>(L.dense));
-      e += dense.r.scaled(static_cast<double>(L.dense_rc));
-      e += moe.f.scaled(static_cast<double>(L.moe));
-      e += moe.b.scaled(static_cast<double>(L.moe));
-      e += moe.r.scaled(static_cast<double>(L.moe_rc));
+      add(e, dense.f, L.dense);
+      add(e, dense.b, L.dense);
+      add(e, dense.r, L.dense_rc);
+      add(e, moe.f, L.moe);
+      add(e, moe.b, L.moe);
+      add(e, moe.r, L.moe_rc);
     }
-    if (st.has_embedding) e += emb.f, e += emb.b;
-    if (st.has_lm_head) e += head.f, e += head.b;
-    out.push_back(e.scaled(m));
+    if (st.has_embedding) add(e, emb.f, 1), add(e, emb.b, 1);
+    if (st.has_lm_head) add(e, head.f, 1), add(e, head.b, 1);
+    for (OpEnergy& x : e) x = x.scaled(m);
+    out.push_back(e);
   }
+  return out;
+}
+
+std::vector<OpEnergy> stage_work(const ModelSpec& model, const Workload& w, const PowerModel& pm,
+                                 const ComputeCost& cost, double step_efficiency) {
+  std::vector<OpEnergy> out;
+  for (const ClassWork& c : stage_work_by_class(model, w, pm, cost, step_efficiency))
+    out.push_back(total_work(c));
   return out;
 }
 
@@ -115,8 +134,8 @@ void profile_from_breakdown(const EvalResult& r, const OpEnergy& work, const OpE
     stretched.memory_bound_s += r.interference_time_s;
   }
   out.add_work(stretched, idle_W);
-  out.add_wait(r.tp_comm_time_s + r.pp_comm_time_s + r.dp_exposed_time_s + r.host_bound_time_s +
-                   r.offload_time_s,
+  out.add_wait(r.layer_comm_time_s() + r.pp_comm_time_s + r.dp_exposed_time_s +
+                   r.host_bound_time_s + r.offload_time_s,
                wait_W);
   out.add_work(optimizer, idle_W);
   out.add_wait(r.bubble_time_s, wait_W);

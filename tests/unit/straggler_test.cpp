@@ -110,6 +110,20 @@ TEST(Straggler, HalfClockGpuSlowsTheStepByItsComputeBoundWork) {
   EXPECT_LT(
       rel(slow.analytical.compute_time_s, ideal.analytical.compute_time_s + W.compute_bound_s),
       1e-9);
+  // By op class (docs/model.md section 8): the lower clock stretches compute-bound time
+  // only, so each class grows by its own compute-bound seconds C_k of W (GEMM and
+  // attention kernels; streaming kernels have none), and the classes still sum to compute.
+  const ClassWork Wk =
+      stage_work_by_class(slow.spec.model, slow.w, pm, ev.compute_cost(), ev.step_efficiency())[0];
+  EXPECT_EQ(Wk[static_cast<size_t>(OpClass::MemoryBound)].compute_bound_s, 0.0);
+  for (size_t k = 0; k < kNumOpClasses; ++k)
+    EXPECT_NEAR(slow.analytical.*kOpClassColumns[k] - ideal.analytical.*kOpClassColumns[k],
+                Wk[k].compute_bound_s, 1e-6 * W.compute_bound_s)
+        << kOpClassNames[k];
+  for (const EvalResult* r : {&slow.analytical, &slow.des})
+    EXPECT_NEAR(r->gemm_time_s + r->attention_time_s + r->memory_bound_time_s, r->compute_time_s,
+                1e-9 * r->compute_time_s);
+  EXPECT_EQ(slow.analytical.step_time_analytical_s, slow.analytical.step_time_s);
 
   // The DES: the same straggler, its data-parallel collectives waiting on it.
   EXPECT_LT(rel(slow.des.step_time_s, slow.analytical.step_time_s), 0.02)

@@ -18,6 +18,7 @@
 #include "rapid/cost/compute_cost.hpp"
 #include "rapid/cost/interference.hpp"
 #include "rapid/eval/evaluator.hpp"
+#include "rapid/eval/op_class.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/training_spec.hpp"
 
@@ -46,13 +47,23 @@ class AnalyticalEvaluator final : public Evaluator {
     /// and HBM traffic): the DP stream's interference is (dp_contended / compute - 1) of
     /// the time it overlaps.
     double dp_contended = 0;
+    OpClassTimes<> compute_by_class{};  ///< `compute` by op class (op_class.hpp)
+    CommClassTimes<> comm_by_class{};   ///< `comm` by the collectives' group
     double total() const { return compute + interference + comm; }
+    /// Adds `times` x o's totals (not its split by class: evaluate() needs that of one
+    /// stage only, add_classes()).
     PassTime& add(const PassTime& o, double times = 1.0) {
       compute += times * o.compute;
       interference += times * o.interference;
       comm += times * o.comm;
       ops += times * o.ops;
       dp_contended += times * o.dp_contended;
+      return *this;
+    }
+    /// Adds `times` x o's split by class.
+    PassTime& add_classes(const PassTime& o, double times = 1.0) {
+      add_scaled(compute_by_class, o.compute_by_class, times);
+      add_scaled(comm_by_class, o.comm_by_class, times);
       return *this;
     }
   };

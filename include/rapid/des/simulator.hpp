@@ -30,6 +30,7 @@
 #include "rapid/des/flow_network.hpp"
 #include "rapid/des/power_trace.hpp"
 #include "rapid/des/stage_program.hpp"
+#include "rapid/eval/op_class.hpp"
 #include "rapid/nonideal/power_model.hpp"
 #include "rapid/nonideal/thermal_model.hpp"
 #include "rapid/spec/link_fault.hpp"
@@ -90,9 +91,13 @@ struct SimOptions {
 };
 
 /// Where one stage instance's time went (seconds); the critical instance's fill EvalResult.
+/// compute and layer_comm (the templates' TP/CP/EP collectives) are the sums of their
+/// splits by class (op_class.hpp).
 struct InstanceTimes {
-  double end = 0, compute = 0, interference = 0, tp_comm = 0, pp_comm = 0, host = 0;
+  double end = 0, compute = 0, interference = 0, layer_comm = 0, pp_comm = 0, host = 0;
   double dp_exposed = 0, dp_busy = 0, optimizer = 0, offload = 0;
+  OpClassTimes<> compute_by_class{};
+  CommClassTimes<> comm_by_class{};
 };
 
 /// One class of links that the simulation loaded alike.

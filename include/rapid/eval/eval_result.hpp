@@ -80,16 +80,25 @@ struct EvalResult {
 
   // Time (NaN when the point does not fit).
   double step_time_s = kNaN;
+  /// The analytical model's step time of the point: step_time_s on analytical rows, the
+  /// closed form's answer on rows the DES produced (NaN where it did not evaluate).
+  double step_time_analytical_s = kNaN;
   double tokens_per_s = kNaN;
   double tokens_per_s_per_gpu = kNaN;
   double mfu = kNaN;             ///< model FLOPs / (step time * GPUs * peak) (PaLM, Chowdhery 2022)
   double hfu = kNaN;             ///< (model + recomputed FLOPs) / (step time * GPUs * peak)
   double compute_time_s = kNaN;  ///< compute on the bottleneck stage, kernels at full speed
+  // compute_time_s by operator class (OpKind; eval/op_class.hpp): they sum to it.
+  double gemm_time_s = kNaN;          ///< GEMMs (projections, MLP, router, LM head, unfused QK/PV)
+  double attention_time_s = kNaN;     ///< fused attention kernels (FlashAttention)
+  double memory_bound_time_s = kNaN;  ///< streaming kernels (norms, activations, softmax, ...)
   /// Compute lost on that stage to communication kernels beside it (their SMs and HBM
   /// traffic; cost/interference.hpp).
   double interference_time_s = kNaN;
-  double exposed_comm_time_s = kNaN;  ///< tp_cp + pp + dp exposed
-  double tp_comm_time_s = kNaN;       ///< TP/CP collectives on the critical path
+  double exposed_comm_time_s = kNaN;  ///< layer (TP + CP + EP) + pp + dp exposed
+  double tp_comm_time_s = kNaN;       ///< TP collectives on the critical path (dense + expert TP)
+  double cp_comm_time_s = kNaN;       ///< CP collectives (ring attention's K/V exchange)
+  double ep_comm_time_s = kNaN;       ///< EP all-to-alls (MoE token dispatch and combine)
   double pp_comm_time_s = kNaN;       ///< pipeline p2p on the critical path
   double dp_comm_time_s = kNaN;       ///< DP/ZeRO traffic, total
   double dp_exposed_time_s = kNaN;    ///< DP/ZeRO traffic not hidden by compute
@@ -135,19 +144,22 @@ struct EvalResult {
   uint8_t fit_hint = 0;         ///< FitHint of an out-of-memory row
   uint8_t error_code = 0;       ///< ErrorCode of an error row
   int32_t fit_hint_value = 0;   ///< the value that knob takes
+
+  /// The layers' collectives on the critical path (TP + CP + EP; eval/op_class.hpp).
+  double layer_comm_time_s() const { return tp_comm_time_s + cp_comm_time_s + ep_comm_time_s; }
 };
 
 /// The totals both evaluators derive from the bottleneck stage's breakdown: the bubble is
 /// what of the step its work does not fill (docs/model.md section 8), exposed
-/// communication (TP/CP + PP + exposed DP) and all communication over compute.
+/// communication (TP/CP/EP + PP + exposed DP) and all communication over compute.
 inline void derive_totals(EvalResult& r) {
+  const double layer = r.layer_comm_time_s();
   r.bubble_time_s =
-      std::max(0.0, r.step_time_s - (r.compute_time_s + r.interference_time_s + r.tp_comm_time_s +
+      std::max(0.0, r.step_time_s - (r.compute_time_s + r.interference_time_s + layer +
                                      r.pp_comm_time_s + r.dp_exposed_time_s + r.host_bound_time_s +
                                      r.optimizer_time_s + r.offload_time_s));
-  r.exposed_comm_time_s = r.tp_comm_time_s + r.pp_comm_time_s + r.dp_exposed_time_s;
-  r.comm_compute_ratio =
-      (r.tp_comm_time_s + r.pp_comm_time_s + r.dp_comm_time_s) / r.compute_time_s;
+  r.exposed_comm_time_s = layer + r.pp_comm_time_s + r.dp_exposed_time_s;
+  r.comm_compute_ratio = (layer + r.pp_comm_time_s + r.dp_comm_time_s) / r.compute_time_s;
 }
 
 }  // namespace rapid

@@ -4,11 +4,13 @@
 // in the analytical mode, from the step's breakdown.
 #pragma once
 
+#include <array>
 #include <span>
 #include <vector>
 
 #include "rapid/des/power_trace.hpp"
 #include "rapid/eval/eval_result.hpp"
+#include "rapid/eval/op_class.hpp"
 #include "rapid/nonideal/power_model.hpp"
 #include "rapid/nonideal/thermal_replay.hpp"
 #include "rapid/workload/workload.hpp"
@@ -39,9 +41,18 @@ double waiting_power_W(const PowerModel& pm, const Workload& w, const NetworkSpe
 void profile_from_spans(std::span<const des::PowerSpan> spans, des::SimTime step_end, double idle_W,
                         double wait_W, double merge_s, StepProfile& out);
 
-/// Full-speed work of one GPU of each pipeline stage in one step: its passes' compute ops
-/// (forward, backward and the replayed forward per micro-batch), timed as the analytical
-/// evaluator times them (`time_s` = ComputeCost time / step efficiency).
+/// Work split by op class (eval/op_class.hpp), indexed by class.
+using ClassWork = std::array<OpEnergy, kNumOpClasses>;
+/// The classes' sum.
+OpEnergy total_work(const ClassWork& work);
+
+/// Full-speed work of one GPU of each pipeline stage in one step, by op class: its passes'
+/// compute ops (forward, backward and the replayed forward per micro-batch), timed as the
+/// analytical evaluator times them (`time_s` = ComputeCost time / step efficiency).
+std::vector<ClassWork> stage_work_by_class(const ModelSpec& model, const Workload& w,
+                                           const PowerModel& pm, const ComputeCost& cost,
+                                           double step_efficiency);
+/// The same, each stage's classes summed.
 std::vector<OpEnergy> stage_work(const ModelSpec& model, const Workload& w, const PowerModel& pm,
                                  const ComputeCost& cost, double step_efficiency);
 
