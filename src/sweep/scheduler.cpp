@@ -45,6 +45,17 @@ bool stop_requested() noexcept {
   return g_stop.load(std::memory_order_relaxed);
 }
 
+void evaluate_row(const PointEvaluator& evaluator, const Point& p, Workload& scratch, EvalResult& r,
+                  Fidelity f, std::optional<double> analytical_step_s) noexcept {
+  // The closed form beside a simulation costs microseconds.
+  if (f == Fidelity::Des && !analytical_step_s) {
+    evaluator.evaluate_guarded(p, scratch, r, Fidelity::Analytical);
+    analytical_step_s = r.step_time_s;
+  }
+  evaluator.evaluate_guarded(p, scratch, r, f);
+  if (f == Fidelity::Des) r.step_time_analytical_s = *analytical_step_s;
+}
+
 int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed) {
   if (remaining <= 0) return 0;
   const int64_t size =
@@ -190,7 +201,8 @@ void Scheduler::run_worker() {
 }
 
 void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
-                              Fidelity fidelity, int grain, bool poll_while_evaluating) {
+                              Fidelity fidelity, int grain, bool poll_while_evaluating,
+                              const std::function<double(int64_t)>& analytical_step) {
   if (rows_.size() < static_cast<size_t>(count)) rows_.resize(static_cast<size_t>(count));
   evaluated_.assign(static_cast<size_t>(count), 0);
   std::atomic<bool> failed{false};
@@ -211,8 +223,8 @@ void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
       }
       ResultRow& row = rows_[static_cast<size_t>(k)];
       row.point = enumerator_.decode(index_of(k));
-      evaluator_.evaluate_guarded(row.point, scratch_[static_cast<size_t>(t)], row.result,
-                                  fidelity);
+      evaluate_row(evaluator_, row.point, scratch_[static_cast<size_t>(t)], row.result, fidelity,
+                   analytical_step ? std::optional<double>(analytical_step(k)) : std::nullopt);
       evaluated_[static_cast<size_t>(k)] = 1;
     } catch (...) {
 #pragma omp critical(rapid_scheduler_error)
@@ -332,17 +344,17 @@ int64_t Scheduler::refine() {
     best[{static_cast<int64_t>(all[i]), static_cast<int32_t>(all[i + 1]),
           static_cast<int32_t>(all[i + 2])}]
         .push_back({all[i + 4], static_cast<int64_t>(all[i + 3])});
-  std::vector<int64_t> chosen;
+  std::vector<std::pair<int64_t, double>> chosen;  // (index, analytical step time)
   for (auto& [group, list] : best) {
     std::sort(list.begin(), list.end());
     for (size_t j = 0; j < list.size() && j < static_cast<size_t>(options_.top_k); ++j)
-      chosen.push_back(list[j].second);
+      chosen.push_back({list[j].second, list[j].first});
   }
   std::sort(chosen.begin(), chosen.end());
-  std::vector<int64_t> here;
+  std::vector<std::pair<int64_t, double>> here;
   for (size_t j = static_cast<size_t>(mpi_.rank()); j < chosen.size();
        j += static_cast<size_t>(ranks))
-    if (!options_.simulated_before || !options_.simulated_before(chosen[j]))
+    if (!options_.simulated_before || !options_.simulated_before(chosen[j].first))
       here.push_back(chosen[j]);
   if (mpi_.is_root() && options_.progress)
     std::fprintf(stderr,
@@ -355,10 +367,11 @@ int64_t Scheduler::refine() {
   for (size_t b = 0; b < here.size() && !stop_requested(); b += block) {
     const size_t n = std::min(block, here.size() - b);
     evaluate_rows(
-        static_cast<int64_t>(n), [&](int64_t k) { return here[b + static_cast<size_t>(k)]; },
-        Fidelity::Des, 1, false);
+        static_cast<int64_t>(n), [&](int64_t k) { return here[b + static_cast<size_t>(k)].first; },
+        Fidelity::Des, 1, false,
+        [&](int64_t k) { return here[b + static_cast<size_t>(k)].second; });
     for (size_t j = 0; j < n; ++j)
-      if (evaluated_[j]) sink_(here[b + j], std::span<const ResultRow>(&rows_[j], 1));
+      if (evaluated_[j]) sink_(here[b + j].first, std::span<const ResultRow>(&rows_[j], 1));
   }
   stats_.interrupted = stop_requested();
   mpi_check(MPI_Barrier(comm_), "MPI_Barrier");

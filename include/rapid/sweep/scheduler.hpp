@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <vector>
@@ -46,6 +47,13 @@ inline constexpr int64_t kPollInterval = 32;  ///< rank 0's thread-0 points betw
 /// Size of the next chunk: `fixed` when > 0, else clamp(remaining / (4 * ranks), kMinChunk,
 /// kMaxChunk); never more than `remaining` (>= 0), 0 when nothing remains.
 int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed);
+
+/// One row of a sweep: point `p` evaluated with fidelity `f` into `r`, never throwing for
+/// the point (PointEvaluator::evaluate_guarded). A DES row keeps the analytical model's step
+/// time of the point (EvalResult::step_time_analytical_s): `analytical_step_s` when given
+/// (under `--fidelity auto` the first pass's), else the closed form's, evaluated here.
+void evaluate_row(const PointEvaluator& evaluator, const Point& p, Workload& scratch, EvalResult& r,
+                  Fidelity f, std::optional<double> analytical_step_s = std::nullopt) noexcept;
 
 /// Receives each evaluated chunk: rows[k] is point first + k. Called on the main thread.
 using ChunkSink = std::function<void(int64_t first, std::span<const ResultRow> rows)>;
@@ -124,9 +132,12 @@ class Scheduler {
   int64_t evaluate_chunk(const Chunk& c, bool poll_while_evaluating);
   /// rows_[k] = point index_of(k) for k < count, evaluated with `fidelity` on the OpenMP
   /// threads (dynamic schedule, `grain` points at a time), evaluated_[k] = 1 for each one
-  /// done (a stop request skips the rest); rethrows the first failure.
+  /// done (a stop request skips the rest); rethrows the first failure. Each row is
+  /// evaluate_row()'s, with analytical_step(k) when given (refine(): the first pass's
+  /// analytical step times).
   void evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
-                     Fidelity fidelity, int grain, bool poll_while_evaluating);
+                     Fidelity fidelity, int grain, bool poll_while_evaluating,
+                     const std::function<double(int64_t)>& analytical_step = {});
   bool poll();  // rank 0: answers what has arrived; true when a message was handled
   void post_receive();
   void handle_message(int source, int tag, int64_t payload);
