@@ -295,7 +295,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   const rapid::SweepStats stats = scheduler.run();
   if (mpi.allreduce_max(stats.interrupted ? 1 : 0) > 0) return stopped(mpi, store);
   if (so.top_k > 0 && store.resumed())
-    rapid::offer_stored_rows(mpi, store, *p.enumerator, *p.evaluator,
+    rapid::offer_stored_rows(mpi, store, *p.enumerator,
                              rapid::done_ranges(store.missing(), store.num_points()), scheduler);
   const int64_t simulated = so.top_k > 0 ? scheduler.refine() : 0;
   if (mpi.allreduce_max(scheduler.stats().interrupted ? 1 : 0) > 0) return stopped(mpi, store);

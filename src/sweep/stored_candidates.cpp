@@ -1,6 +1,7 @@
 #include "rapid/sweep/stored_candidates.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace rapid {
 
@@ -22,29 +23,24 @@ std::vector<std::pair<int64_t, int64_t>> done_ranges(
 }
 
 void offer_stored_rows(const MpiEnv& mpi, ResultStore& store, const Enumerator& enumerator,
-                       const PointEvaluator& evaluator,
                        const std::vector<std::pair<int64_t, int64_t>>& done, Scheduler& scheduler) {
   const int64_t n = store.num_points();
   const int64_t lo = n * mpi.rank() / mpi.size();
   const int64_t hi = n * (mpi.rank() + 1) / mpi.size();
-  Workload scratch;
-  EvalResult analytical;
   for (const auto& [a, b] : done) {
     for (int64_t first = std::max(a, lo); first < std::min(b, hi); first += kPiece) {
       const int64_t count = std::min({kPiece, b - first, hi - first});
       const std::vector<double> status = store.read_column("status", first, count);
-      const std::vector<double> step = store.read_column("step_time_s", first, count);
+      const std::vector<double> step = store.read_column("step_time_analytical_s", first, count);
       const std::vector<double> fidelity = store.read_column("fidelity", first, count);
       for (int64_t k = 0; k < count; ++k) {
         const auto j = static_cast<size_t>(k);
-        const Point p = enumerator.decode(first + k);
-        if (fidelity[j] != kDesCode) {
-          scheduler.consider(p, static_cast<Status>(status[j]), step[j], first + k);
-          continue;
-        }
-        // Simulated by an earlier run: its rank is by the analytical step time.
-        evaluator.evaluate_guarded(p, scratch, analytical, Fidelity::Analytical);
-        scheduler.consider(p, analytical.status, analytical.step_time_s, first + k);
+        // Simulated by an earlier run: ranked by its analytical step time, which its row
+        // keeps (refine() simulates only points the closed form found feasible).
+        const Status s = fidelity[j] == kDesCode
+                             ? (std::isnan(step[j]) ? Status::Error : Status::Ok)
+                             : static_cast<Status>(status[j]);
+        scheduler.consider(enumerator.decode(first + k), s, step[j], first + k);
       }
     }
   }

@@ -3,15 +3,14 @@
 // but a resumed run evaluated only the rows its partial file lacked. This offers the
 // scheduler the rows earlier runs wrote, read back from the file, so refine() chooses the
 // same points an uninterrupted run would: a row an earlier refine() already replaced by its
-// simulation is evaluated analytically again for its rank (10 us a point), and is not
-// simulated twice (SchedulerOptions::simulated_before).
+// simulation is ranked by the analytical step time it keeps (step_time_analytical_s), and
+// is not simulated twice (SchedulerOptions::simulated_before).
 #pragma once
 
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-#include "rapid/eval/point_evaluator.hpp"
 #include "rapid/io/result_store.hpp"
 #include "rapid/sweep/enumerator.hpp"
 #include "rapid/sweep/mpi_env.hpp"
@@ -24,10 +23,10 @@ std::vector<std::pair<int64_t, int64_t>> done_ranges(
     const std::vector<std::pair<int64_t, int64_t>>& missing, int64_t n);
 
 /// Every rank: reads its share (rows [n r / P, n (r + 1) / P)) of the rows in `done`
-/// from `store` (status, step_time_s, fidelity; in pieces of bounded size) and offers each
-/// to `scheduler` (Scheduler::consider). Throws InternalError on an HDF5 failure.
+/// from `store` (status, step_time_analytical_s, fidelity; in pieces of bounded size) and
+/// offers each to `scheduler` (Scheduler::consider). Throws InternalError on an HDF5
+/// failure.
 void offer_stored_rows(const MpiEnv& mpi, ResultStore& store, const Enumerator& enumerator,
-                       const PointEvaluator& evaluator,
                        const std::vector<std::pair<int64_t, int64_t>>& done, Scheduler& scheduler);
 
 }  // namespace rapid
