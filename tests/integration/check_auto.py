@@ -2,14 +2,19 @@
 """Checks a `rapid-sweep --fidelity auto` file: the run says auto, and in every (GPU count,
 hardware) group exactly min(K, feasible points) rows come from the discrete-event simulator
 (fidelity "des", a simulated replica count, a link utilization), the rest are analytical
-(no simulated replicas, NaN utilization).
+(no simulated replicas, NaN utilization). Every row keeps the analytical step time
+(step_time_analytical_s, check_analytical_step.py): a simulated row the first pass's, equal
+to the step time of that point in ANALYTICAL.h5 (an analytical sweep of the same job) when
+given, finite without it.
 
-    check_auto.py OUT.h5 K
+    check_auto.py OUT.h5 K [ANALYTICAL.h5]
 """
 import sys
 
 import h5py
 import numpy as np
+
+from check_analytical_step import check_analytical_step
 
 
 def main(argv):
@@ -39,6 +44,13 @@ def main(argv):
             errors.append("des rows without simulated replicas or link utilization")
         if np.any(reps[~des] != 0) or np.any(np.isfinite(util[~des])):
             errors.append("analytical rows with simulation columns")
+        if not np.all(np.isfinite(p["step_time_analytical_s"][:][des])):
+            errors.append("des rows without their analytical step time")
+        if len(argv) > 2:
+            with h5py.File(argv[2], "r") as ref:
+                errors += check_analytical_step(p, ref["points"])
+        else:
+            errors += check_analytical_step(p)
         print(f"checked {path}: {int(np.sum(des))} des rows of {len(fid)}")
     for e in errors:
         print("FAIL:", e)
