@@ -69,23 +69,20 @@ const AnalyticalEvaluator::TemplateTimes& AnalyticalEvaluator::template_times(
   e.evaluator = id_;
   e.key = template_key(w.par);
   TemplateTimes& t = e.times;
-  t.lf = pass_time(w.layer.forward, w);
-  t.lb = pass_time(w.layer.backward, w);
-  t.lr = pass_time(w.layer.recompute, w);
-  t.mf = pass_time(w.moe_layer.forward, w);
-  t.mb = pass_time(w.moe_layer.backward, w);
-  t.mr = pass_time(w.moe_layer.recompute, w);
-  t.ef = pass_time(w.embedding.forward, w);
-  t.eb = pass_time(w.embedding.backward, w);
-  t.hf = pass_time(w.lm_head.forward, w);
-  t.hb = pass_time(w.lm_head.backward, w);
+  const std::vector<Op>* const ops[kTemplatePasses] = {
+      &w.layer.forward,      &w.layer.backward,      &w.layer.recompute,   &w.moe_layer.forward,
+      &w.moe_layer.backward, &w.moe_layer.recompute, &w.embedding.forward, &w.embedding.backward,
+      &w.lm_head.forward,    &w.lm_head.backward};
+  for (size_t p = 0; p < kTemplatePasses; ++p) t.pass[p] = pass_time(*ops[p], w, &t.classes[p]);
   t.flops = template_flops(w);
   return t;
 }
 
 AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<Op>& ops,
-                                                             const Workload& w) const {
+                                                             const Workload& w,
+                                                             PassClasses* classes) const {
   PassTime t;
+  PassClasses split;
   const size_t n = ops.size();
   t.ops = static_cast<double>(n);
   auto compute_time = [&](const Op& op) { return compute_.time(op) / step_efficiency_; };
@@ -96,7 +93,7 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
     if (op.kind != OpKind::Collective && op.kind != OpKind::P2P) {
       const double c = compute_time(op);
       t.compute += c;
-      t.compute_by_class[op_class(op.kind)] += c;
+      split.compute[op_class(op.kind)] += c;
       t.dp_contended += dp_cost.time(op) / step_efficiency_;
       continue;
     }
@@ -116,8 +113,9 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
       comm = std::max(0.0, comm * interference_.comm_slowdown(p, ops[j], beside) - beside);
     }
     t.comm += comm;
-    t.comm_by_class[comm_class(op.group)] += comm;
+    split.comm[comm_class(op.group)] += comm;
   }
+  if (classes) *classes = split;
   return t;
 }
 
@@ -183,10 +181,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   const ParallelConfig& par = w.par;
   const double m = static_cast<double>(w.num_microbatches);
   const int64_t pp = par.pp, vpp = par.vpp;
-  // The template passes: layer, MoE layer, embedding and head.
-  enum : size_t { kLF, kLB, kLR, kMF, kMB, kMR, kEF, kEB, kHF, kHB, kPasses };
-  const PassTime* const passes[kPasses] = {&tt.lf, &tt.lb, &tt.lr, &tt.mf, &tt.mb,
-                                           &tt.mr, &tt.ef, &tt.eb, &tt.hf, &tt.hb};
   const double p2p_one =
       pp > 1 ? collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP))
              : 0.0;
@@ -206,11 +200,11 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   // stage; add(forward?, template pass, times) for each.
   auto chunk_passes = [&](const StageInfo& st, int64_t c, auto&& add) {
     const ChunkLayers L = chunk_layers_of(model_, par, st, c);
-    add(true, kLF, L.dense), add(true, kMF, L.moe);
-    add(false, kLB, L.dense), add(false, kLR, L.dense_rc);
-    add(false, kMB, L.moe), add(false, kMR, L.moe_rc);
-    if (st.has_embedding && c == 0) add(true, kEF, 1), add(false, kEB, 1);
-    if (st.has_lm_head && c == vpp - 1) add(true, kHF, 1), add(false, kHB, 1);
+    add(true, kLayerF, L.dense), add(true, kMoeF, L.moe);
+    add(false, kLayerB, L.dense), add(false, kLayerR, L.dense_rc);
+    add(false, kMoeB, L.moe), add(false, kMoeR, L.moe_rc);
+    if (st.has_embedding && c == 0) add(true, kEmbeddingF, 1), add(false, kEmbeddingB, 1);
+    if (st.has_lm_head && c == vpp - 1) add(true, kHeadF, 1), add(false, kHeadB, 1);
     return L;
   };
 
@@ -243,7 +237,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     for (int64_t c = 0; c < vpp; ++c) {
       PassTime f, b;
       const ChunkLayers L = chunk_passes(st, c, [&](bool fwd, size_t t, int64_t n) {
-        (fwd ? f : b).add(*passes[t], static_cast<double>(n));
+        (fwd ? f : b).add(tt.pass[t], static_cast<double>(n));
       });
       const size_t k = static_cast<size_t>(j * vpp + c);
       chunk_share[k] = static_cast<double>(L.dense) * w.layer_params +
@@ -395,7 +389,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   for (size_t j = 1; j < pt.busy.size(); ++j)
     if (pt.busy[j] > pt.busy[b]) b = j;
   double compute = 0, interference = 0, host = 0, sends = 0;
-  double runs[kPasses] = {};  // of each template pass on the stage
+  double runs[kTemplatePasses] = {};  // of each template pass on the stage
   for (int64_t c = 0; c < vpp; ++c) {
     const size_t k = b * static_cast<size_t>(vpp) + static_cast<size_t>(c);
     compute += fwd_pass[k].compute + bwd_pass[k].compute;
@@ -406,15 +400,15 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     const bool last = b + 1 == static_cast<size_t>(pp) && c == vpp - 1, first = b == 0 && c == 0;
     sends += (last ? 0.0 : p2p_one) + (first ? 0.0 : p2p_one);
   }
-  PassTime classes;  // the stage's compute and exposed comm by class
-  for (size_t t = 0; t < kPasses; ++t)
-    if (runs[t] > 0) classes.add_classes(*passes[t], runs[t]);
+  PassClasses classes;  // the stage's compute and exposed comm by class
+  for (size_t t = 0; t < kTemplatePasses; ++t)
+    if (runs[t] > 0) classes.add(tt.classes[t], runs[t]);
   const StageDp& db = dp[b];
   r.compute_time_s = m * compute;
-  set_class_columns(r, kOpClassColumns, classes.compute_by_class, m);
+  set_class_columns(r, kOpClassColumns, classes.compute, m);
   r.interference_time_s =
       m * (interference + db.mb_interference_f + db.mb_interference_b) + db.interference();
-  set_class_columns(r, kCommClassColumns, classes.comm_by_class, m);
+  set_class_columns(r, kCommClassColumns, classes.comm, m);
   r.host_bound_time_s = m * host;
   r.pp_comm_time_s = m * sends;
   r.dp_comm_time_s = dp_total;

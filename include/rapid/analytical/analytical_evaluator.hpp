@@ -12,6 +12,7 @@
 //  - optimizer step as a memory-bound pass over the local optimizer shard.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "rapid/cost/collective_cost.hpp"
@@ -47,11 +48,7 @@ class AnalyticalEvaluator final : public Evaluator {
     /// and HBM traffic): the DP stream's interference is (dp_contended / compute - 1) of
     /// the time it overlaps.
     double dp_contended = 0;
-    OpClassTimes<> compute_by_class{};  ///< `compute` by op class (op_class.hpp)
-    CommClassTimes<> comm_by_class{};   ///< `comm` by the collectives' group
     double total() const { return compute + interference + comm; }
-    /// Adds `times` x o's totals (not its split by class: evaluate() needs that of one
-    /// stage only, add_classes()).
     PassTime& add(const PassTime& o, double times = 1.0) {
       compute += times * o.compute;
       interference += times * o.interference;
@@ -60,20 +57,44 @@ class AnalyticalEvaluator final : public Evaluator {
       dp_contended += times * o.dp_contended;
       return *this;
     }
-    /// Adds `times` x o's split by class.
-    PassTime& add_classes(const PassTime& o, double times = 1.0) {
-      add_scaled(compute_by_class, o.compute_by_class, times);
-      add_scaled(comm_by_class, o.comm_by_class, times);
+  };
+  /// A pass's `compute` by op class and exposed `comm` by group (eval/op_class.hpp): kept
+  /// apart from PassTime, which evaluate() sums for every stage (the split is needed for
+  /// the bottleneck stage only).
+  struct PassClasses {
+    OpClassTimes<> compute{};
+    CommClassTimes<> comm{};
+    PassClasses& add(const PassClasses& o, double times = 1.0) {
+      add_scaled(compute, o.compute, times);
+      add_scaled(comm, o.comm, times);
       return *this;
     }
   };
-  PassTime pass_time(const std::vector<Op>& ops, const Workload& w) const;
+  /// `classes`, when given, receives the pass's split by class.
+  PassTime pass_time(const std::vector<Op>& ops, const Workload& w,
+                     PassClasses* classes = nullptr) const;
 
-  /// What evaluate() reads of the op templates: each template pass's PassTime and flops.
-  /// They depend on the layout but not on its ZeRO stage (the DP traffic is not in the
-  /// templates): a sweep's points that differ in it share them.
+  /// The op templates' passes: the layer's, the MoE layer's (forward, backward, replayed
+  /// forward), the embedding's and the LM head's (forward, backward).
+  enum TemplatePass : size_t {
+    kLayerF,
+    kLayerB,
+    kLayerR,
+    kMoeF,
+    kMoeB,
+    kMoeR,
+    kEmbeddingF,
+    kEmbeddingB,
+    kHeadF,
+    kHeadB,
+    kTemplatePasses
+  };
+  /// What evaluate() reads of the op templates: each template pass's PassTime and split by
+  /// class, and the flops. They depend on the layout but not on its ZeRO stage (the DP
+  /// traffic is not in the templates): a sweep's points that differ in it share them.
   struct TemplateTimes {
-    PassTime lf, lb, lr, mf, mb, mr, ef, eb, hf, hb;  // layer, MoE layer, embedding, head
+    std::array<PassTime, kTemplatePasses> pass;        ///< by TemplatePass
+    std::array<PassClasses, kTemplatePasses> classes;  ///< by TemplatePass
     TemplateFlops flops;
   };
   /// The template times of w.par when this thread computed them lately (a small cache),
