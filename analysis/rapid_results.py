@@ -42,8 +42,10 @@ LAYOUT_COLUMNS = ["dp", "tp", "pp", "cp", "ep", "vpp", "mbs", "sp", "zero_stage"
 # not named here follow in the file's order.
 SCHEMA_ORDER = [
     "hardware_index", "num_gpus", *LAYOUT_COLUMNS, "num_microbatches",
-    "status", "warning_flags", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
-    "compute_time_s", "exposed_comm_time_s", "tp_comm_time_s", "pp_comm_time_s",
+    "status", "warning_flags", "step_time_s", "step_time_analytical_s", "tokens_per_s",
+    "tokens_per_s_per_gpu", "mfu", "hfu", "compute_time_s", "gemm_time_s", "attention_time_s",
+    "memory_bound_time_s", "exposed_comm_time_s", "tp_comm_time_s", "cp_comm_time_s",
+    "ep_comm_time_s", "pp_comm_time_s",
     "dp_comm_time_s", "dp_exposed_time_s", "bubble_time_s", "optimizer_time_s",
     "comm_compute_ratio", "peak_memory_bytes", "weights_bytes", "grads_bytes",
     "optimizer_bytes", "activations_bytes", "reserve_bytes", "memory_capacity_bytes"]
