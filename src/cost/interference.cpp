@@ -12,16 +12,24 @@ Contention profile(const HardwareSpec& hw, const NetworkSpec& net, const Trainin
       (net.nvlink_bandwidth_Bps > 0 ? net.nvlink_bandwidth_Bps : hw.nvlink_bandwidth_Bps) *
       hw.nvlink_efficiency;
   const double nic = net.nic_bandwidth_per_gpu_Bps() * net.network_efficiency;
-  const double per_byte = net.nccl_hbm_bytes_per_byte;
+  // HBM traffic of the collective: 2 bytes per byte sent, but, shared max-min fairly with
+  // an HBM-bound kernel beside it, never more than half of what HBM delivers (the share
+  // comm_slowdown() grants the collective; the collective then runs HBM-bound, slower than
+  // its links). Without the cap, links faster than half of HBM (a 2x-NVLink variant: 2 x
+  // 1440 GB/s on a 2.85 TB/s H100) would take all of HBM from the kernel.
+  const double hbm_half = 0.5 * hw.hbm_bandwidth_Bps * hw.memory_efficiency;
+  const auto taken = [&](double link_Bps) {
+    return std::min(net.nccl_hbm_bytes_per_byte * link_Bps, hbm_half);
+  };
   switch (p) {
     case InterferenceModel::TpGather:
-      return {t.framework.tp_overlap_sms_gather, per_byte * nvlink};
+      return {t.framework.tp_overlap_sms_gather, taken(nvlink)};
     case InterferenceModel::TpScatter:
-      return {t.framework.tp_overlap_sms_scatter, per_byte * nvlink};
+      return {t.framework.tp_overlap_sms_scatter, taken(nvlink)};
     case InterferenceModel::DpNvlink:
-      return {net.nccl_channels_nvlink, per_byte * nvlink};
+      return {net.nccl_channels_nvlink, taken(nvlink)};
     case InterferenceModel::DpNetwork:
-      return {net.nccl_channels_network, per_byte * nic};
+      return {net.nccl_channels_network, taken(nic)};
   }
   return {};
 }
