@@ -13,7 +13,7 @@ namespace rapid::detail {
 
 std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Node& value,
                                              const std::string& key, const std::string& kind,
-                                             const std::string& also) {
+                                             const std::string& also, const std::string& anchor) {
   if (value.IsMap()) {
     Source src{fmt::format("<inline in {}>", job.file()), YAML::Dump(value)};
     return {value, src};
@@ -32,11 +32,21 @@ std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Nod
       tried += (tried.empty() ? "" : ", ") + c.string();
     }
   } else {
-    path = find_named_config(kind, ref, job.file());
-    if (path.empty() && !also.empty()) path = find_named_config(also, ref, job.file());
-    tried = fmt::format("{}/{}.yaml{} under {}", kind, ref,
+    const std::string& where = anchor.empty() ? job.file() : anchor;
+    path = find_named_config(kind, ref, where);
+    if (path.empty() && !also.empty()) path = find_named_config(also, ref, where);
+    const fs::path here = fs::path(job.file()).parent_path();
+    if (!also.empty() && !job.file().starts_with("<"))
+      for (const fs::path& c : {here / (ref + ".yaml"), here / ".." / (ref + ".yaml")}) {
+        std::error_code ec;
+        if (path.empty() && fs::is_regular_file(c, ec)) path = c.lexically_normal().string();
+      }
+    tried = fmt::format("{}/{}.yaml{} under {}{}", kind, ref,
                         also.empty() ? "" : fmt::format(" and {}/{}.yaml", also, ref),
-                        fmt::join(config_search_dirs(job.file()), ", "));
+                        fmt::join(config_search_dirs(where), ", "),
+                        also.empty() || job.file().starts_with("<")
+                            ? ""
+                            : fmt::format(", and {}.yaml beside {}", ref, job.file()));
   }
   if (path.empty()) job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
   if (!is_utf8(path))

@@ -73,7 +73,7 @@ ResolvedHardware derive(const ResolvedHardware& base, const YAML::Node& override
                          "job's",
                          kv.first.Mark().line, kv.first.Mark().column);
     }
-    r.network_overrides.push_back({file, YAML::Clone(net)});
+    r.network_overrides.push_back({file, net});  // shared: its errors keep their lines
   }
   // yaml-cpp's Node::operator= writes through to the node shared with `base`: reset().
   r.node.reset(apply_overrides(base.node, hw, file, "overrides"));
@@ -86,7 +86,20 @@ ResolvedHardware derive(const ResolvedHardware& base, const YAML::Node& override
 // `node` from `path` (provenance); `file` names it in messages and anchors relative paths
 // (the job's file for an inline entry).
 ResolvedHardware resolve_node(const YAML::Node& node, const std::string& file,
-                              const std::string& path, const std::string& text, int depth) {
+                              const std::string& path, const std::string& text,
+                              const std::string& anchor, int depth) {
+  if (node.IsMap() && !node["base"]) {
+    // Not a variant; a file with none of a GPU's keys is not hardware either (a network or
+    // model file named by mistake, a variant whose base: is misspelt).
+    bool gpu = false;
+    for (const char* k : {"num_sms", "sm_clock", "tensor_peak", "hbm_bandwidth", "hbm_capacity"})
+      gpu = gpu || static_cast<bool>(node[k]);
+    if (!gpu)
+      throw InputError(file, "base", "<missing>",
+                       "a hardware file (num_sms, sm_clock, tensor_peak, hbm_bandwidth, ...) "
+                       "or a variant (base: and overrides:); this mapping has neither",
+                       node.Mark().line, node.Mark().column);
+  }
   if (!node.IsMap() || !node["base"]) return plain(node, path, text);
   if (depth >= kMaxChain)
     throw InputError(file, "base", name_of(node, path),
@@ -97,10 +110,10 @@ ResolvedHardware resolve_node(const YAML::Node& node, const std::string& file,
   const std::string name = v.string("name");
   for (const char* k : {"description", "source", "sources", "case"}) v.has(k);
   auto [bnode, bsrc] =
-      detail::resolve_config(v, v.node("base"), "base", "hardware", "hardware/variants");
+      detail::resolve_config(v, v.node("base"), "base", "hardware", "hardware/variants", anchor);
   const bool inline_base = bsrc.path.starts_with("<inline");
   const ResolvedHardware b =
-      resolve_node(bnode, inline_base ? file : bsrc.path, bsrc.path, bsrc.yaml, depth + 1);
+      resolve_node(bnode, inline_base ? file : bsrc.path, bsrc.path, bsrc.yaml, anchor, depth + 1);
   const YAML::Node overrides =
       v.has("overrides") ? v.node("overrides") : YAML::Node(YAML::NodeType::Map);
   v.finish();
@@ -108,6 +121,14 @@ ResolvedHardware resolve_node(const YAML::Node& node, const std::string& file,
   r.path = path;
   r.text = fmt::format("{}\n# base: {}\n{}", text, b.path, b.text);
   return r;
+}
+
+// Whether `node` sets the dotted key ("tensor_peak.bf16") to a scalar.
+bool sets_value(const YAML::Node& node, const std::string& dotted) {
+  const size_t dot = dotted.find('.');
+  const YAML::Node child = node.IsMap() ? node[dotted.substr(0, dot)] : YAML::Node();
+  if (!child.IsDefined()) return false;
+  return dot == std::string::npos ? child.IsScalar() : sets_value(child, dotted.substr(dot + 1));
 }
 
 // "2TB/s" -> (2, "TB/s"); throws naming the key when the text is not a number first.
@@ -166,7 +187,8 @@ std::vector<std::string> axis_values(const YamlMap& axes, const std::string& key
 ResolvedHardware resolve_hardware(const YamlMap& job, const YAML::Node& entry,
                                   const std::string& key) {
   auto [node, src] = detail::resolve_config(job, entry, key, "hardware", "hardware/variants");
-  return resolve_node(node, entry.IsMap() ? job.file() : src.path, src.path, src.yaml, 0);
+  return resolve_node(node, entry.IsMap() ? job.file() : src.path, src.path, src.yaml, job.file(),
+                      0);
 }
 
 std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAML::Node& grid) {
@@ -185,6 +207,12 @@ std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAM
     const YamlMap axes = m.map("axes");
     std::vector<std::string> keys = axes.keys();
     if (keys.empty()) m.fail("axes", "{}", "at least one field with its values");
+    for (const std::string& k : keys)  // a grid varies fields its base sets (typos caught)
+      if (!k.starts_with("network.") && !sets_value(base.node, k))
+        axes.fail(k, flow_text(axes.node(k)),
+                  fmt::format("a field {} sets to a value (a typo? dotted keys reach into "
+                              "mappings: tensor_peak.bf16; network.KEY for the network)",
+                              name_of(base.node, base.path)));
     std::vector<std::vector<std::string>> values;
     double count = 1;
     for (const std::string& k : keys) {
@@ -218,12 +246,35 @@ std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAM
   return out;
 }
 
-HardwareSpec load_hardware_file(const std::string& path) {
-  const std::string text = read_text_file(path);
-  const ResolvedHardware r = resolve_node(load_yaml_text(text, path), path, path, text, 0);
+HardwareSpec parse_resolved(const ResolvedHardware& r) {
   HardwareSpec h = parse_hardware(r.node, r.file);
   h.base_name = r.base;
+  if (r.is_base) return h;
+  const HardwareSpec root = parse_hardware(r.base_node, r.base);
+  // Peaks and clocks without the fixed thermal derate (applied to both at parse time).
+  const double clock = h.sm_clock_Hz / h.clock_thermal_keep;
+  const double root_clock = root.sm_clock_Hz / root.clock_thermal_keep;
+  const auto same = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::abs(b); };
+  bool peaks_as_root = same(h.vector_peak_FLOPs / h.clock_thermal_keep,
+                            root.vector_peak_FLOPs / root.clock_thermal_keep);
+  for (int i = 0; i < kNumDTypes; ++i)
+    peaks_as_root = peaks_as_root &&
+                    same(h.tensor_peak_FLOPs[static_cast<size_t>(i)] / h.clock_thermal_keep,
+                         root.tensor_peak_FLOPs[static_cast<size_t>(i)] / root.clock_thermal_keep);
+  const double f =
+      static_cast<double>(h.num_sms) * clock / (static_cast<double>(root.num_sms) * root_clock);
+  if (peaks_as_root && !same(f, 1.0)) {
+    for (double& peak : h.tensor_peak_FLOPs) peak *= f;
+    h.vector_peak_FLOPs *= f;
+  }
+  if (same(h.l2_bandwidth_Bps, root.l2_bandwidth_Bps) && !same(clock, root_clock))
+    h.l2_bandwidth_Bps *= clock / root_clock;
   return h;
+}
+
+HardwareSpec load_hardware_file(const std::string& path) {
+  const std::string text = read_text_file(path);
+  return parse_resolved(resolve_node(load_yaml_text(text, path), path, path, text, path, 0));
 }
 
 HardwareVariant make_variant(const ResolvedHardware& r, const YAML::Node& net_node,

@@ -190,8 +190,7 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
     for (ResolvedHardware& r : expand_hardware_grid(job, job.node("hardware_grid")))
       resolved.push_back(std::move(r));
   for (const ResolvedHardware& r : resolved) {
-    spec.hardware.push_back(parse_hardware(r.node, r.file));
-    spec.hardware.back().base_name = r.base;
+    spec.hardware.push_back(parse_resolved(r));
     spec.hardware_sources.push_back(Source{r.path, r.text});
     for (size_t i = 0; i + 1 < spec.hardware.size(); ++i)
       if (spec.hardware[i].name == spec.hardware.back().name)

@@ -51,14 +51,27 @@ void merge_into(YAML::Node out, const YAML::Node& overrides, const std::string& 
     const std::string path = prefix.empty() ? key : prefix + "." + key;
     const YAML::Node v = kv.second;
     YAML::Node current = out[key];
+    if (prefix == "overrides" && key == "name")
+      throw InputError(file, path, flow_text(v),
+                       "no name among the overrides: a variant's name is its own `name:` key",
+                       kv.first.Mark().line, kv.first.Mark().column);
     if (is_scale(v)) {
       if (!current.IsScalar())
         throw InputError(file, path, "{scale: ...}",
-                         "a key the base sets to a number, to scale (the base has none)",
+                         fmt::format("a key the base sets to a number, to scale; the base has "
+                                     "no '{}' (a typo, or a key to give a value rather than a "
+                                     "scale)",
+                                     key),
                          v.Mark().line, v.Mark().column);
       out[key] = scaled_scalar(current.Scalar(), scale_factor(v, file, path), file, path);
     } else if (v.IsMap() && current.IsMap()) {
       merge_into(current, v, file, path);
+    } else if (v.IsMap() && current.IsScalar()) {
+      throw InputError(file, path, flow_text(v),
+                       fmt::format("a value for '{}' or {{scale: F}} (the base gives it one "
+                                   "value, {})",
+                                   key, current.Scalar()),
+                       v.Mark().line, v.Mark().column);
     } else {
       // Shared, not cloned: parse errors keep the override's line and column. (A later
       // variant on this one merges into its own clone of the whole mapping.)

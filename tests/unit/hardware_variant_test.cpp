@@ -108,6 +108,28 @@ TEST(HardwareVariant, InlineVariantAndGridExpand) {
   }
 }
 
+TEST(HardwareVariant, PeaksFollowTheClockAndSmsUnlessSet) {
+  // Peak = SMs x FLOP/clk/SM x clock (A100 whitepaper: 108 x 4 x 512 x 1.41 GHz = 312
+  // TFLOP/s): a 1.5x clock gives 468 TFLOP/s bf16 and 1.5 x 7.2 TB/s of L2 bandwidth
+  // (bytes per clock x clock); 2x SMs give 624 TFLOP/s and the same L2 bandwidth; a
+  // variant that sets its peak keeps it.
+  const SweepSpec s = load_job(
+      "clock.yaml",
+      "[a100-sxm4-80gb, {name: fast, base: a100-sxm4-80gb, overrides: {sm_clock: {scale: "
+      "1.5}}}, {name: wide, base: a100-sxm4-80gb, overrides: {num_sms: 216}}, {name: set, "
+      "base: a100-sxm4-80gb, overrides: {sm_clock: 2GHz, tensor_peak: {bf16: 400TFLOPS}}}]");
+  const auto bf16 = [&](size_t h) {
+    return s.hardware[h].tensor_peak_FLOPs[static_cast<int>(DType::BF16)];
+  };
+  EXPECT_DOUBLE_EQ(bf16(1), 468e12);
+  EXPECT_DOUBLE_EQ(s.hardware[1].vector_peak_FLOPs, 1.5 * 19.5e12);
+  EXPECT_DOUBLE_EQ(s.hardware[1].l2_bandwidth_Bps, 1.5 * 7.2e12);
+  EXPECT_DOUBLE_EQ(bf16(2), 624e12);
+  EXPECT_DOUBLE_EQ(s.hardware[2].l2_bandwidth_Bps, 7.2e12);
+  EXPECT_DOUBLE_EQ(bf16(3), 400e12);
+  EXPECT_DOUBLE_EQ(s.hardware[3].sm_clock_Hz, 2e9);
+}
+
 TEST(HardwareVariant, BadVariantsNameFileAndKey) {
   const std::string variant = test::write_temp(
       "bad-variant.yaml", "name: v\nbase: a100-sxm4-80gb\noverrides: {l2_multicast: {scale: 2}}\n");

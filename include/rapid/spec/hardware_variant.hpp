@@ -60,6 +60,12 @@ ResolvedHardware resolve_hardware(const YamlMap& job, const YAML::Node& entry,
 /// with every combination of its axes' values (docs/variants.md).
 std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAML::Node& grid);
 
+/// Parses a resolved entry. A variant that changes the SM count or clock but none of the
+/// peaks gets peaks that follow them (peak = SMs x FLOP per clock per SM x clock: A100 and
+/// H100 whitepapers), and an L2 bandwidth that follows the clock (bytes per clock x clock),
+/// unless it sets that too (docs/variants.md).
+HardwareSpec parse_resolved(const ResolvedHardware& r);
+
 /// The hardware of a file given by path (`rapid op --hardware`): a plain hardware file or a
 /// variant file (its bases found as a job's would be, relative to it and in the configs).
 HardwareSpec load_hardware_file(const std::string& path);
