@@ -224,6 +224,9 @@ def _with_base_index(variants: pd.DataFrame) -> pd.DataFrame:
 
 def load(path: str) -> Results:
     """Reads the whole /points table, /hardware and the root attributes of `path`."""
+    if os.path.isdir(path):
+        raise NotRapidFile(f"{path}: is a directory (expected an HDF5 file written by "
+                           "rapid-sweep)")
     if not os.path.isfile(path):
         raise NotRapidFile(f"{path}: no such file")
     try:

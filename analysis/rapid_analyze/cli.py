@@ -61,9 +61,13 @@ def parser() -> argparse.ArgumentParser:
         if name in ("top", "breakdown", "report"):
             s.add_argument("--top", metavar="N", type=_positive, default=5,
                            help="layouts per group (top) or in all (breakdown) (5)")
+        if name == "pareto":
+            s.add_argument("--top", metavar="N", type=_positive, default=20,
+                           help="rows printed per front (20; the figure shows every point)")
         if name in ("heatmap", "report"):
             s.add_argument("--x", default="tp", metavar="KNOB",
-                           help="column across: a layout column, hardware or num_gpus (tp)")
+                           help="column across: a layout column, hardware, num_gpus or a "
+                                "/variants parameter (hbm_bandwidth, l2_size, ...) (tp)")
             s.add_argument("--y", default="pp", metavar="KNOB", help="column down (pp)")
         if name == "report":
             s.add_argument("-o", "--output", metavar="HTML",
@@ -80,35 +84,60 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _options(args) -> sections.Options:
+    pareto = args.command == "pareto"
     return sections.Options(hardware=args.hardware, scenario=args.scenario, gpus=args.gpus,
-                            top=getattr(args, "top", 5), x=getattr(args, "x", "tp"),
-                            y=getattr(args, "y", "pp"))
+                            top=5 if pareto else getattr(args, "top", 5),
+                            front_rows=args.top if pareto else 20,
+                            x=getattr(args, "x", "tp"), y=getattr(args, "y", "pp"))
+
+
+def _writable(option: str, path: str, what: str) -> str:
+    """`path` when a file can be created there: its directory exists and it is not a
+    directory itself; UsageError naming the option otherwise."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise common.UsageError(f"{option} {path}: is a directory (expected the path of "
+                                f"{what})")
+    if not os.path.isdir(folder):
+        raise common.UsageError(f"{option} {path}: directory {folder} does not exist "
+                                f"(expected the path of {what} in an existing directory)")
+    return path
 
 
 def _figure_path(args) -> str | None:
+    """Where the figure goes: --png PATH (its directory must exist), or DIR/NAME-SUB.png
+    for --out DIR (DIR must not be a file; run() creates it); checked before anything is
+    read or printed."""
     if getattr(args, "png", None):
-        return args.png
+        return _writable("--png", args.png, "a PNG file")
     if getattr(args, "out", None):
-        if not os.path.isdir(args.out):
-            raise common.UsageError(f"--out {args.out}: not a directory")
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            raise common.UsageError(f"--out {args.out}: not a directory (expected a "
+                                    "directory for the figure, created when missing)")
         stem = os.path.splitext(os.path.basename(args.file))[0]
         return os.path.join(args.out, f"{stem}-{args.command}.png")
     return None
 
 
 def run(args) -> int:
+    report = args.command == "report"
+    if report and args.output:
+        _writable("-o", args.output, "an HTML file")
+    png = None if report else _figure_path(args)
     res = rr.load_for_cli(args.file, PROG)
     if res is None:
         return 2
     opts = _options(args)
-    if args.command == "report":
+    if report:
         from . import html_report
-        out = args.output or os.path.splitext(args.file)[0] + "-report.html"
+        out = args.output or _writable("-o", os.path.splitext(args.file)[0] + "-report.html",
+                                       "an HTML file")
         html_report.write(res, opts, out)
         print(f"Report: {out}")
         return 0
     section = sections.SECTIONS[args.command](res, opts)
-    png = _figure_path(args)
+    if getattr(args, "out", None):
+        os.makedirs(args.out, exist_ok=True)  # with its parents
     if args.csv:
         sys.stdout.write(textout.as_csv(section.table))
         for note in section.table.notes:

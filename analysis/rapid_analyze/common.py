@@ -16,6 +16,13 @@ class UsageError(Exception):
 
 
 @dataclass
+class Appendix:
+    """A small table that goes with a Table: printed after its notes, folded in HTML."""
+    title: str
+    frame: pd.DataFrame
+
+
+@dataclass
 class Table:
     """A subcommand's product: `frame` holds raw values (numbers unformatted; textout.py
     formats them by column name), `notes` the sentences a reader needs next to it."""
@@ -24,6 +31,9 @@ class Table:
     frame: pd.DataFrame
     notes: list[str] = field(default_factory=list)
     group: list[str] = field(default_factory=list)  # columns whose change starts a group
+    # a second, smaller table printed after the notes (HTML: folded under a click), e.g. the
+    # overrides of the entries the table names; None when there is nothing to add
+    appendix: Appendix | None = None
 
 
 # Knobs a heatmap axis may take: the layout columns and the two sweep axes around them.
@@ -88,6 +98,18 @@ def layout_index(points: pd.DataFrame) -> dict:
     cols = ["hardware_index", *rr.LAYOUT_COLUMNS, "num_gpus"]
     keys = zip(*(points[c].tolist() for c in cols))
     return {(k[0], tuple(k[1:])): p for k, p in zip(keys, points.index)}
+
+
+def overrides_appendix(variants: pd.DataFrame, names) -> Appendix | None:
+    """The overrides of the entries among `names` that have any (name, base, overrides), in
+    hardware_index order; None when none has."""
+    shown = variants[variants["name"].isin(set(names)) & (variants["overrides"] != "")]
+    if shown.empty:
+        return None
+    frame = pd.DataFrame({"entry": shown["name"].tolist(), "base": shown["base"].tolist(),
+                          "overrides": shown["overrides"].tolist()})
+    return Appendix(f"Overrides of the {len(frame)} variant{'s' * (len(frame) != 1)} "
+                    "against their base", frame)
 
 
 def hardware_names(variants: pd.DataFrame) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import common
+from . import common, knobs, textout
 
 
 def axis_values(points: pd.DataFrame, column: str) -> list:
@@ -22,14 +22,37 @@ def axis_values(points: pd.DataFrame, column: str) -> list:
     return sorted(values.unique().tolist())
 
 
-def check_axes(points: pd.DataFrame, path: str, x: str, y: str) -> None:
-    for option, column in (("--x", x), ("--y", y)):
-        if column not in common.AXES or column not in points:
+def resolve_axes(points: pd.DataFrame, variants: pd.DataFrame, path: str, x: str,
+                 y: str) -> tuple[str, str, list[str]]:
+    """The columns the two knobs name: a layout column, hardware or num_gpus as they are, a
+    /variants parameter (hbm_bandwidth or hbm_bandwidth_Bps, l2_size, ...) as its label
+    (knobs.with_params adds it); and the parameter columns to add. UsageError naming the
+    option for anything else."""
+    columns, params = [], []
+    for option, name in (("--x", x), ("--y", y)):
+        param = knobs.resolve(name)
+        if name in common.AXES and name in points:
+            columns.append(name)
+        elif param is not None and param in variants and variants[param].notna().any():
+            columns.append(knobs.label(param))
+            params.append(param)
+        else:
             known = [c for c in common.AXES if c in points]
-            raise common.UsageError(f"{option} {column}: not a layout column of {path} "
-                                    f"(expected one of: {', '.join(known)})")
-    if x == y:
+            shown = [knobs.short_name(c) for c in knobs.PARAMS
+                     if c in variants and variants[c].notna().any()]
+            raise common.UsageError(f"{option} {name}: not a knob of {path} (expected a "
+                                    f"layout column: {', '.join(known)}; or a hardware "
+                                    f"parameter: {', '.join(shown) or 'none in this file'})")
+    if columns[0] == columns[1]:
         raise common.UsageError(f"--x {x} --y {y}: the two axes must differ")
+    return columns[0], columns[1], params
+
+
+def per_entry(points: pd.DataFrame, column: str) -> bool:
+    """Whether a column is a property of the hardware entry (one value per entry: hardware
+    itself, a /variants parameter), not of the layout."""
+    return bool((points.groupby("hardware_index")[column].nunique(dropna=False) <= 1).all()
+                and points.hardware_index.nunique() > 1)
 
 
 def heatmap_cells(points: pd.DataFrame, x: str, y: str,
@@ -39,7 +62,9 @@ def heatmap_cells(points: pd.DataFrame, x: str, y: str,
     "baseline" for the cell of the baseline layout."""
     ok = common.ok_rows(points)
     xs, ys = axis_values(points, x), axis_values(points, y)
-    hw_note = points.hardware.nunique() > 1 and "hardware" not in (x, y)
+    entry_axes = per_entry(points, x) and per_entry(points, y)  # a cell is a set of entries
+    hw_note = bool(len(points)) and (
+        points.groupby([x, y], observed=True).hardware_index.nunique().max() > 1)
     gpu_note = points.num_gpus.nunique() > 1 and "num_gpus" not in (x, y)
     base_cell = None
     if baseline is not None:
@@ -52,7 +77,7 @@ def heatmap_cells(points: pd.DataFrame, x: str, y: str,
             row = {y: _plain(yv), x: _plain(xv), "best tokens/s/GPU": np.nan,
                    "layout": "", "point": np.nan, "note": ""}
             if cell.empty:
-                row["note"] = "no legal point"
+                row["note"] = "no such entry" if entry_axes else "no legal point"
             elif fits.empty:
                 row["note"] = common.status_words(cell.status.astype(str))
             else:
@@ -69,14 +94,36 @@ def heatmap_cells(points: pd.DataFrame, x: str, y: str,
             rows.append(row)
     frame = pd.DataFrame(rows, columns=[y, x, "best tokens/s/GPU", "layout", "point", "note"])
     notes = [f"Best tokens/s/GPU over {x} (x) and {y} (y) among the rows that fit; empty "
-             "cells: no legal point (the sweep has no layout there), all OOM, infeasible."]
+             "cells: no legal point (the sweep has no layout there), no such entry (no "
+             "hardware entry has both values), all OOM, infeasible."]
+    over = _over(points, x, y, hw_note, gpu_note)
+    if over:
+        notes.append(f"Each cell is the best {over}; its layout names the entry"
+                     + (" and GPU count" if gpu_note else "") + " it is on.")
     if base_cell is not None and frame.note.str.startswith("baseline").any():
-        notes.append(f"Outlined: the baseline layout's cell ({y} {base_cell[0]}, "
-                     f"{x} {base_cell[1]}; point {baseline.name}).")
+        notes.append(f"Outlined: the baseline layout's cell ({y} "
+                     f"{textout.format_value(y, base_cell[0])}, {x} "
+                     f"{textout.format_value(x, base_cell[1])}; point {baseline.name}).")
     if ok.empty:
         notes.insert(0, "No layout fits in this selection.")
-    return common.Table("heatmap", f"Best tokens/s/GPU over {x} x {y}", frame, notes,
-                        group=[y])
+    title = f"Best tokens/s/GPU over {x} x {y}" + (f", each cell the best {over}" if over
+                                                    else "")
+    return common.Table("heatmap", title, frame, notes, group=[y])
+
+
+def _over(points: pd.DataFrame, x: str, y: str, hw_note: bool, gpu_note: bool) -> str:
+    """What a cell's best is taken over when it mixes entries or GPU counts: "over all 9
+    hardware entries", "over the hardware entries that share its values", "... and both
+    GPU counts"."""
+    parts = []
+    if hw_note:
+        n = points.hardware_index.nunique()
+        parts.append(f"over all {n} hardware entries" if not (per_entry(points, x)
+                                                             or per_entry(points, y))
+                     else "over the hardware entries that share its values")
+    if gpu_note:
+        parts.append(f"over all {points.num_gpus.nunique()} GPU counts")
+    return " and ".join(parts)
 
 
 def _plain(value):

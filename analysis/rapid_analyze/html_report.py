@@ -23,31 +23,31 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24
 h1 { font-size: 22px; margin-bottom: 4px; }
 h2 { font-size: 18px; margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 nav a { margin-right: 14px; }
-table { border-collapse: collapse; font-size: 12px; }
-th, td { border: 1px solid #d0d0d0; padding: 3px 6px; }
-td { white-space: nowrap; }
-th { min-width: 4.5em; }
-td.text { white-space: normal; min-width: 8em; max-width: 28em; }
+table { border-collapse: collapse; font-size: 12px; max-width: 100%; }
+th, td { border: 1px solid #d0d0d0; padding: 3px 4px; }
+th { background: #f2f2f2; position: sticky; top: 0; font-weight: 600; vertical-align: bottom;
+     font-size: 11px;
+     min-width: 2.5em; max-width: 9em; overflow-wrap: break-word; }
+td { white-space: normal; overflow-wrap: anywhere; min-width: 6em; max-width: 22em;
+     vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap;
+         min-width: 0; }
 tr.group td { border-top: 2px solid #888; }
-th { background: #f2f2f2; position: sticky; top: 0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-table.prov td:first-child { font-weight: 600; background: #f7f7f7; }
-table.prov td { max-width: 900px; overflow-wrap: anywhere; }
+table.prov td:first-child { font-weight: 600; background: #f7f7f7; white-space: nowrap; }
+table.prov td { max-width: 1100px; }
+table.prov ul { margin: 4px 0; padding-left: 18px; columns: 2 32em; }
 .pair { display: flex; flex-wrap: wrap; gap: 20px; align-items: flex-start; }
-.tablewrap { flex: 0 1 auto; max-width: 100%; overflow-x: auto; }
+.tablewrap { flex: 1 1 32em; max-width: 100%; overflow-x: auto; }
 figure { margin: 0; flex: 0 1 auto; max-width: 100%; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-summary { cursor: pointer; font-size: 13px; color: #0645ad; margin-bottom: 6px; }
+summary { cursor: pointer; font-size: 13px; color: #0645ad; margin: 4px 0 6px; }
 p.note { font-size: 13px; color: #444; margin: 4px 0; max-width: 1100px; }
 """
 
 
-# Tables longer than this are folded (<details>) under their figure's side.
-_LONG = 40
-
-# Text columns that may run long: wrapped in their cell (the others stay on one line).
-_WRAPPED = {"overrides", "note", "warnings"}
-
+# Tables longer than this are folded (<details>) below their figure, and so are
+# wide ones longer than _WIDE_LONG (a wall of numbers either way).
+_LONG, _WIDE, _WIDE_LONG = 100, 14, 40
 
 def _e(value) -> str:
     return html.escape(str(value), quote=True)
@@ -56,29 +56,30 @@ def _e(value) -> str:
 def _cell(column: str, value) -> str:
     text = _e(textout.format_value(column, value))
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        wrap = ' class="text"' if column in _WRAPPED else ""
-        return f"<td{wrap}>{text}</td>"
+        return f"<td>{text}</td>"
     raw = float(value)
     data = repr(raw) if math.isfinite(raw) else ("nan" if math.isnan(raw) else repr(raw))
     return f'<td class="num" data-value="{_e(data)}">{text}</td>'
 
 
-def html_table(table: common.Table) -> str:
-    """The frame as an HTML table (id table-KEY); numeric cells keep the raw value in
-    data-value beside the printed one."""
+def html_table(table: common.Table | common.Appendix, key: str | None = None) -> str:
+    """The frame as an HTML table (id table-KEY, KEY the table's own unless given); numeric
+    cells keep the raw value in data-value beside the printed one; a rule where the
+    table's group columns change."""
     frame = table.frame
+    key = key or table.key
+    group = [c for c in getattr(table, "group", []) if c in frame]
     if frame.empty:
-        return f'<p class="note" id="table-{_e(table.key)}">(no rows)</p>'
+        return f'<p class="note" id="table-{_e(key)}">(no rows)</p>'
     head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
     body, previous = [], None
-    group = [c for c in table.group if c in frame]
     for i, row in enumerate(frame.itertuples(index=False, name=None)):
-        key = tuple(frame[c].iat[i] for c in group)
-        start = ' class="group"' if group and i and key != previous else ""
-        previous = key
+        values = tuple(frame[c].iat[i] for c in group)
+        start = ' class="group"' if group and i and values != previous else ""
+        previous = values
         cells = "".join(_cell(c, v) for c, v in zip(frame.columns, row))
         body.append(f"<tr{start}>{cells}</tr>")
-    return (f'<table id="table-{_e(table.key)}"><thead><tr>{head}</tr></thead>'
+    return (f'<table id="table-{_e(key)}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")
 
 
@@ -88,16 +89,33 @@ def _img(png: bytes, alt: str, key: str) -> str:
             f'src="data:image/png;base64,{data}"></figure>')
 
 
-def _entry(variants: pd.DataFrame, i: int) -> str:
-    """"a100-c-3d-hbm (base a100-sxm4-80gb: {hbm_bandwidth: 8156GB/s})"."""
-    v = variants.loc[i]
-    if v.base_index == i:
-        return str(v["name"])
-    base = variants.loc[v.base_index, "name"]
-    return f"{v['name']} (base {base}" + (f": {v.overrides})" if v.overrides else ")")
+def _folded(summary: str, inner: str) -> str:
+    return f"<details><summary>{_e(summary)}</summary>{inner}</details>"
+
+
+def hardware_cell(variants: pd.DataFrame, from_file: bool) -> str:
+    """The provenance's hardware entries as HTML: one line naming the bases and how many
+    variants each has, the variants and their overrides folded under it."""
+    own = [i for i in variants.index if variants.loc[i, "base_index"] == i]
+    words = []
+    for b in own:
+        n = int((variants.base_index == b).sum()) - 1
+        words.append(f"{variants.loc[b, 'name']}" + (f" and {n} variant{'s' * (n != 1)}"
+                                                     if n else ""))
+    line = f"{len(variants)} entr{'y' if len(variants) == 1 else 'ies'}: " + "; ".join(words)
+    if not from_file:
+        line += " (no /variants table: parameters from /hardware/yaml)"
+    items = [f"<li><b>{_e(v['name'])}</b> (base {_e(variants.loc[v.base_index, 'name'])})"
+             + (f": {_e(v.overrides)}" if v.overrides else "") + "</li>"
+             for i, v in variants.iterrows() if v.base_index != i]
+    if not items:
+        return _e(line)
+    return _folded(line, f"<ul>{''.join(items)}</ul>")
 
 
 def provenance(res: rr.Results, points: pd.DataFrame) -> list[tuple[str, str]]:
+    """The header's rows as (name, HTML of the value): every value escaped, the hardware
+    entries as hardware_cell() folds them."""
     a = res.attrs
     base = sections.baseline_of(points, res)  # the job's own row
     baseline = "none (the job has no baseline)"
@@ -106,13 +124,11 @@ def provenance(res: rr.Results, points: pd.DataFrame) -> list[tuple[str, str]]:
                     f"{int(base.num_gpus)} GPUs ({base.status}"
                     + (f", {base.tokens_per_s_per_gpu:.1f} tokens/s/GPU)"
                        if base.status == "ok" else ")"))
-    hw = "; ".join(_entry(res.variants, i) for i in res.variants.index)
     counts = points.status.astype(str).value_counts()
-    return [
+    rows = [
         ("job", a.get("job_name", "?")), ("file", os.path.abspath(res.path)),
         ("model", a.get("model_name", "?")), ("network", a.get("network_name", "?")),
-        ("hardware", hw + ("" if res.variants_from_file else
-                           " (no /variants table: parameters from /hardware/yaml)")),
+        ("hardware", ""),
         ("GPU counts", ", ".join(str(g) for g in sorted(points.num_gpus.unique()))),
         ("baseline", baseline),
         ("points", f"{len(points)} ("
@@ -123,6 +139,8 @@ def provenance(res: rr.Results, points: pd.DataFrame) -> list[tuple[str, str]]:
         ("report written", datetime.datetime.now(datetime.timezone.utc)
          .strftime("%Y-%m-%dT%H:%M:%SZ")),
     ]
+    hardware = hardware_cell(res.variants, res.variants_from_file)
+    return [(k, hardware if k == "hardware" else _e(v)) for k, v in rows]
 
 
 def page(res: rr.Results, opts: sections.Options) -> str:
@@ -133,7 +151,7 @@ def page(res: rr.Results, opts: sections.Options) -> str:
              f"<title>{_e(f'rapid-analyze: {job}')}</title><style>{_STYLE}</style></head><body>",
              f"<h1>{_e(job)}: design review</h1>",
              '<table class="prov" id="provenance">'
-             + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>"
+             + "".join(f"<tr><td>{_e(k)}</td><td>{v}</td></tr>"
                        for k, v in provenance(res, points)) + "</table>",
              "<nav>" + "".join(f'<a href="#{_e(k)}">{_e(k)}</a>' for k in sections.SECTIONS)
              + "</nav>"]
@@ -142,15 +160,18 @@ def page(res: rr.Results, opts: sections.Options) -> str:
         t = section.table
         parts.append(f'<section id="{_e(key)}"><h2>{_e(t.title)}</h2>')
         parts += [f'<p class="note">{_e(n)}</p>' for n in t.notes]
+        if t.appendix is not None:
+            parts.append(_folded(f"{t.appendix.title} ({len(t.appendix.frame)} rows)",
+                                 html_table(t.appendix, f"{key}-appendix")))
         table = html_table(t)
-        if len(t.frame) > _LONG:  # folded: the figure first, the rows a click away
-            table = (f"<details><summary>the table ({len(t.frame)} rows)</summary>{table}"
-                     "</details>")
-        parts.append(f'<div class="pair"><div class="tablewrap">{table}</div>')
+        rows, cols = t.frame.shape
+        if rows > _LONG or (cols > _WIDE and rows > _WIDE_LONG):  # the rows a click away
+            table = _folded(f"the table ({len(t.frame)} rows)", table)
+        parts.append('<div class="pair">')  # the figure (the summary) first, then its rows
         if section.draw is not None:
             from . import plots
             parts.append(_img(plots.save_png(section.draw()), t.title, key))
-        parts.append("</div></section>")
+        parts.append(f'<div class="tablewrap">{table}</div></div></section>')
     parts.append("</body></html>")
     return "\n".join(parts)
 

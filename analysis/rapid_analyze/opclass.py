@@ -103,3 +103,11 @@ def fixed_layout(points: pd.DataFrame, variants: pd.DataFrame) -> pd.DataFrame:
     cols = ["num_gpus", "hardware_index", "base_index", "base_point", "variant_point",
             "best_point", *classes, "end_to_end", "best_vs_best", "best_vs_first", "note"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def alone_bound(step: float, base_time: float, variant_time: float) -> float:
+    """The end-to-end speedup if only this class changed (Amdahl): step / (step - base_time
+    + variant_time), which is 1 / (1 - share (1 - 1/speedup)) with share = base_time / step
+    and speedup = base_time / variant_time; NaN where either time is missing."""
+    return float(common.ratio(step, step - base_time + variant_time))
+

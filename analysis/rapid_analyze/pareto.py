@@ -12,9 +12,11 @@ import rapid_results as rr
 from . import common
 
 THROUGHPUTS = {"tokens_per_s_per_gpu": "tokens/s/GPU", "tokens_per_s": "tokens/s"}
+# Every row's quantities, as the table names them (the front's two among them).
 # x quantity -> (label, True when more is better)
 OBJECTIVES = {"num_gpus": ("GPUs", False), "headroom_GiB": ("memory headroom (GiB)", True),
               "energy_J_per_token": ("energy (J/token)", False)}
+COLUMNS = {**{c: label for c, (label, _) in OBJECTIVES.items()}, **THROUGHPUTS}
 
 
 def with_objectives(ok: pd.DataFrame) -> pd.DataFrame:
@@ -74,11 +76,34 @@ def pareto_fronts(points: pd.DataFrame) -> common.Table:
             for x, (x_label, more) in objectives.items():
                 for point, r in front(group, x, y, more).iterrows():
                     rows.append({"front": f"{y_label} vs {x_label}", "hardware": r.hardware,
-                                 "x": r[x], "throughput": r[y], "GPUs": int(r.num_gpus),
+                                 **{label: r[col] for col, label in COLUMNS.items()},
                                  "layout": common.short_layout(r), "point": int(point)})
-    frame = pd.DataFrame(rows, columns=["front", "hardware", "x", "throughput", "GPUs",
-                                        "layout", "point"])
+    frame = pd.DataFrame(rows, columns=["front", "hardware", *COLUMNS.values(), "layout",
+                                        "point"])
+    if "energy_J_per_token" not in objectives:
+        frame = frame.drop(columns=COLUMNS["energy_J_per_token"])
     if frame.empty:
         notes.insert(0, "No layout fits: no front.")
     return common.Table("pareto", "Pareto fronts of throughput", frame, notes,
                         group=["front", "hardware"])
+
+
+def head_per_front(table: common.Table, n: int) -> common.Table:
+    """The table with at most n rows per (front, hardware entry): the n highest
+    throughputs of each, fastest first (the figure draws every front point)."""
+    frame = table.frame
+    if frame.empty:
+        return table
+    order = {k: i for i, k in enumerate(dict.fromkeys(zip(frame.front, frame.hardware)))}
+    ranked = frame.assign(
+        _g=[order[k] for k in zip(frame.front, frame.hardware)],
+        _y=[r[f.split(" vs ")[0]] for f, (_, r) in zip(frame.front, frame.iterrows())])
+    kept = (ranked.sort_values(["_g", "_y"], ascending=[True, False], kind="stable")
+            .groupby("_g", sort=False).head(n))
+    cut = len(frame) - len(kept)
+    notes = list(table.notes)
+    if cut:
+        notes.append(f"Rows: the {n} highest throughputs of each front, fastest first "
+                     f"(--top N for more); the figure draws all {len(frame)} front points.")
+    return common.Table(table.key, table.title, kept.drop(columns=["_g", "_y"])
+                        .reset_index(drop=True), notes, group=table.group)

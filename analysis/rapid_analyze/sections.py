@@ -11,7 +11,7 @@ import pandas as pd
 
 import rapid_results as rr
 
-from . import breakdown, common, heatmap, pareto, roofline, top, variants
+from . import breakdown, common, heatmap, knobs, pareto, roofline, top, variants
 
 
 @dataclass
@@ -20,6 +20,7 @@ class Options:
     scenario: str | None = None
     gpus: int | None = None
     top: int = 5
+    front_rows: int = 20  # pareto: rows printed per front
     x: str = "tp"
     y: str = "pp"
 
@@ -107,7 +108,8 @@ def variants_section(res: rr.Results, opts: Options) -> Section:
     table = variants.variant_table(every_entry(res, opts), res.variants, opts.hardware)
     table.title += _scope(opts)
     return Section(table, lambda: _plots().speedup_matrix(
-        table.frame, "Speedup over the base: op classes at fixed layout, then end to end"))
+        variants.matrix(table.frame),
+        "Speedup over the base: op classes at fixed layout, then end to end"))
 
 
 def roofline_section(res: rr.Results, opts: Options) -> Section:
@@ -121,31 +123,37 @@ def roofline_section(res: rr.Results, opts: Options) -> Section:
             table.notes.append(f"The figure shows {gpus} GPUs (--gpus N for another count).")
     else:
         gpus = 0
-    return Section(table, lambda: _plots().roofline(
-        table.frame, gpus, roofline.l2_differs(table.frame), "Predicted speedup"))
+    return Section(table, lambda: _plots().roofline(roofline.curves(table.frame, gpus),
+                                                    "Predicted speedup"))
 
 
 def heatmap_section(res: rr.Results, opts: Options) -> Section:
     pts = selected(res, opts)
-    heatmap.check_axes(pts, res.path, opts.x, opts.y)
-    table = heatmap.heatmap_cells(pts, opts.x, opts.y, job_baseline(res, opts))
+    x, y, params = heatmap.resolve_axes(pts, res.variants, res.path, opts.x, opts.y)
+    pts = knobs.with_params(pts, res.variants, params)
+    base = job_baseline(res, opts)
+    if base is not None:
+        base = knobs.with_params(base.to_frame().T, res.variants, params).iloc[0]
+    table = heatmap.heatmap_cells(pts, x, y, base)
     table.title += _scope(opts)
     title = f"{res.attrs.get('job_name', '')}: {table.title}"
-    return Section(table, lambda: _plots().heatmap(table.frame, opts.x, opts.y, title))
+    return Section(table, lambda: _plots().heatmap(table.frame, x, y, title))
 
 
 def pareto_section(res: rr.Results, opts: Options) -> Section:
     pts = selected(res, opts)
-    table = pareto.pareto_fronts(pts)
+    fronts = pareto.pareto_fronts(pts)
+    table = pareto.head_per_front(fronts, opts.front_rows)
     table.title += _scope(opts)
     ok = pareto.with_objectives(common.ok_rows(pts))
     objectives, throughputs = pareto.active(ok)
-    return Section(table, lambda: _plots().pareto(table.frame, ok, throughputs, objectives))
+    return Section(table, lambda: _plots().pareto(fronts.frame, ok, throughputs, objectives))
 
 
 def breakdown_section(res: rr.Results, opts: Options) -> Section:
     pts = selected(res, opts)
-    table = breakdown.breakdown_table(pts, opts.top)
+    table = breakdown.breakdown_table(pts, opts.top, every_entry(res, opts), res.variants,
+                                      opts.hardware)
     table.title += _scope(opts)
     return Section(table, lambda: _plots().breakdown(table.frame, table.title))
 

@@ -10,9 +10,12 @@ import pandas as pd
 from .common import Table
 
 # (how the column name ends or is, format) in the order they are tried.
-_FORMATS = [("tokens/s/GPU", "{:.1f}"), ("throughput", "{:.1f}"), ("tokens/s", "{:.0f}"), ("(x)", "{:.3f}"),
-            ("(s)", "{:.4g}"), ("(GiB)", "{:.2f}"), ("(%)", "{:.1f}"), ("(TB/s)", "{:.3g}"),
-            ("(MiB)", "{:.4g}"), ("(thermal)", "{:.2f}"), ("rank", "{:.0f}"), ("links", "{:.0f}"), ("point", "{:.0f}")]
+_FORMATS = [("tokens/s/GPU", "{:.1f}"), ("tokens/s", "{:.0f}"), ("(x)", "{:.3f}"),
+            ("step (%)", "{:.3g}"), ("(s)", "{:.4g}"), ("(GiB)", "{:.2f}"), ("(%)", "{:.1f}"),
+            ("(TB/s)", "{:.2f}"), ("(GHz)", "{:.2f}"), ("(MiB)", "{:.4g}"), ("(GB/s)", "{:.4g}"),
+            ("(TFLOPS)", "{:.4g}"), ("(W)", "{:.0f}"), ("(J/token)", "{:.4g}"),
+            ("(thermal)", "{:.2f}"), ("rank", "{:.0f}"), ("links", "{:.0f}"), ("point", "{:.0f}"),
+            ("GPUs", "{:.0f}")]
 
 
 def format_value(column: str, value) -> str:
@@ -50,6 +53,9 @@ def as_text(table: Table) -> str:
     else:
         lines.append(formatted(table.frame).to_string(index=False))
     lines += [f"  {note}" for note in table.notes]
+    if table.appendix is not None:
+        lines.append(table.appendix.title + ":")
+        lines.append(formatted(table.appendix.frame).to_string(index=False))
     return "\n".join(lines)
 
 

@@ -32,6 +32,12 @@ def baseline_note(baseline: pd.Series | None) -> list[str]:
             "Speedup = tokens/s/GPU / the baseline's."]
 
 
+def simulated(group: pd.DataFrame) -> bool:
+    """Whether some row of a group was refined by the DES (fidelity des): only then can
+    its analytical rank differ from its rank."""
+    return "fidelity" in group and (group.fidelity.astype(str) == "des").any()
+
+
 def congestion(row: pd.Series) -> dict:
     """The DES's congestion figures of a row (NaN on analytical rows)."""
     des = str(row.get("fidelity", "")) == "des"
@@ -44,7 +50,7 @@ def congestion(row: pd.Series) -> dict:
 def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int) -> common.Table:
     """The n fastest ok rows of each (GPU count, hardware_index), ranked by tokens/s/GPU
     as written (the DES figure where the row was refined), with the analytical rank
-    beside when the file keeps analytical step times."""
+    beside in the groups where the DES refined some row (elsewhere the two ranks agree)."""
     ok = common.ok_rows(points)
     notes = baseline_note(baseline)
     base_tps = (baseline.tokens_per_s_per_gpu if baseline is not None
@@ -54,11 +60,10 @@ def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int) -> com
     for (gpus, hw), group in ok.groupby(["num_gpus", "hardware_index"], sort=True):
         ranked = group.sort_values("tokens_per_s_per_gpu", ascending=False, kind="stable")
         a_rank = (analytical.loc[group.index].rank(method="min", ascending=True)
-                  if analytical is not None else None)
+                  if analytical is not None and simulated(group) else None)
         for rank, (point, r) in enumerate(ranked.head(n).iterrows(), start=1):
-            row = {"GPUs": int(gpus), "hardware": r.hardware, "rank": rank}
-            if a_rank is not None:
-                row["analytical rank"] = a_rank[point]
+            row = {"GPUs": int(gpus), "hardware": r.hardware, "rank": rank,
+                   "analytical rank": a_rank[point] if a_rank is not None else np.nan}
             row.update({
                 "layout": common.short_layout(r),
                 "tokens/s/GPU": r.tokens_per_s_per_gpu,
@@ -73,6 +78,9 @@ def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int) -> com
             })
             rows.append(row)
     frame = pd.DataFrame(rows)
+    ranked_by_des = not frame.empty and frame["analytical rank"].notna().any()
+    if not frame.empty and not ranked_by_des:
+        frame = frame.drop(columns="analytical rank")
     if not frame.empty and frame["hot links"].isna().all():
         frame = frame.drop(columns=["hot links", "max link (%)"])
     elif not frame.empty:
@@ -80,10 +88,12 @@ def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int) -> com
                      "than 90% of the step, the busiest link's busy share).")
     if frame.empty:
         notes.insert(0, "No layout fits: every point is out of memory or infeasible.")
-    elif analytical is not None:
+    elif ranked_by_des:
         notes.append("rank: by tokens/s/GPU as written (the DES figure on refined rows); "
                      "analytical rank: the same group ranked by the analytical step time "
-                     "(step_time_analytical_s), to show how the simulation reordered it.")
+                     "(step_time_analytical_s), to show how the simulation reordered it "
+                     "(only in groups with rows the DES simulated; '-' in the others, "
+                     "where it equals rank).")
     notes.append(f"The {n} best per (GPU count, hardware variant); fidelity: the "
                  "evaluator of each figure (analytical or des).")
     return common.Table("top", "Best layouts per GPU count and hardware variant", frame, notes,
