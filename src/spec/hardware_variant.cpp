@@ -40,6 +40,7 @@ ResolvedHardware plain(const YAML::Node& node, const std::string& path, const st
   r.text = text;
   r.base = name_of(node, path);
   r.base_node = node;
+  r.base_path = path;
   return r;
 }
 
@@ -250,7 +251,7 @@ HardwareSpec parse_resolved(const ResolvedHardware& r) {
   HardwareSpec h = parse_hardware(r.node, r.file);
   h.base_name = r.base;
   if (r.is_base) return h;
-  const HardwareSpec root = parse_hardware(r.base_node, r.base);
+  const HardwareSpec root = parse_hardware(r.base_node, r.base_path);
   // Peaks and clocks without the fixed thermal derate (applied to both at parse time).
   const double clock = h.sm_clock_Hz / h.clock_thermal_keep;
   const double root_clock = root.sm_clock_Hz / root.clock_thermal_keep;

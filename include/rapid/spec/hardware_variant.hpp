@@ -26,13 +26,14 @@ class YamlMap;
 /// One entry of the job's hardware axis, before it is parsed: the hardware mapping with
 /// the variant's overrides applied, and what the variant changes.
 struct ResolvedHardware {
-  YAML::Node node;       ///< parse_hardware's input (name set to the variant's)
-  std::string file;      ///< the file errors name (the variant's, else the hardware's)
-  std::string path;      ///< where it came from (Source::path)
-  std::string text;      ///< its file text and its bases' (provenance, resume key)
-  std::string base;      ///< name of the plain hardware file at the root of its bases
-  YAML::Node base_node;  ///< that file's mapping
-  bool is_base = true;   ///< a plain hardware file, no overrides
+  YAML::Node node;        ///< parse_hardware's input (name set to the variant's)
+  std::string file;       ///< the file errors name (the variant's, else the hardware's)
+  std::string path;       ///< where it came from (Source::path)
+  std::string text;       ///< its file text and its bases' (provenance, resume key)
+  std::string base;       ///< name of the plain hardware file at the root of its bases
+  YAML::Node base_node;   ///< that file's mapping
+  std::string base_path;  ///< and where it came from
+  bool is_base = true;    ///< a plain hardware file, no overrides
   /// The network overrides of each variant along the chain, base first, with the file
   /// that gives them.
   struct NetworkOverride {
