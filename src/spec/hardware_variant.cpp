@@ -1,13 +1,14 @@
 #include "rapid/spec/hardware_variant.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 
 #include "config_resolve.hpp"
 #include "rapid/common/error.hpp"
+#include "rapid/spec/units.hpp"
 #include "rapid/spec/yaml_overrides.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
@@ -68,10 +69,9 @@ ResolvedHardware derive(const ResolvedHardware& base, const YAML::Node& override
       for (const char* allowed : kNetworkKeys) ok = ok || k == allowed;
       if (!ok)
         throw InputError(file, "overrides.network." + k, flow_text(kv.second),
-                         "a rate, latency or efficiency of the network (leaf_bandwidth, "
-                         "spine_bandwidth, nvlink_bandwidth, oversubscription, link_latency, "
-                         "collective_latency, network_efficiency, ...): the topology is the "
-                         "job's",
+                         fmt::format("a rate, latency or efficiency of the network ({}): the "
+                                     "topology is the job's",
+                                     fmt::join(kNetworkKeys, ", ")),
                          kv.first.Mark().line, kv.first.Mark().column);
     }
     r.network_overrides.push_back({file, net});  // shared: its errors keep their lines
@@ -136,12 +136,9 @@ bool sets_value(const YAML::Node& node, const std::string& dotted) {
 std::pair<double, std::string> number_and_unit(const YamlMap& m, const std::string& key) {
   const YAML::Node n = m.node(key);
   const std::string text = n.IsScalar() ? n.Scalar() : "<not a scalar>";
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  const double v = std::strtod(begin, &end);
-  if (end == begin || !std::isfinite(v))
-    m.fail(key, text, "a number with the field's unit (2TB/s, 8MiB, 1410MHz)");
-  return {v, std::string(end)};
+  const std::optional<NumberAndUnit> q = split_quantity(text);
+  if (!q) m.fail(key, text, "a number with the field's unit (2TB/s, 8MiB, 1410MHz)");
+  return {q->value, std::string(q->unit)};
 }
 
 // The values of one grid axis: a list, one value, or {from, to, step | factor}.

@@ -145,7 +145,7 @@ const char* dimension_base_unit(Dimension d) {
   return "";
 }
 
-std::optional<double> parse_quantity(std::string_view text, Dimension d) {
+std::optional<NumberAndUnit> split_quantity(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
@@ -157,12 +157,18 @@ std::optional<double> parse_quantity(std::string_view text, Dimension d) {
   std::string_view unit(end, static_cast<size_t>(text.data() + text.size() - end));
   while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())))
     unit.remove_prefix(1);
-  if (unit.empty()) return value;
-  auto factor = unit_factor(unit, d);
+  return NumberAndUnit{value, unit};
+}
+
+std::optional<double> parse_quantity(std::string_view text, Dimension d) {
+  const std::optional<NumberAndUnit> q = split_quantity(text);
+  if (!q) return std::nullopt;
+  if (q->unit.empty()) return q->value;
+  auto factor = unit_factor(q->unit, d);
   if (!factor) return std::nullopt;
   // A finite number whose unit scales it past the double range is no quantity either.
-  if (!std::isfinite(value * *factor)) return std::nullopt;
-  return value * *factor;
+  if (!std::isfinite(q->value * *factor)) return std::nullopt;
+  return q->value * *factor;
 }
 
 }  // namespace rapid

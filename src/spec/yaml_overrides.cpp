@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <cstdlib>
+#include <optional>
 
 #include "rapid/common/error.hpp"
+#include "rapid/spec/units.hpp"
 
 namespace rapid {
 
@@ -18,23 +18,15 @@ bool is_scale(const YAML::Node& v) {
 // "2039GB/s" x 4 -> "8156GB/s": the leading number scaled, the unit kept.
 std::string scaled_scalar(const std::string& text, double factor, const std::string& file,
                           const std::string& key) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  const double value = std::strtod(begin, &end);
-  if (end == begin || !std::isfinite(value))
-    throw InputError(file, key, text, "a base value that is a number (with a unit) to scale");
-  return fmt::format("{}{}", value * factor, std::string(end));
+  const std::optional<NumberAndUnit> q = split_quantity(text);
+  if (!q) throw InputError(file, key, text, "a base value that is a number (with a unit) to scale");
+  return fmt::format("{}{}", q->value * factor, q->unit);
 }
 
 double scale_factor(const YAML::Node& v, const std::string& file, const std::string& key) {
   const YAML::Node f = v["scale"];
-  double factor = 0;
-  if (f.IsScalar()) {
-    const char* begin = f.Scalar().c_str();
-    char* end = nullptr;
-    factor = std::strtod(begin, &end);
-    if (end == begin || *end != '\0') factor = 0;
-  }
+  const std::optional<NumberAndUnit> q = f.IsScalar() ? split_quantity(f.Scalar()) : std::nullopt;
+  const double factor = q && q->unit.empty() ? q->value : 0.0;
   if (!(factor > 0 && factor <= 1e6))
     throw InputError(file, key + ".scale", f.IsScalar() ? f.Scalar() : "<not a number>",
                      "a factor in (0, 1e6]", f.Mark().line, f.Mark().column);

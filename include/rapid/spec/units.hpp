@@ -27,6 +27,14 @@ double dimension_max(Dimension d);
 /// The base unit's symbol ("B/s", "B", "s", "Hz", "FLOP/s", "", "W").
 const char* dimension_base_unit(Dimension d);
 
+/// "NUMBER[ ]UNIT" split, spaces around trimmed: ("2039GB/s" -> 2039, "GB/s"; "0.85" ->
+/// 0.85, ""). nullopt when the text does not start with a finite number.
+struct NumberAndUnit {
+  double value;
+  std::string_view unit;
+};
+std::optional<NumberAndUnit> split_quantity(std::string_view text);
+
 /// Parses "NUMBER[ ]UNIT" into the SI base unit of `d`.
 /// Returns std::nullopt when the text is not a finite number followed by a unit of `d`
 /// (callers turn that into an InputError naming file and key).
