@@ -244,11 +244,11 @@ std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAM
   return out;
 }
 
-HardwareSpec parse_resolved(const ResolvedHardware& r) {
+HardwareSpec parse_resolved(const ResolvedHardware& r, const HardwareSpec* root_spec) {
   HardwareSpec h = parse_hardware(r.node, r.file);
   h.base_name = r.base;
   if (r.is_base) return h;
-  const HardwareSpec root = parse_hardware(r.base_node, r.base_path);
+  const HardwareSpec root = root_spec ? *root_spec : parse_hardware(r.base_node, r.base_path);
   // Peaks and clocks without the fixed thermal derate (applied to both at parse time).
   const double clock = h.sm_clock_Hz / h.clock_thermal_keep;
   const double root_clock = root.sm_clock_Hz / root.clock_thermal_keep;
@@ -276,10 +276,17 @@ HardwareSpec load_hardware_file(const std::string& path) {
 }
 
 HardwareVariant make_variant(const ResolvedHardware& r, const YAML::Node& net_node,
-                             const std::string& net_file) {
+                             const std::string& net_file, const NetworkSpec& job_network) {
   HardwareVariant v;
   v.base = r.base;
   v.is_base = r.is_base;
+  v.network = job_network;
+  YAML::Node diff = changed_keys(r.base_node, r.node);
+  diff.remove("name");
+  if (r.network_overrides.empty()) {
+    v.overrides = flow_text(diff);
+    return v;
+  }
   YAML::Node net = YAML::Clone(net_node);
   std::string file = net_file;
   for (const ResolvedHardware::NetworkOverride& o : r.network_overrides) {
@@ -287,8 +294,6 @@ HardwareVariant make_variant(const ResolvedHardware& r, const YAML::Node& net_no
     file = o.file;
   }
   v.network = parse_network(net, file);
-  YAML::Node diff = changed_keys(r.base_node, r.node);
-  diff.remove("name");
   const YAML::Node net_diff = changed_keys(net_node, net);
   if (net_diff.size() > 0) diff["network"] = net_diff;
   v.overrides = flow_text(diff);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "config_resolve.hpp"
 #include "rapid/common/error.hpp"
@@ -189,8 +190,16 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   if (job.has("hardware_grid"))
     for (ResolvedHardware& r : expand_hardware_grid(job, job.node("hardware_grid")))
       resolved.push_back(std::move(r));
+  std::map<std::string, HardwareSpec> roots;  // each root base parsed once (grids share one)
   for (const ResolvedHardware& r : resolved) {
-    spec.hardware.push_back(parse_resolved(r));
+    const HardwareSpec* root = nullptr;
+    if (!r.is_base) {
+      auto it = roots.find(r.base_path);
+      if (it == roots.end())
+        it = roots.emplace(r.base_path, parse_hardware(r.base_node, r.base_path)).first;
+      root = &it->second;
+    }
+    spec.hardware.push_back(parse_resolved(r, root));
     spec.hardware_sources.push_back(Source{r.path, r.text});
     for (size_t i = 0; i + 1 < spec.hardware.size(); ++i)
       if (spec.hardware[i].name == spec.hardware.back().name)
@@ -204,7 +213,7 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   spec.network = parse_network(net_node, net_src.path);
   spec.network_source = net_src;
   for (const ResolvedHardware& r : resolved)
-    spec.variants.push_back(make_variant(r, net_node, net_src.path));
+    spec.variants.push_back(make_variant(r, net_node, net_src.path, spec.network));
 
   spec.training = parse_training(job.map("training"), spec.model.seq_length, job_path);
 

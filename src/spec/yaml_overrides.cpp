@@ -91,7 +91,8 @@ YAML::Node changed_keys(const YAML::Node& base, const YAML::Node& changed) {
     if (now.IsMap() && was && was.IsMap()) {
       YAML::Node inner = changed_keys(was, now);
       if (inner.size() > 0) out[key] = inner;
-    } else if (!was || YAML::Dump(was) != YAML::Dump(now)) {
+    } else if (!was || (was.IsScalar() && now.IsScalar() ? was.Scalar() != now.Scalar()
+                                                         : YAML::Dump(was) != YAML::Dump(now))) {
       out[key] = YAML::Clone(now);
     }
   }

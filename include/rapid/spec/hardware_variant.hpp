@@ -64,16 +64,17 @@ std::vector<ResolvedHardware> expand_hardware_grid(const YamlMap& job, const YAM
 /// Parses a resolved entry. A variant that changes the SM count or clock but none of the
 /// peaks gets peaks that follow them (peak = SMs x FLOP per clock per SM x clock: A100 and
 /// H100 whitepapers), and an L2 bandwidth that follows the clock (bytes per clock x clock),
-/// unless it sets that too (docs/variants.md).
-HardwareSpec parse_resolved(const ResolvedHardware& r);
+/// unless it sets that too (docs/variants.md). `root`: the parsed root base when the caller
+/// has it (a grid's variants share one), else parsed here.
+HardwareSpec parse_resolved(const ResolvedHardware& r, const HardwareSpec* root = nullptr);
 
 /// The hardware of a file given by path (`rapid op --hardware`): a plain hardware file or a
 /// variant file (its bases found as a job's would be, relative to it and in the configs).
 HardwareSpec load_hardware_file(const std::string& path);
 
-/// The variant's record: the job's network (its mapping `net_node` from `net_file`) with
-/// the variant's network overrides, and the fields it changes.
+/// The variant's record: the job's network (`job_network`, parsed from the mapping
+/// `net_node` of `net_file`) with the variant's network overrides, and the fields it changes.
 HardwareVariant make_variant(const ResolvedHardware& r, const YAML::Node& net_node,
-                             const std::string& net_file);
+                             const std::string& net_file, const NetworkSpec& job_network);
 
 }  // namespace rapid
