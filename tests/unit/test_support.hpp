@@ -5,6 +5,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "rapid/spec/sweep_spec.hpp"
 
 namespace rapid::test {
@@ -14,11 +16,32 @@ inline std::string source_path(const std::string& rel) {
   return std::string(RAPID_SOURCE_DIR) + "/" + rel;
 }
 
-/// A path `name` in the tests' directory under the system temp dir (created).
+/// This test process's own directory under the system temp dir, removed when the process
+/// ends. ctest runs every test case as its own process, several at once (-j): a directory
+/// shared by all of them let one case read a file another was rewriting.
+class TempDir {
+ public:
+  TempDir()
+      : path_(std::filesystem::temp_directory_path() /
+              ("rapid-tests-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// A path `name` in this process's test directory under the system temp dir.
 inline std::string temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / "rapid-tests";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  static const TempDir dir;
+  return (dir.path() / name).string();
 }
 
 /// Writes `text` to a fresh file under the system temp dir and returns its path.
