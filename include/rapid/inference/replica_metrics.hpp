@@ -1,0 +1,27 @@
+// What one serving replica delivers under one load (docs/inference.md sec 4), from the
+// closed form (serving_analytical.hpp) or the simulation (serving_des.hpp); the deployment's
+// row combines its replicas (serving_evaluator.hpp).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace rapid {
+
+struct ReplicaMetrics {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  bool overloaded = false;  ///< arrivals outpace what the replica can serve
+  double requests = 0;      ///< the load's weight when replicas are combined (its requests)
+  double ttft_s = kNaN, ttft_p99_s = kNaN;
+  double itl_s = kNaN, itl_start_s = kNaN, itl_mid_s = kNaN, itl_end_s = kNaN, itl_p99_s = kNaN;
+  double e2e_latency_s = kNaN, queue_time_s = kNaN;
+  double output_tokens_per_s = 0, total_tokens_per_s = 0, requests_per_s = 0;
+  double running_batch = 0;   ///< mean sequences per iteration
+  double peak_kv_tokens = 0;  ///< most KV cache tokens held at once
+  double decode_step_time_s = kNaN;
+  // The mean iteration's time by class (slowest stage), for the row's breakdown columns.
+  double gemm_s = 0, attention_s = 0, memory_bound_s = 0, tp_comm_s = 0, ep_comm_s = 0,
+         pp_comm_s = 0, host_s = 0, step_s = 0;
+};
+
+}  // namespace rapid
