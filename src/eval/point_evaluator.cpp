@@ -8,6 +8,7 @@
 #include "rapid/analytical/fault_network.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/eval/fit_hint.hpp"
+#include "rapid/inference/serving_evaluator.hpp"
 #include "rapid/memory/memory_model.hpp"
 #include "rapid/nonideal/goodput.hpp"
 
@@ -37,7 +38,9 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
   // A hardware variant may change the network's rates (docs/variants.md): each variant's
   // evaluators run on its own network.
   per_scenario_ = faults ? spec.search.num_gpus.size() : 1;
-  for (size_t h = 0; h < spec.hardware.size(); ++h)
+  // Serving points have their own evaluators (inference/serving_evaluator.hpp).
+  const size_t systems = spec.mode == JobMode::Inference ? 0 : spec.hardware.size();
+  for (size_t h = 0; h < systems; ++h)
     for (size_t s = 0; s < std::max<size_t>(1, spec.scenarios.size()); ++s)
       for (size_t g = 0; g < per_scenario_; ++g) {
         auto sys = std::make_unique<System>();
@@ -139,6 +142,11 @@ void PointEvaluator::evaluate_guarded(const Point& p, Workload& w, EvalResult& r
 }
 
 void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
+  if (spec_.mode == JobMode::Inference) {
+    w.par = p.par;
+    evaluate_serving(spec_, p, r, f == Fidelity::Des);
+    return;
+  }
   const HardwareSpec& hw = spec_.hardware[static_cast<size_t>(p.hardware)];
   const System& sys = system(p);
   build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);

@@ -41,6 +41,7 @@ const char* cf_units(const Column& c) {
   static constexpr Spelling kSpellings[] = {
       {"", "1"},  {"1", "1"}, {"s", "s"},   {"B", "byte"}, {"tokens/s", "s-1"},
       {"W", "W"}, {"J", "J"}, {"MW", "MW"}, {"C", "degC"}, {"tokens/J", "J-1"},
+      {"1/s", "s-1"}, {"tokens", "1"},
   };
   for (const Spelling& s : kSpellings)
     if (s.schema == c.unit) return s.udunits;

@@ -82,4 +82,23 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
   return nullptr;
 }
 
+const char* serving_illegal_reason(const SweepSpec& s, const ParallelConfig& c) {
+  const ModelSpec& model = s.model;
+  if (c.dp < 1 || c.tp < 1 || c.pp < 1 || c.ep < 1) return "every degree must be >= 1";
+  if (model.num_attention_heads % c.tp != 0) return "tp must divide num_attention_heads";
+  if (model.num_kv_heads % c.tp != 0 && c.tp % model.num_kv_heads != 0)
+    return "tp and num_kv_heads must divide one another";
+  const int64_t per_node = s.network.gpus_per_node;
+  if (!s.search.allow_tp_across_nodes && (c.tp > per_node || per_node % c.tp != 0))
+    return "tp must divide gpus_per_node (tp inside one NVLink domain)";
+  if (c.pp > model.num_layers) return "pp must not exceed num_layers";
+  if (c.ep > 1) {
+    if (!model.moe.enabled()) return "ep > 1 needs a mixture-of-experts model";
+    if (model.moe.num_experts % c.ep != 0) return "ep must divide num_experts";
+    if ((int64_t{c.tp} * c.dp) % c.ep != 0) return "ep must divide tp * replicas";
+    if (c.ep % c.tp != 0 && c.tp % c.ep != 0) return "ep and tp must divide one another";
+  }
+  return nullptr;
+}
+
 }  // namespace rapid

@@ -128,6 +128,31 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   return sp;
 }
 
+/// `search:` of a serving job (mode: inference): tp, pp and ep are swept (dp = replicas =
+/// gpus / (tp * pp)); every training knob keeps its single neutral value.
+SearchSpace parse_serving_search(const YamlMap& s, int64_t gpus_per_node) {
+  SearchSpace sp;
+  std::vector<int64_t> tp_default;
+  for (int64_t t = 1; t <= gpus_per_node; t *= 2) tp_default.push_back(t);
+  sp.tp = s.integer_list_or("tp", tp_default, 1, kMaxDegree);
+  sp.pp = s.integer_list_or("pp", {1}, 1, kMaxDegree);
+  sp.ep = s.integer_list_or("ep", {1}, 1, kMaxDegree);
+  for (auto* list : {&sp.tp, &sp.pp, &sp.ep}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+  sp.cp = sp.etp = sp.vpp = sp.mbs = {1};
+  sp.recompute = {Recompute::None};
+  sp.recompute_method = {RecomputeMethod::Uniform};
+  sp.recompute_layers = {1};
+  sp.offload_layers = {0};
+  sp.sp = {false};
+  sp.zero_stage = {0};
+  sp.allow_tp_across_nodes = s.boolean_or("allow_tp_across_nodes", false);
+  s.finish();
+  return sp;
+}
+
 ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
   ParallelConfig c;
   c.tp = static_cast<int32_t>(b.integer_or("tp", 1, 1, kMaxDegree));
@@ -171,6 +196,8 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   spec.name = job.string_or("name", fs::path(job_path).stem().string());
   job.has("description");
 
+  spec.mode = static_cast<JobMode>(job.choice_or("mode", {"training", "inference"}, 0));
+  const bool serving = spec.mode == JobMode::Inference;
   auto [model_node, model_src] = resolve_config(job, job.node("model"), "model", "models");
   spec.model = parse_model(model_node, model_src.path);
   spec.model_source = model_src;
@@ -215,12 +242,27 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   for (const ResolvedHardware& r : resolved)
     spec.variants.push_back(make_variant(r, net_node, net_src.path, spec.network));
 
-  spec.training = parse_training(job.map("training"), spec.model.seq_length, job_path);
-
-  spec.search = parse_search(job.has("search")
-                                 ? job.map("search")
-                                 : YamlMap(YAML::Node(YAML::NodeType::Map), job.file(), "search"),
-                             spec.network.gpus_per_node);
+  const YamlMap search = job.has("search")
+                             ? job.map("search")
+                             : YamlMap(YAML::Node(YAML::NodeType::Map), job.file(), "search");
+  if (serving) {
+    for (const char* key : {"training", "baseline", "nonideal", "scenarios"})
+      if (job.has(key))
+        job.fail(key, "<given>",
+                 "no such mapping in a mode: inference job (serving settings go under serving:)");
+    if (!job.has("serving")) job.fail("serving", "<missing>", "a serving: mapping");
+    spec.serving = parse_serving(job.map("serving"), job_path);
+    // What the rest of the program reads of a training spec: precision and lengths.
+    spec.training.dtype = spec.serving.dtype;
+    spec.training.seq_length = spec.serving.max_seq_tokens();
+    spec.training.global_batch_size = 1;
+    spec.search = parse_serving_search(search, spec.network.gpus_per_node);
+  } else {
+    if (job.has("serving"))
+      job.fail("serving", "<given>", "mode: inference for a serving: mapping (this job trains)");
+    spec.training = parse_training(job.map("training"), spec.model.seq_length, job_path);
+    spec.search = parse_search(search, spec.network.gpus_per_node);
+  }
   spec.search.num_gpus = job.integer_list_or("gpus", {}, 1, kMaxDegree);
   if (spec.search.num_gpus.empty()) job.fail("gpus", "<missing>", "a GPU count or a list of them");
   const int64_t per_node = spec.network.gpus_per_node;
@@ -247,6 +289,7 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
     sim.finish();
   }
   spec.scenarios =
+      serving ? parse_scenarios(YAML::Node(), YAML::Node(), job.file()) :
       parse_scenarios(job.has("nonideal") ? job.node("nonideal") : YAML::Node(),
                       job.has("scenarios") ? job.node("scenarios") : YAML::Node(), job.file());
   check_stragglers(spec, job.has("scenarios"));

@@ -82,7 +82,9 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
               Block b{c, static_cast<int32_t>(hw), total, 0};
               for (size_t r = 0; r < options_.size(); ++r) {
                 ParallelConfig x = apply(c, r);
-                if (!illegal_reason(spec, x)) b.options |= 1u << r;
+                const char* why = spec.mode == JobMode::Inference ? serving_illegal_reason(spec, x)
+                                                                  : illegal_reason(spec, x);
+                if (!why) b.options |= 1u << r;
               }
               if (b.options == 0) continue;
               total += std::popcount(b.options);
@@ -94,11 +96,14 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
         if (k == axes.size()) break;
       }
     }
-  // Scenarios (non-ideal conditions) are the outermost axis: scenario s holds the indices
-  // [s * layouts, (s + 1) * layouts).
+  // Scenarios (non-ideal conditions) are the outermost axis, then the serving loads: the
+  // pair (scenario s, load l) holds the indices [(s * loads + l) * layouts, ... + layouts).
   layouts_ = total;
   scenarios_ = std::max<int64_t>(1, static_cast<int64_t>(spec.scenarios.size()));
-  size_ = total * scenarios_;
+  loads_ = spec.mode == JobMode::Inference
+               ? std::max<int64_t>(1, static_cast<int64_t>(spec.serving.loads.size()))
+               : 1;
+  size_ = total * scenarios_ * loads_;
   if (blocks_.empty())
     throw InputError(spec.job.path, "search", "<no legal point>",
                      "at least one legal layout: check that tp*pp*cp divides gpus, tp divides the "
@@ -138,9 +143,11 @@ ParallelConfig Enumerator::apply(const ParallelConfig& c, size_t option) const {
 }
 
 Point Enumerator::decode(int64_t index) const {
-  // One scenario (every job without non-ideal scenarios): no division on the hot path.
-  const int64_t scenario = scenarios_ == 1 ? 0 : index / layouts_;
-  const int64_t i = index - scenario * layouts_;
+  // One scenario and load (every training job without non-ideal scenarios): no division on
+  // the hot path.
+  const int64_t outer = scenarios_ * loads_ == 1 ? 0 : index / layouts_;
+  const int64_t scenario = outer / loads_, load = outer % loads_;
+  const int64_t i = index - outer * layouts_;
   // The block holding i: the last one whose first index is <= i.
   auto it = std::upper_bound(blocks_.begin(), blocks_.end(), i,
                              [](int64_t v, const Block& b) { return v < b.first; });
@@ -152,15 +159,16 @@ Point Enumerator::decode(int64_t index) const {
   p.index = index;
   p.hardware = b.hardware;
   p.scenario = static_cast<int32_t>(scenario);
+  p.load = static_cast<int32_t>(load);
   p.par = apply(b.par, static_cast<size_t>(std::countr_zero(mask)));
   return p;
 }
 
 std::optional<int64_t> Enumerator::encode(int32_t hardware, const ParallelConfig& par,
-                                          int32_t scenario) const {
+                                          int32_t scenario, int32_t load) const {
   for (const Block& b : blocks_) {
     if (b.hardware != hardware) continue;
-    int64_t idx = b.first + scenario * layouts_;
+    int64_t idx = b.first + (scenario * loads_ + load) * layouts_;
     for (size_t r = 0; r < options_.size(); ++r) {
       if (!(b.options & (1u << r))) continue;
       if (apply(b.par, r) == par) return idx;

@@ -21,11 +21,14 @@ enum class Status : uint8_t {
   Infeasible = 2,
   NoRoute = 3,
   Overheat = 4,
-  Error = 5
+  Error = 5,
+  /// Serving (mode: inference): requests arrive faster than the replica can serve them;
+  /// the queue grows without bound and the latencies have no steady state.
+  Overloaded = 6
 };
 /// Names of Status values, indexed by value (also the HDF5 enum member names).
-inline constexpr const char* kStatusNames[] = {"ok",       "oom",      "infeasible",
-                                               "no_route", "overheat", "error"};
+inline constexpr const char* kStatusNames[] = {"ok",       "oom",   "infeasible", "no_route",
+                                               "overheat", "error", "overloaded"};
 
 /// Why an `error` row has no result: the host ran out of memory (std::bad_alloc), an
 /// internal limit or invariant of an evaluator (InternalError), anything else.
@@ -131,6 +134,29 @@ struct EvalResult {
   double checkpoint_interval_s = kNaN;  ///< Young/Daly optimum
   double goodput = kNaN;                ///< useful fraction of the job's wall time
   double goodput_tokens_per_s = kNaN;   ///< tokens_per_s x goodput
+
+  // Serving (mode: inference; docs/inference.md sec 5); NaN on training rows. Per the
+  // deployment (all replicas) unless named per replica; latencies are means over requests.
+  double concurrency = kNaN;           ///< requests in flight offered (closed loop)
+  double arrival_rate_per_s = kNaN;    ///< requests per second offered (open loop)
+  double running_batch = kNaN;         ///< mean sequences per iteration, per replica
+  double max_concurrency = kNaN;       ///< requests of the longest length that fit, all replicas
+  double kv_cache_bytes = kNaN;        ///< KV cache of the running batch at its longest, per GPU
+  double kv_cache_capacity_tokens = kNaN;  ///< tokens the KV cache memory holds, per replica
+  double ttft_s = kNaN;                ///< time to first token (queueing + prefill)
+  double ttft_p99_s = kNaN;            ///< its 99th percentile (DES only)
+  double itl_s = kNaN;                 ///< inter-token latency (TPOT), mean over tokens
+  double itl_start_s = kNaN;           ///< over the first 10% of each request's output tokens
+  double itl_mid_s = kNaN;             ///< over the middle 10%
+  double itl_end_s = kNaN;             ///< over the last 10%
+  double itl_p99_s = kNaN;             ///< 99th percentile of the gaps (DES only)
+  double e2e_latency_s = kNaN;         ///< arrival to last token
+  double queue_time_s = kNaN;          ///< arrival to the first prefill iteration
+  double output_tokens_per_s = kNaN;   ///< generated tokens per second, all replicas
+  double total_tokens_per_s = kNaN;    ///< prompt + generated tokens per second
+  double requests_per_s = kNaN;        ///< completed requests per second
+  double prefill_time_s = kNaN;        ///< one prompt's prefill alone (TTFT at no load)
+  double decode_step_time_s = kNaN;    ///< one decode iteration at the mean running batch
 
   // Memory of the GPU with the largest peak (kept for OOM points).
   double peak_memory_bytes = 0;

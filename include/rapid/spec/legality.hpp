@@ -33,4 +33,13 @@ inline const char* illegal_reason(const SweepSpec& s, const ParallelConfig& c) {
   return illegal_reason(s.model, s.training, s.network, s.search, c);
 }
 
+/// Why serving layout `c` of job `s` (mode: inference) is not a point, or nullptr: tp must
+/// divide num_attention_heads, and num_kv_heads and tp must divide one another (vLLM
+/// replicates K/V heads when tp > num_kv_heads), tp must fit in an NVLink domain unless
+/// allowed across nodes, pp <= num_layers (vLLM splits uneven layer counts), ep > 1 only for
+/// MoE models with ep dividing num_experts and tp * dp, and ep and tp dividing one another
+/// (ep <= tp: experts split over ep GPUs of the replica, the rest as expert TP; ep > tp:
+/// ep / tp replicas share their MoE layers, data-parallel attention).
+const char* serving_illegal_reason(const SweepSpec& s, const ParallelConfig& c);
+
 }  // namespace rapid

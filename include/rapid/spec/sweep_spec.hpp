@@ -14,6 +14,7 @@
 #include "rapid/spec/network_spec.hpp"
 #include "rapid/spec/nonideal_spec.hpp"
 #include "rapid/spec/parallel_config.hpp"
+#include "rapid/spec/serving_spec.hpp"
 #include "rapid/spec/training_spec.hpp"
 
 namespace rapid {
@@ -56,6 +57,10 @@ struct SimulationSpec {
   bool des_full = false;  ///< `replicas: all`: simulate every DP replica (default auto)
 };
 
+/// What the job predicts: training steps, or serving (docs/inference.md).
+enum class JobMode : uint8_t { Training, Inference };
+inline constexpr const char* kJobModeNames[] = {"training", "inference"};
+
 struct SweepSpec {
   /// The network hardware entry `h` runs on (the job's unless a variant changes it).
   const NetworkSpec& network_of(size_t h) const {
@@ -63,6 +68,7 @@ struct SweepSpec {
   }
 
   std::string name;
+  JobMode mode = JobMode::Training;
   Source job;
   ModelSpec model;
   Source model_source;
@@ -77,6 +83,8 @@ struct SweepSpec {
   SearchSpace search;
   std::optional<ParallelConfig> baseline;  ///< dp filled in from the first GPU count
   SimulationSpec simulation;
+  /// mode: inference: the serving stack, the request mix and the loads swept (`serving:`).
+  ServingSpec serving;
   /// Non-ideal conditions swept as a dimension (at least one: "ideal", all off).
   std::vector<NonIdealSpec> scenarios;
 };

@@ -22,6 +22,7 @@ struct Point {
   int64_t index = 0;
   int32_t hardware = 0;  ///< index into SweepSpec::hardware
   int32_t scenario = 0;  ///< index into SweepSpec::scenarios (non-ideal conditions)
+  int32_t load = 0;      ///< serving: index into SweepSpec::serving.loads (0 in training)
   ParallelConfig par;
 };
 
@@ -39,8 +40,8 @@ class Enumerator {
 
   /// Index of a point, or nullopt when it is not in the space. O(blocks x recompute options).
   std::optional<int64_t> encode(int32_t hardware, const ParallelConfig& par,
-                                int32_t scenario = 0) const;
-  /// Points per scenario (the layouts x hardware variants).
+                                int32_t scenario = 0, int32_t load = 0) const;
+  /// Points per (scenario, serving load): the layouts x hardware variants.
   int64_t layouts() const { return layouts_; }
 
   /// Index of the job's baseline (on hardware variant 0), or -1 when the job has none.
@@ -71,7 +72,7 @@ class Enumerator {
   std::vector<Block> blocks_;
   std::vector<RecomputeOption> options_;
   int64_t size_ = 0;
-  int64_t layouts_ = 0, scenarios_ = 1;
+  int64_t layouts_ = 0, scenarios_ = 1, loads_ = 1;
   int64_t baseline_index_ = -1;
 };
 
