@@ -124,9 +124,10 @@ ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
   Regime r;
   double e2e = 0;
   auto solve = [&](double running) {
-    // pp groups in flight, each a share of the running requests.
-    const double group = std::max(1.0, running / pp);
-    r = regime(step, s, pp, group, I, O);
+    // Up to pp groups in flight (no more than there are requests), each a share of them;
+    // an iteration's period counts the groups that take turns through the stages.
+    const double active = std::max(1.0, std::min(static_cast<double>(pp), running));
+    r = regime(step, s, static_cast<int64_t>(active), running / active, I, O);
     const double P = static_cast<double>(r.prefill_iters);
     e2e = P * r.tau_prefill + (O - 1) * r.tau;
   };
@@ -144,12 +145,11 @@ ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
     }
     if (load * (e2e + r.tau / 2) > B) m.overloaded = true;
   }
-  const double group = std::max(1.0, c / pp);
   const double P = static_cast<double>(r.prefill_iters);
   // Little's law per group: group requests, each running P prefill and O - 1 decode
   // iterations.
   const double lifetime = P * r.tau_prefill + (O - 1) * r.tau;
-  m.requests_per_s = open && !m.overloaded ? load : pp * group / lifetime;
+  m.requests_per_s = open && !m.overloaded ? load : c / lifetime;
   m.queue_time_s = open ? r.tau / 2 : (load > c ? (load - c) / m.requests_per_s : 0.0);
   m.ttft_s = m.queue_time_s + P * r.tau_prefill;
   m.itl_s = r.tau;

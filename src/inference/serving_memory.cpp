@@ -53,7 +53,23 @@ ServingMemory serving_memory(const ModelSpec& model, const HardwareSpec& hw,
   m.capacity_bytes = hw.hbm_capacity_bytes * st.gpu_memory_utilization;
   m.kv_bytes_per_token =
       static_cast<double>(most_layers) * model.kv_cache_elements_per_token(par.tp) * kvb;
-  m.kv_budget_bytes = m.capacity_bytes - m.weights_bytes - m.activations_bytes - m.workspace_bytes;
+  // What the stack's memory fraction covers (docs/inference.md "Serving stacks"): vLLM's
+  // everything it holds; SGLang's weights and the KV pool (activations, graphs and
+  // workspace in the rest); TensorRT-LLM's the memory left after weights and activations.
+  const double hbm = hw.hbm_capacity_bytes, util = st.gpu_memory_utilization;
+  switch (st.memory_budget) {
+    case MemoryBudget::Total:
+      m.kv_budget_bytes =
+          m.capacity_bytes - m.weights_bytes - m.activations_bytes - m.workspace_bytes;
+      break;
+    case MemoryBudget::Static:
+      m.kv_budget_bytes = std::min(m.capacity_bytes - m.weights_bytes,
+                                   hbm - m.weights_bytes - m.activations_bytes - m.workspace_bytes);
+      break;
+    case MemoryBudget::Free:
+      m.kv_budget_bytes = util * (hbm - m.weights_bytes - m.activations_bytes - m.workspace_bytes);
+      break;
+  }
   const double block_bytes = m.kv_bytes_per_token * st.kv_block_tokens;
   m.kv_blocks = m.kv_budget_bytes > 0 && block_bytes > 0
                     ? static_cast<int64_t>(std::floor(m.kv_budget_bytes / block_bytes))

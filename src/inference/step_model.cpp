@@ -302,7 +302,11 @@ StepTime StepModel::time(const StepBatch& b) const {
       m.par.pp > 1 ? m.collectives.time(CollectiveKind::SendRecv,
                                         b.tokens() * m.model.hidden_size * kActBytes, m.pp_group)
                    : 0.0;
-  t.total_s = m.stack.host_overhead_per_step_s;
+  // The host's per-iteration work: a fixed part and a part per running sequence.
+  const double host =
+      m.stack.host_overhead_per_step_s +
+      m.stack.host_overhead_per_seq_s * static_cast<double>(b.decode_seqs + b.prefill_seqs);
+  t.total_s = host;
   for (int64_t st = 0; st < m.par.pp; ++st) {
     const Accum a = m.stage(b, st);
     // The host issues kernels while the GPU runs earlier ones: the stage takes the longer
@@ -311,7 +315,7 @@ StepTime StepModel::time(const StepBatch& b) const {
     const double busy = std::max(gpu, a.kernels * issue);
     const double hand = st + 1 < m.par.pp ? p2p : 0.0;
     t.total_s += busy + hand;
-    const double stage_s = busy + hand + (st == 0 ? m.stack.host_overhead_per_step_s : 0.0);
+    const double stage_s = busy + hand + (st == 0 ? host : 0.0);
     if (stage_s >= t.stage_s) {
       t.stage_s = stage_s;
       t.gemm_s = a.gemm;
@@ -320,7 +324,7 @@ StepTime StepModel::time(const StepBatch& b) const {
       t.tp_comm_s = a.tp;
       t.ep_comm_s = a.ep;
       t.pp_comm_s = hand;
-      t.host_s = (busy - gpu) + (st == 0 ? m.stack.host_overhead_per_step_s : 0.0);
+      t.host_s = (busy - gpu) + (st == 0 ? host : 0.0);
       t.kernels = a.kernels;
     }
   }
