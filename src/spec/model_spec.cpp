@@ -19,21 +19,87 @@ int64_t MoeSpec::moe_layers_in(int64_t first, int64_t last) const {
   return below(hi) - below(lo);
 }
 
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::Gelu:
+      return "gelu";
+    case Activation::SwiGlu:
+      return "swiglu";
+    case Activation::GeGlu:
+      return "geglu";
+  }
+  return "gelu";
+}
+
 namespace {
 int64_t mlp_params(const ModelSpec& m, int64_t ffn) {
-  const int64_t matrices = m.activation == Activation::SwiGlu ? 3 : 2;
+  const int64_t matrices = is_gated(m.activation) ? 3 : 2;
   const int64_t bias = m.linear_bias ? (matrices - 1) * ffn + m.hidden_size : 0;
   return matrices * m.hidden_size * ffn + bias;
 }
+
+// One norm over `width` elements: a scale, and a bias with LayerNorm.
+int64_t norm_params(const ModelSpec& m, int64_t width) {
+  return (m.norm == NormKind::LayerNorm ? 2 : 1) * width;
+}
+
+// MLA's down projections W_DQ (when the queries are compressed) and W_DKV with their latent
+// norms and biases (HF modeling_deepseek.py: q_a_proj and kv_a_proj_with_mqa take
+// attention_bias); what every TP rank holds whole.
+int64_t mla_down_params(const ModelSpec& m) {
+  const MlaSpec& l = m.mla;
+  const int64_t h = m.hidden_size, kv = l.kv_lora_rank + l.qk_rope_head_dim;
+  int64_t p = h * kv + norm_params(m, l.kv_lora_rank) + (m.linear_bias ? kv : 0);
+  if (l.q_lora_rank > 0)
+    p += h * l.q_lora_rank + norm_params(m, l.q_lora_rank) + (m.linear_bias ? l.q_lora_rank : 0);
+  return p;
+}
 }  // namespace
 
+int64_t ModelSpec::attention_matmul_params() const {
+  const int64_t h = hidden_size, a = num_attention_heads;
+  if (mla.enabled()) {
+    // DeepSeek-V2 eqs 9-19 (MlaSpec): W_DQ h x q_lora and W_UQ q_lora x a(nope+rope), or
+    // W_Q h x a(nope+rope); W_DKV h x (kv_lora+rope); W_UKV kv_lora x a(nope+v); W_O a v x h.
+    const MlaSpec& l = mla;
+    const int64_t q = a * l.qk_head_dim();
+    const int64_t wq = l.q_lora_rank > 0 ? h * l.q_lora_rank + l.q_lora_rank * q : h * q;
+    const int64_t wkv = h * (l.kv_lora_rank + l.qk_rope_head_dim) +
+                        l.kv_lora_rank * a * (l.qk_nope_head_dim + l.v_head_dim);
+    return wq + wkv + a * l.v_head_dim * h;
+  }
+  const int64_t d = head_dim, g = num_kv_heads;
+  return h * (a + 2 * g) * d + a * d * h;
+}
+
+int64_t ModelSpec::layer_norm_params() const {
+  return (post_norms ? 4 : 2) * norm_params(*this, hidden_size);
+}
+
+int64_t ModelSpec::attention_tp_replicated_params() const {
+  return layer_norm_params() + (mla.enabled() ? mla_down_params(*this) : 0);
+}
+
 int64_t ModelSpec::attention_params() const {
-  const int64_t h = hidden_size, d = head_dim, a = num_attention_heads, g = num_kv_heads;
-  int64_t qkv = h * (a + 2 * g) * d;
-  int64_t proj = a * d * h;
-  int64_t norms = (norm == NormKind::LayerNorm ? 4 : 2) * h;
+  const int64_t h = hidden_size;
+  if (mla.enabled()) {
+    // The matmuls, the layer's norms, the latent norms; biases on q_a_proj,
+    // kv_a_proj_with_mqa and o_proj with attention_bias (HF modeling_deepseek.py).
+    const MlaSpec& l = mla;
+    const int64_t latent_norms = norm_params(*this, l.kv_lora_rank) +
+                                 (l.q_lora_rank > 0 ? norm_params(*this, l.q_lora_rank) : 0);
+    const int64_t bias = linear_bias ? l.q_lora_rank + l.kv_lora_rank + l.qk_rope_head_dim + h : 0;
+    return attention_matmul_params() + layer_norm_params() + latent_norms + bias;
+  }
+  const int64_t d = head_dim, a = num_attention_heads, g = num_kv_heads;
   int64_t bias = linear_bias ? (a + 2 * g) * d + h : 0;
-  return qkv + proj + norms + bias;
+  return attention_matmul_params() + layer_norm_params() + bias;
+}
+
+double ModelSpec::kv_cache_elements_per_token(int64_t tp) const {
+  if (mla.enabled()) return static_cast<double>(mla.kv_lora_rank + mla.qk_rope_head_dim);
+  const int64_t kv_heads_per_gpu = std::max<int64_t>(1, num_kv_heads / std::max<int64_t>(1, tp));
+  return 2.0 * static_cast<double>(kv_heads_per_gpu) * static_cast<double>(head_dim);
 }
 
 int64_t ModelSpec::layer_params() const {
@@ -70,7 +136,17 @@ double params_upper_bound(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden_size), d = static_cast<double>(m.head_dim);
   const double a = static_cast<double>(m.num_attention_heads);
   const double g = static_cast<double>(m.num_kv_heads);
-  const double attention = h * (a + 2 * g) * d + a * d * h + (a + 2 * g) * d + 5 * h;
+  double attention = h * (a + 2 * g) * d + a * d * h + (a + 2 * g) * d + 9 * h;
+  if (m.mla.enabled()) {
+    // Both query paths (compressed and not), their norms with LayerNorm bias, every bias.
+    const MlaSpec& l = m.mla;
+    const double ql = static_cast<double>(l.q_lora_rank), kl = static_cast<double>(l.kv_lora_rank);
+    const double qk = static_cast<double>(l.qk_head_dim()),
+                 r = static_cast<double>(l.qk_rope_head_dim);
+    const double v = static_cast<double>(l.v_head_dim), n = static_cast<double>(l.qk_nope_head_dim);
+    attention = h * ql + ql * a * qk + h * a * qk + h * (kl + r) + kl * a * (n + v) + a * v * h +
+                3 * (ql + kl + r) + 9 * h;
+  }
   auto mlp = [&](int64_t ffn) {
     return 3 * h * static_cast<double>(ffn) + 2 * static_cast<double>(ffn) + h;
   };
@@ -95,18 +171,38 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
   s.num_kv_heads = m.integer_or("num_kv_heads", s.num_attention_heads, 1, 100000);
   s.ffn_hidden_size = m.integer("ffn_hidden_size", 1, 10000000);
   s.vocab_size = m.integer("vocab_size", 1, 10000000);
-  s.seq_length = m.integer("seq_length", 1, 100000000);
-  s.activation = static_cast<Activation>(m.choice("activation", {"gelu", "swiglu"}));
+  s.seq_length = m.integer_or("seq_length", 0, 1, 100000000);  // 0: the job gives it
+  s.activation = static_cast<Activation>(m.choice("activation", {"gelu", "swiglu", "geglu"}));
   s.norm = static_cast<NormKind>(m.choice_or("norm", {"layernorm", "rmsnorm"}, 0));
   s.tied_embeddings = m.boolean_or("tied_embeddings", false);
   s.linear_bias = m.boolean_or("linear_bias", false);
   s.dropout = m.boolean_or("dropout", false);
-  s.position_embedding = static_cast<PositionEmbedding>(m.choice_or(
-      "position_embedding", {"rope", "learned"}, s.activation == Activation::SwiGlu ? 0 : 1));
-  if (s.hidden_size % s.num_attention_heads != 0 && !m.has("head_dim"))
+  s.post_norms = m.boolean_or("post_norms", false);
+  s.position_embedding = static_cast<PositionEmbedding>(
+      m.choice_or("position_embedding", {"rope", "learned"}, is_gated(s.activation) ? 0 : 1));
+  if (m.has("mla")) {
+    YamlMap l = m.map("mla");
+    MlaSpec& a = s.mla;
+    a.kv_lora_rank = l.integer("kv_lora_rank", 1, 1000000);
+    a.q_lora_rank = l.integer_or("q_lora_rank", 0, 0, 1000000);
+    a.qk_nope_head_dim = l.integer("qk_nope_head_dim", 1, 100000);
+    a.qk_rope_head_dim = l.integer("qk_rope_head_dim", 0, 100000);
+    a.v_head_dim = l.integer("v_head_dim", 1, 100000);
+    l.finish();
+    // After W_UKV every head has its own keys and values: no K/V groups.
+    if (s.num_kv_heads != s.num_attention_heads)
+      m.fail("num_kv_heads", std::to_string(s.num_kv_heads),
+             fmt::format("num_attention_heads ({}) with mla: the up-projection gives every "
+                         "head its own keys and values",
+                         s.num_attention_heads));
+  }
+  if (s.hidden_size % s.num_attention_heads != 0 && !m.has("head_dim") && !s.mla.enabled())
     m.fail("num_attention_heads", std::to_string(s.num_attention_heads),
            fmt::format("a divisor of hidden_size {} (or set head_dim)", s.hidden_size));
-  s.head_dim = m.integer_or("head_dim", s.hidden_size / s.num_attention_heads, 1, 100000);
+  // MLA's head dims are its own; head_dim then only names the value head dim.
+  s.head_dim = m.integer_or(
+      "head_dim", s.mla.enabled() ? s.mla.v_head_dim : s.hidden_size / s.num_attention_heads, 1,
+      100000);
   if (s.num_attention_heads % s.num_kv_heads != 0)
     m.fail("num_kv_heads", std::to_string(s.num_kv_heads),
            fmt::format("a divisor of num_attention_heads {}", s.num_attention_heads));

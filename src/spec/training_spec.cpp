@@ -31,6 +31,10 @@ TrainingSpec parse_training(const YamlMap& m, int64_t model_seq_length, const st
 
 void read_training_keys(const YamlMap& m, int64_t model_seq_length, TrainingSpec& t) {
   t.global_batch_size = m.integer("global_batch_size", 1, 100000000);
+  // A model file may leave seq_length out (an imported one does: max_position_embeddings is
+  // a context limit, not a training length); the job must then give it.
+  if (model_seq_length <= 0 && !m.has("seq_length"))
+    m.fail("seq_length", "<missing>", "a sequence length (the model file sets none)");
   t.seq_length = m.integer_or("seq_length", model_seq_length, 1, 100000000);
   t.dtype = static_cast<DType>(
       m.choice_or("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8"}, static_cast<int>(t.dtype)));

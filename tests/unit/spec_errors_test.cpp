@@ -53,6 +53,26 @@ TEST(SpecErrors, UnknownKeyIsNamed) {
   EXPECT_EQ(e.key(), "gpu_count");
 }
 
+TEST(SpecErrors, ModelWithoutSeqLengthNeedsTheJobs) {
+  // An imported model file has no seq_length (max_position_embeddings is a context limit,
+  // not a training length): the job must give training.seq_length.
+  const std::string model =
+      test::write_temp("no-seq-model.yaml",
+                       "name: m\nnum_layers: 2\nhidden_size: 1024\nnum_attention_heads: 8\n"
+                       "ffn_hidden_size: 4096\nvocab_size: 32000\nactivation: swiglu\n");
+  const std::string job_text = "model: " + model +
+                               "\nhardware: h100-sxm5-80gb\nnetwork: dgx-h100-superpod\n"
+                               "gpus: 16\ntraining: {global_batch_size: 64";
+  const std::string path = test::temp_path("no-seq.yaml");
+  InputError e = load_error("no-seq.yaml", job_text + "}\n");
+  EXPECT_EQ(e.file(), path);
+  EXPECT_EQ(e.key(), "training.seq_length");
+  EXPECT_EQ(e.value(), "<missing>");
+  EXPECT_EQ(e.expected(), "a sequence length (the model file sets none)");
+  const std::string ok = test::write_temp("with-seq.yaml", job_text + ", seq_length: 2048}\n");
+  EXPECT_EQ(load_sweep_spec(ok).training.seq_length, 2048);
+}
+
 TEST(SpecErrors, MissingModelIsNamed) {
   InputError e = load_error("nomodel.yaml", job("name: x"));
   EXPECT_EQ(e.key(), "model");

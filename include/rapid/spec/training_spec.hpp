@@ -55,8 +55,9 @@ void apply_framework_defaults(TrainingSpec& t);
 
 /// Reads the job's `training:` mapping: `framework` (default megatron-core-0.8, found from
 /// `anchor` as configs are), then every other key overriding the stack's value;
-/// seq_length falls back to `model_seq_length`. Throws InputError on a missing, invalid or
-/// unknown key and on an unknown stack (listing the known ones).
+/// seq_length falls back to `model_seq_length` (required when that is 0: the model file sets
+/// none). Throws InputError on a missing, invalid or unknown key and on an unknown stack
+/// (listing the known ones).
 TrainingSpec parse_training(const YamlMap& m, int64_t model_seq_length, const std::string& anchor);
 
 /// The keys of a `training:` mapping other than `framework`, over the stack defaults already
