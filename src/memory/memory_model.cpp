@@ -20,18 +20,39 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   // "Using FP8 with Transformer Engine": the FP8 input is what backward keeps): 1 byte
   // for the QKV, projection, MLP-up and MLP-down inputs instead of 2.
   const double gemm_in = training.fp8() ? 1.0 : 2.0;
-  // The MLP keeps fc1's output (2 bytes, GELU; gate and up, 2 + 2, SwiGLU) and fc2's input.
-  const bool swiglu = model.activation == Activation::SwiGlu;
-  const double mlp_stores = (swiglu ? 4.0 : 2.0) + gemm_in;
+  // The MLP keeps fc1's output (2 bytes, GELU; gate and up, 2 + 2, SwiGLU/GeGLU) and fc2's
+  // input.
+  const bool gated = is_gated(model.activation);
+  const double mlp_stores = (gated ? 4.0 : 2.0) + gemm_in;
   // Korthikanti et al. 2022 assume 2-byte activations; masks are 1 byte.
   if (par.recompute == Recompute::Full && !par.partial_recompute()) return 2.0 * sb * h / sp_div;
 
   // Replicated across TP ranks unless sequence parallel (Korthikanti eq. 2 vs eq. 4).
-  double replicated = 4.0 * sb * h                             // inputs of the two norms
+  const double norms = model.post_norms ? 4.0 : 2.0;           // Gemma 2 normalizes outputs too
+  double replicated = 2.0 * norms * sb * h                     // inputs of the norms
                       + gemm_in * sb * h                       // input of the QKV GEMM
                       + (model.dropout ? 2.0 * sb * h : 0.0);  // two dropout masks
   // Split across TP ranks: Q, K, V; input of the output projection.
   double sharded = 2.0 * sb * d * (a + 2.0 * g) + gemm_in * sb * a * d;
+  if (model.mla.enabled()) {
+    // Multi-head latent attention (DeepSeek-V2 sec 2.1; Megatron-Core
+    // multi_latent_attention.py). The down projections are replicated on every TP rank and
+    // run on its own tokens (its sequence shard under SP), so what they keep is divided as
+    // the norms' inputs are: the normed hidden states both read (the gemm_in s'bh above, in
+    // place of the QKV input), their outputs c_Q, c_KV and k_R (2 bytes: the latent norms'
+    // inputs and the RoPE key) and the normed latents the up projections read (the
+    // column-parallel up projections gather them again in backward, Korthikanti sec
+    // 4.2.2). The head dim d of the formula becomes d_qk = nope + rope for Q and K and d_v
+    // for V and the output projection's input, over a heads (no K/V groups).
+    const MlaSpec& l = model.mla;
+    const double q_lora = static_cast<double>(l.q_lora_rank);
+    const double kv_lora = static_cast<double>(l.kv_lora_rank);
+    const double rope = static_cast<double>(l.qk_rope_head_dim);
+    const double d_qk = static_cast<double>(l.qk_head_dim()),
+                 d_v = static_cast<double>(l.v_head_dim);
+    replicated += 2.0 * sb * (q_lora + kv_lora + rope) + gemm_in * sb * (q_lora + kv_lora);
+    sharded = 2.0 * sb * a * (2.0 * d_qk + d_v) + gemm_in * sb * a * d_v;
+  }
   if (training.fused_attention()) {
     sharded += 4.0 * sb * a;  // fp32 logsumexp per query and head
   } else if (par.recompute != Recompute::Selective) {

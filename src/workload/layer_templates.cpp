@@ -15,10 +15,12 @@ constexpr auto kReduceScatter = CollectiveKind::ReduceScatter;
 constexpr auto kAllToAll = CollectiveKind::AllToAll;
 
 // Megatron's f operator before a column-parallel GEMM (and its SP all-gather), pipelined
-// with the GEMM that follows when TP overlap is on.
-void column_parallel_input(TemplateBuilder& tb, const Dims& D, const char* name) {
+// with the GEMM that follows when TP overlap is on; `width` elements per token (the hidden
+// size, or MLA's latents).
+void column_parallel_input(TemplateBuilder& tb, const Dims& D, const char* name,
+                           int64_t width = 0) {
   if (D.tp == 1) return;
-  double bytes = static_cast<double>(D.T) * D.h * D.e;
+  double bytes = static_cast<double>(D.T) * static_cast<double>(width > 0 ? width : D.h) * D.e;
   if (D.sp)
     tb.collective(name, kAllGather, "sp_reduce_scatter_bwd", kReduceScatter, CommGroup::TP, bytes,
                   D.tp_overlap);
@@ -38,9 +40,10 @@ void row_parallel_output(TemplateBuilder& tb, const Dims& D, const char* name) {
     tb.collective(name, kAllReduce, "", kNone, CommGroup::TP, bytes, -D.tp_overlap);
 }
 
-// LayerNorm/RMSNorm: reads x, writes y; backward reads x and dy, writes dx.
-void norm(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd) {
-  double x = D.T_norm * D.h * D.e;
+// LayerNorm/RMSNorm over `width` elements per token (default the hidden size): reads x,
+// writes y; backward reads x and dy, writes dx.
+void norm(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd, int64_t width = 0) {
+  double x = D.T_norm * static_cast<double>(width > 0 ? width : D.h) * D.e;
   tb.memory(fwd, 2 * x, bwd, 3 * x);
 }
 
@@ -59,18 +62,20 @@ void residual(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* b
   tb.memory(fwd, n * (3 * D.e + extra), bwd, n * (2 * D.e + extra), kernels);
 }
 
-// GELU reads/writes T*f; SwiGLU reads gate and up, writes their product (backward reads
-// gate, up, dy; writes dgate, dup). Unfused (PyTorch eager): the bias add is a kernel of
-// its own, and SwiGLU runs SiLU(gate) and the product as two kernels (SiLU's output written
-// and read again).
+// GELU reads/writes T*f; SwiGLU (and GeGLU, the same with GELU gating) reads gate and up,
+// writes their product (backward reads gate, up, dy; writes dgate, dup). Unfused (PyTorch
+// eager): the bias add is a kernel of its own, and SwiGLU runs SiLU(gate) and the product
+// as two kernels (SiLU's output written and read again).
 void activation(TemplateBuilder& tb, const Dims& D, double tokens, int64_t ffn) {
   const double act = tokens * static_cast<double>(ffn) * D.e;
   const bool fused = D.fusions.bias_activation;
-  if (D.swiglu) {
+  if (D.gated) {
+    const char* fwd = D.geglu ? "mlp_geglu" : "mlp_swiglu";
+    const char* bwd = D.geglu ? "mlp_geglu_bwd" : "mlp_swiglu_bwd";
     if (fused)
-      tb.memory("mlp_swiglu", 3 * act, "mlp_swiglu_bwd", 5 * act);
+      tb.memory(fwd, 3 * act, bwd, 5 * act);
     else
-      tb.memory("mlp_swiglu", 5 * act, "mlp_swiglu_bwd", 8 * act, 2);
+      tb.memory(fwd, 5 * act, bwd, 8 * act, 2);
   } else {
     if (fused || !D.bias)
       tb.memory("mlp_gelu", 2 * act, "mlp_gelu_bwd", 3 * act);
@@ -116,39 +121,39 @@ void rope(TemplateBuilder& tb, const Dims& D) {
     tb.memory("rope", 8 * qk, "rope_bwd", 8 * qk, 4);
 }
 
-// Norm, QKV, attention core (with the CP K/V ring), output projection, residual.
-void attention_block(TemplateBuilder& tb, const Dims& D) {
-  norm(tb, D, "input_norm", "input_norm_bwd");
-  column_parallel_input(tb, D, "sp_all_gather_attn");
-  linear(tb, D, "qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T,
-         (D.heads + 2 * D.kv_heads) * D.d, D.h, true);
-  rope(tb, D);
+// The attention core (what selective recompute replays), with the CP K/V ring: queries
+// and keys of head dim d_qk, values of d_v (both d, or MLA's nope + rope and v), kv_heads
+// K/V heads on this GPU.
+void attention_core(TemplateBuilder& tb, const Dims& D, int64_t d_qk, int64_t d_v,
+                    int64_t kv_heads) {
   tb.begin_core();
+  const double T = static_cast<double>(D.T);
   if (D.cp > 1) {
     // Ring attention: cp - 1 steps pass this rank's K and V chunk around the CP group while
     // the attention of the previous chunk runs (overlapped with the kernel that follows);
     // the volume equals an all-gather of the cp chunks. Backward passes K, V and dK, dV:
     // twice the bytes (Megatron-Core / Transformer Engine CP, p2p ring).
-    const double kv_chunk = 2.0 * static_cast<double>(D.T) * D.kv_heads * D.d * D.e;
+    const double kv_chunk = T * static_cast<double>(kv_heads * (d_qk + d_v)) * D.e;
     tb.collective("cp_kv_ring", kAllGather, "cp_kv_ring_bwd", kAllGather, CommGroup::CP,
                   kv_chunk * D.cp, +1, 2.0 * kv_chunk * D.cp);
   }
   if (D.flash) {
-    double io = static_cast<double>(D.T) * D.d * (2 * D.heads + 2 * D.kv_heads) * D.e;
+    // Q and K read at d_qk, V read and O written at d_v.
+    const double io = T * static_cast<double>((D.heads + kv_heads) * (d_qk + d_v)) * D.e;
+    const int64_t gqa = D.heads / kv_heads;
     // Load-balanced causal chunks (each rank holds chunks i and 2cp-1-i) give every CP rank
     // 1/cp of the causal work: s_q x s/2 dense tile pairs, modeled as a non-causal s_q x s/2
     // problem. Without CP: the causal s x s triangle.
     if (D.cp > 1)
-      tb.flash_attention(D.b * D.heads, D.s, D.s_kv / 2, D.d, D.heads / D.kv_heads, false, io,
-                         D.fp8_attention);
+      tb.flash_attention(D.b * D.heads, D.s, D.s_kv / 2, d_qk, gqa, false, io, D.fp8_attention,
+                         d_v);
     else
-      tb.flash_attention(D.b * D.heads, D.s, D.s_kv, D.d, D.heads / D.kv_heads, true, io,
-                         D.fp8_attention);
+      tb.flash_attention(D.b * D.heads, D.s, D.s_kv, d_qk, gqa, true, io, D.fp8_attention, d_v);
   } else {
     // Unfused: scores = Q K^T, masked softmax, dropout, context = P V (full s x s work).
     const int64_t bh = D.b * D.heads;
     const double x = static_cast<double>(bh) * D.s * D.s_kv;
-    tb.gemm("attn_scores", "attn_scores_dgrad_q", "attn_scores_dgrad_k", D.s, D.s_kv, D.d, bh);
+    tb.gemm("attn_scores", "attn_scores_dgrad_q", "attn_scores_dgrad_k", D.s, D.s_kv, d_qk, bh);
     // Fused scale-mask-softmax (Megatron FusedScaleMaskSoftmax) or scale, mask and softmax
     // as three kernels.
     if (D.fusions.masked_softmax)
@@ -157,19 +162,82 @@ void attention_block(TemplateBuilder& tb, const Dims& D) {
       tb.memory("attn_softmax", 6 * x * D.e, "attn_softmax_bwd", 5 * x * D.e, 3);
     if (D.dropout)
       tb.memory("attn_dropout", x * (2 * D.e + 1), "attn_dropout_bwd", x * (2 * D.e + 1));
-    tb.gemm("attn_context", "attn_context_dgrad_p", "attn_context_dgrad_v", D.s, D.d, D.s_kv, bh);
+    tb.gemm("attn_context", "attn_context_dgrad_p", "attn_context_dgrad_v", D.s, d_v, D.s_kv, bh);
   }
   tb.end_core();
-  linear(tb, D, "out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * D.d, false);
+}
+
+// Output projection (row-parallel over the heads' d_v-wide outputs), its TP reduction, the
+// post-attention norm of post_norms models (Gemma 2), the residual.
+void attention_output(TemplateBuilder& tb, const Dims& D, int64_t d_v) {
+  linear(tb, D, "out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * d_v, false);
   row_parallel_output(tb, D, "sp_reduce_scatter_attn");
+  if (D.post_norms) norm(tb, D, "attn_output_norm", "attn_output_norm_bwd");
   residual(tb, D, "attn_residual", "attn_residual_bwd");
+}
+
+// Multi-head latent attention (DeepSeek-V2 sec 2.1, eqs 9-19; ModelSpec::mla) as
+// Megatron-Core runs it (megatron/core/transformer/multi_latent_attention.py,
+// MLASelfAttention with the down projections built as TELinear, parallel_mode
+// "duplicated"): the down projections W_DQ and W_DKV are replicated on each TP rank and
+// run on the rank's own tokens (T_n: its sequence shard under SP, all T tokens without),
+// with their latent norms; the latents, not the hidden states, are what the column-parallel
+// up projections W_UQ and W_UKV gather over TP (without SP: the all-reduce of their input
+// gradients); the up projections split the heads, attention runs on this GPU's heads with
+// query/key head dim nope + rope and value head dim v, W_O is row-parallel as usual.
+// Without a query latent (q_lora_rank 0) W_Q is column-parallel on the hidden states.
+void mla_attention_block(TemplateBuilder& tb, const Dims& D) {
+  const int64_t tn = static_cast<int64_t>(D.T_norm);
+  const int64_t kv_down = D.kv_lora + D.d_rope;  // c_KV and the shared RoPE key k_R
+  const int64_t d_qk = D.d_nope + D.d_rope;
+  norm(tb, D, "input_norm", "input_norm_bwd");
+  if (D.q_lora > 0) {
+    linear(tb, D, "q_down_proj", "q_down_proj_dgrad", "q_down_proj_wgrad", tn, D.q_lora, D.h, true);
+    norm(tb, D, "q_latent_norm", "q_latent_norm_bwd", D.q_lora);
+  }
+  linear(tb, D, "kv_down_proj", "kv_down_proj_dgrad", "kv_down_proj_wgrad", tn, kv_down, D.h, true);
+  norm(tb, D, "kv_latent_norm", "kv_latent_norm_bwd", D.kv_lora);
+  column_parallel_input(tb, D, "sp_all_gather_latents", (D.q_lora > 0 ? D.q_lora : D.h) + kv_down);
+  if (D.q_lora > 0)
+    linear(tb, D, "q_up_proj", "q_up_proj_dgrad", "q_up_proj_wgrad", D.T, D.heads * d_qk, D.q_lora,
+           true);
+  else
+    linear(tb, D, "q_proj", "q_proj_dgrad", "q_proj_wgrad", D.T, D.heads * d_qk, D.h, true);
+  linear(tb, D, "kv_up_proj", "kv_up_proj_dgrad", "kv_up_proj_wgrad", D.T,
+         D.heads * (D.d_nope + D.d_v), D.kv_lora, true);
+  // RoPE on the queries' rope part (per head) and the one shared rope key.
+  if (D.rope) {
+    const double qk =
+        static_cast<double>(D.T) * static_cast<double>((D.heads + 1) * D.d_rope) * D.e;
+    if (D.fusions.rope)
+      tb.memory("rope", 2 * qk, "rope_bwd", 2 * qk);
+    else
+      tb.memory("rope", 8 * qk, "rope_bwd", 8 * qk, 4);
+  }
+  attention_core(tb, D, d_qk, D.d_v, D.heads);
+  attention_output(tb, D, D.d_v);
+}
+
+// Norm, QKV, attention core (with the CP K/V ring), output projection, residual.
+void attention_block(TemplateBuilder& tb, const Dims& D) {
+  if (D.mla) {
+    mla_attention_block(tb, D);
+    return;
+  }
+  norm(tb, D, "input_norm", "input_norm_bwd");
+  column_parallel_input(tb, D, "sp_all_gather_attn");
+  linear(tb, D, "qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T,
+         (D.heads + 2 * D.kv_heads) * D.d, D.h, true);
+  rope(tb, D);
+  attention_core(tb, D, D.d, D.d, D.kv_heads);
+  attention_output(tb, D, D.d);
 }
 
 // A TP-split MLP over all T tokens of the micro-batch (dense layers, shared experts).
 void dense_mlp(TemplateBuilder& tb, const Dims& D, int64_t ffn_per_gpu) {
   column_parallel_input(tb, D, "sp_all_gather_mlp");
-  linear(tb, D, "mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.swiglu ? 2 : 1) * ffn_per_gpu,
-         D.h, true);
+  linear(tb, D, "mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.gated ? 2 : 1) * ffn_per_gpu, D.h,
+         true);
   activation(tb, D, static_cast<double>(D.T), ffn_per_gpu);
   linear(tb, D, "mlp_down", "mlp_down_dgrad", "mlp_down_wgrad", D.T, D.h, ffn_per_gpu, false);
   row_parallel_output(tb, D, "sp_reduce_scatter_mlp");
@@ -197,7 +265,15 @@ Dims Dims::make(const ModelSpec& model, const TrainingSpec& training, const Para
   D.ffn = model.ffn_hidden_size / par.tp;
   D.vocab = (model.vocab_size + par.tp - 1) / par.tp;
   D.dropout = model.dropout;
-  D.swiglu = model.activation == Activation::SwiGlu;
+  D.gated = is_gated(model.activation);
+  D.geglu = model.activation == Activation::GeGlu;
+  D.post_norms = model.post_norms;
+  D.mla = model.mla.enabled();
+  D.q_lora = model.mla.q_lora_rank;
+  D.kv_lora = model.mla.kv_lora_rank;
+  D.d_nope = model.mla.qk_nope_head_dim;
+  D.d_rope = model.mla.qk_rope_head_dim;
+  D.d_v = model.mla.v_head_dim;
   D.flash = training.fused_attention();
   D.bias = model.linear_bias;
   D.rope = model.position_embedding == PositionEmbedding::Rope;
@@ -227,6 +303,7 @@ void build_dense_layer(const Dims& D, Recompute rc, OpTemplate& t) {
   attention_block(tb, D);
   norm(tb, D, "post_attn_norm", "post_attn_norm_bwd");
   dense_mlp(tb, D, D.ffn);
+  if (D.post_norms) norm(tb, D, "mlp_output_norm", "mlp_output_norm_bwd");
   residual(tb, D, "mlp_residual", "mlp_residual_bwd");
   tb.finish(rc);
 }
@@ -254,7 +331,7 @@ void build_moe_layer(const Dims& D, Recompute rc, OpTemplate& t) {
   const int64_t per_expert =
       static_cast<int64_t>(D.expert_tokens / static_cast<double>(D.local_experts) + 0.5);
   linear(tb, D, "moe_expert_up", "moe_expert_up_dgrad", "moe_expert_up_wgrad", per_expert,
-         (D.swiglu ? 2 : 1) * D.expert_ffn, D.h, false, D.local_experts);
+         (D.gated ? 2 : 1) * D.expert_ffn, D.h, false, D.local_experts);
   activation(tb, D, D.expert_tokens, D.expert_ffn);
   linear(tb, D, "moe_expert_down", "moe_expert_down_dgrad", "moe_expert_down_wgrad", per_expert,
          D.h, D.expert_ffn, false, D.local_experts);
@@ -267,6 +344,7 @@ void build_moe_layer(const Dims& D, Recompute rc, OpTemplate& t) {
   tb.memory("moe_combine", D.T_norm * D.h * D.e * (static_cast<double>(D.top_k) + 1),
             "moe_combine_bwd", D.T_norm * D.h * D.e * (static_cast<double>(D.top_k) + 1));
   if (D.shared_ffn > 0) dense_mlp(tb, D, D.shared_ffn);
+  if (D.post_norms) norm(tb, D, "mlp_output_norm", "mlp_output_norm_bwd");
   residual(tb, D, "mlp_residual", "mlp_residual_bwd");
   tb.finish(rc);
 }

@@ -28,7 +28,11 @@ struct Dims {
   double T_norm;  ///< tokens seen by norms/dropout/router: T / tp with SP, else T
   int64_t h, d, heads, kv_heads, ffn, vocab;  ///< heads/kv_heads/ffn/vocab already / tp
   int tp, cp, ep, etp;
-  bool sp, dropout, swiglu, flash, bias, rope;
+  bool sp, dropout, gated, geglu, flash, bias, rope, post_norms;
+  /// Multi-head latent attention (ModelSpec::mla): latent ranks and head dims (heads already
+  /// / tp, the ranks and dims whole).
+  bool mla;
+  int64_t q_lora, kv_lora, d_nope, d_rope, d_v;
   int tp_overlap;   ///< 1 when TP collectives are pipelined with their GEMMs
   Fusions fusions;  ///< the stack's fused elementwise kernels
   /// FP8 (Transformer Engine) products of the linear layers; all false in bf16/fp16.

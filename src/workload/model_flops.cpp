@@ -2,13 +2,18 @@
 
 namespace rapid {
 
-double model_flops_per_token(const ModelSpec& m, int64_t seq) {
-  const double h = static_cast<double>(m.hidden_size), d = static_cast<double>(m.head_dim);
+double attention_core_flops_per_token(const ModelSpec& m, int64_t seq) {
   const double a = static_cast<double>(m.num_attention_heads);
-  const double g = static_cast<double>(m.num_kv_heads);
+  const double d_qk = static_cast<double>(m.mla.enabled() ? m.mla.qk_head_dim() : m.head_dim);
+  const double d_v = static_cast<double>(m.mla.enabled() ? m.mla.v_head_dim : m.head_dim);
+  return 6.0 * static_cast<double>(seq) * a * (d_qk + d_v);
+}
+
+double model_flops_per_token(const ModelSpec& m, int64_t seq) {
+  const double h = static_cast<double>(m.hidden_size);
   const double L = static_cast<double>(m.num_layers);
-  const double c = m.activation == Activation::SwiGlu ? 3.0 : 2.0;  // MLP matrices
-  const double attention = h * (a + 2 * g) * d + a * d * h;
+  const double c = is_gated(m.activation) ? 3.0 : 2.0;  // MLP matrices
+  const double attention = static_cast<double>(m.attention_matmul_params());
   const double dense = attention + c * h * static_cast<double>(m.ffn_hidden_size);
   // MoE layers: the router and only the top_k routed experts a token visits, plus the
   // shared experts (Fedus et al. 2021; DeepSeek-AI 2024).
@@ -21,7 +26,7 @@ double model_flops_per_token(const ModelSpec& m, int64_t seq) {
   const double moe_layers = static_cast<double>(e.moe_layers_in(0, m.num_layers));
   const double lm_head = static_cast<double>(m.vocab_size) * h;
   return 6.0 * ((L - moe_layers) * dense + moe_layers * moe + lm_head) +
-         12.0 * L * static_cast<double>(seq) * a * d;
+         L * attention_core_flops_per_token(m, seq);
 }
 
 double megatron_sc21_flops(int64_t batch, int64_t seq, int64_t layers, int64_t hidden,

@@ -32,9 +32,13 @@ class TemplateBuilder {
   /// Fused attention (FlashAttention-2, Dao 2023): forward 4*batch*m*n*k FLOPs (QK^T and PV),
   /// halved when causal; backward 2.5x forward (5 matmuls instead of 2, recomputing S).
   /// `io_bytes`: Q, K, V read and O written once (backward moves twice that).
-  /// `gqa_group` query heads share one K/V head.
+  /// `gqa_group` query heads share one K/V head. `v_head_dim` > 0: values of another head
+  /// dim than queries and keys (MLA): forward 2*batch*m*n*(d_qk + d_v) (QK^T, PV), backward
+  /// 2*batch*m*n*(3 d_qk + 2 d_v) (S = QK^T again, dQ, dK over d_qk; dP, dV over d_v), the
+  /// op's k the larger of the two (see the definition).
   void flash_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t head_dim,
-                       int64_t gqa_group, bool causal, double io_bytes, bool fp8 = false);
+                       int64_t gqa_group, bool causal, double io_bytes, bool fp8 = false,
+                       int64_t v_head_dim = 0);
 
   /// A collective in forward and (maybe another kind) in backward on `group`, buffer size
   /// `bytes` forward and `bwd_bytes` backward (nccl-tests convention; < 0: same as

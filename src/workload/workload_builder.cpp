@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "layer_templates.hpp"
+#include "rapid/workload/model_flops.hpp"
 #include "rapid/workload/stage_assignment.hpp"
 #include "rapid/workload/workload.hpp"
 
@@ -93,11 +94,14 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
   w.groups[static_cast<int>(CommGroup::EDP)] = group_shape(edp, etp * ep, G);
 
   // Parameters on one GPU: weight matrices split by TP (experts by EP and ETP), norms and
-  // the router replicated.
+  // the router replicated, and MLA's down projections W_DQ, W_DKV with their latent norms
+  // (Megatron-Core builds them duplicated on every TP rank:
+  // megatron/core/transformer/multi_latent_attention.py).
   const double h = static_cast<double>(model.hidden_size);
-  const int64_t norms = (model.norm == NormKind::LayerNorm ? 4 : 2) * model.hidden_size;
-  const double attention = static_cast<double>(model.attention_params() - norms) / tp + norms;
-  w.layer_params = static_cast<double>(model.layer_params() - norms) / tp + norms;
+  const double replicated = static_cast<double>(model.attention_tp_replicated_params());
+  const double attention =
+      (static_cast<double>(model.attention_params()) - replicated) / tp + replicated;
+  w.layer_params = (static_cast<double>(model.layer_params()) - replicated) / tp + replicated;
   if (model.moe.enabled()) {
     const MoeSpec& moe = model.moe;
     w.moe_expert_params = static_cast<double>(moe.num_experts / ep) *
@@ -118,10 +122,9 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
                      (model.norm == NormKind::LayerNorm ? 2 : 1) * h;
 
   // Layers per stage: even split, or balanced with the LM head counted in layers' worth of
-  // FLOPs per token (6 V h against a layer's 6 N_layer + 12 s a d).
-  const double layer_flops =
-      6.0 * static_cast<double>(model.layer_params()) +
-      12.0 * static_cast<double>(training.seq_length * model.num_attention_heads * model.head_dim);
+  // FLOPs per token (6 V h against a layer's 6 N_layer + 12 s a d, or MLA's core).
+  const double layer_flops = 6.0 * static_cast<double>(model.layer_params()) +
+                             attention_core_flops_per_token(model, training.seq_length);
   thread_local std::vector<double> extra;
   extra.assign(static_cast<size_t>(pp), 0.0);
   extra.back() += 6.0 * static_cast<double>(model.vocab_size) * h / layer_flops;
