@@ -64,7 +64,10 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
   ReplicaMetrics m;
   const ServingStack& st = s.stack;
   const bool open = s.load_kind == LoadKind::ArrivalRate;
-  const int64_t n = s.num_requests;
+  // Closed loop: the first c requests arrive together (the start-up burst) and the last c
+  // run while clients stop (the drain); at least 2 c more are simulated between them.
+  const int64_t clients = open ? 0 : std::max<int64_t>(1, std::llround(load));
+  const int64_t n = std::max(s.num_requests, 4 * clients);
   std::mt19937_64 rng(s.seed * 0x9E3779B97F4A7C15ull + stream);
   std::vector<Request> req(static_cast<size_t>(n));
   for (Request& r : req) {
@@ -72,19 +75,22 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
     r.output = std::max<int64_t>(1, draw(s.output_tokens, rng));
     r.blocks = (r.input + r.output + st.kv_block_tokens - 1) / st.kv_block_tokens;
   }
-  const int64_t clients = open ? 0 : std::max<int64_t>(1, std::llround(load));
   int64_t issued = 0;
-  std::deque<int64_t> waiting;  // arrived or to arrive, in arrival order
+  // Each pipeline group (vLLM's virtual engine) schedules its own requests: request k goes
+  // to group k mod pp, a client's next request to its last one's group (groups stay even).
+  std::vector<std::deque<int64_t>> queues(static_cast<size_t>(pp));
   if (open) {
     double t = 0;
     std::exponential_distribution<double> gap(load);
     for (Request& r : req) {
       t += gap(rng);
       r.arrival = t;
-      waiting.push_back(issued++);
+      queues[static_cast<size_t>(issued % pp)].push_back(issued);
+      ++issued;
     }
   } else {
-    for (; issued < std::min(clients, n); ++issued) waiting.push_back(issued);
+    for (; issued < std::min(clients, n); ++issued)
+      queues[static_cast<size_t>(issued % pp)].push_back(issued);
   }
   // KV blocks free now, and blocks coming back at later times (a request's end).
   int64_t free_blocks = memory.kv_blocks;
@@ -110,7 +116,8 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
       free_blocks += releases.top().second;
       releases.pop();
     }
-    // Admit arrived requests in order while blocks and max_num_seqs allow, into this group.
+    // Admit the group's arrived requests in order while blocks and max_num_seqs allow.
+    std::deque<int64_t>& waiting = queues[g];
     while (!waiting.empty()) {
       Request& r = req[static_cast<size_t>(waiting.front())];
       if (r.arrival > now || r.blocks > free_blocks || in_system >= memory.max_batch) break;
@@ -170,7 +177,7 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
     pipe_free = start + t.stage_s;
     const double end = start + t.total_s;
     ready[g] = end;
-    batch_sum += static_cast<double>(b.decode_seqs + b.prefill_seqs);
+    batch_sum += static_cast<double>(in_system);
     ++batch_count;
     sum_t.gemm_s += t.gemm_s;
     sum_t.attention_s += t.attention_s;
@@ -214,7 +221,7 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
       ++done;
       if (!open && issued < n) {  // its client sends the next request at once
         req[static_cast<size_t>(issued)].arrival = end;
-        waiting.push_back(issued++);
+        queues[g].push_back(issued++);
       }
       group[k] = group.back();
       group.pop_back();
@@ -267,7 +274,7 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
   double last_done = 0;
   for (const Request& r : req) last_done = std::max(last_done, r.done);
   m.overloaded = open && static_cast<double>(n) / last_done < 0.9 * load;
-  m.running_batch = batch_count > 0 ? batch_sum / batch_count * pp : 0;
+  m.running_batch = batch_count > 0 ? batch_sum / batch_count : 0;
   m.decode_step_time_s = std::numeric_limits<double>::quiet_NaN();
   const double it = static_cast<double>(std::max<int64_t>(1, batch_count));
   m.gemm_s = sum_t.gemm_s / it;

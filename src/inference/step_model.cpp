@@ -206,7 +206,11 @@ struct StepModel::Impl {
     add_stream(a, 2.0 * T * e.num_experts * 4.0);  // top-k over the fp32 scores
     // Tokens this GPU's experts receive: every token of the EP group picks top_k experts;
     // balanced routing gives each of the ep shards its share (capacity factor 1).
-    const double group_tokens = static_cast<double>(T + b.coupled_tokens);
+    // With ep > tp, ep / tp replicas share these MoE layers (data-parallel attention): their
+    // batches are alike, so unless told the others bring as many tokens as this one.
+    const int64_t coupled =
+        b.coupled_tokens > 0 ? b.coupled_tokens : (par.ep > par.tp ? (par.ep / par.tp - 1) * T : 0);
+    const double group_tokens = static_cast<double>(T + coupled);
     const int64_t local_experts = std::max<int64_t>(1, e.num_experts / par.ep);
     const double routed = group_tokens * e.top_k / par.ep;
     // Experts that receive at least one token: E (1 - (1 - 1/E)^(tokens x top_k)) over the

@@ -114,7 +114,9 @@ struct ServingSpec {
   /// The swept load values: requests in flight (closed loop: a finished request is replaced
   /// at once), or requests per second (open loop, Poisson arrivals).
   std::vector<double> loads{1};
-  int64_t num_requests = 256;  ///< requests the DES simulates per replica
+  /// Requests the DES simulates per replica (at least 4 x its concurrency: start-up burst,
+  /// steady state, drain).
+  int64_t num_requests = 256;
   uint64_t seed = 1;           ///< the DES's length and arrival draws
   DType dtype = DType::BF16;   ///< weights and GEMMs
   DType kv_dtype = DType::BF16;
