@@ -27,6 +27,8 @@
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
 #include "validate/validate_command.hpp"
+#include "rapid/inference/serving_evaluator.hpp"
+#include "rapid/inference/serving_report.hpp"
 
 namespace {
 
@@ -107,7 +109,9 @@ int run_predict(const PredictOptions& o) {
                             fmt::format("{}*{}*{}", c.tp, c.pp, c.cp),
                             fmt::format("tp*pp*cp dividing the GPU count {}", gpus));
   c.dp = static_cast<int32_t>(dp);
-  if (const char* why = rapid::illegal_reason(spec, c))
+  const bool serving = spec.mode == rapid::JobMode::Inference;
+  if (const char* why =
+          serving ? rapid::serving_illegal_reason(spec, c) : rapid::illegal_reason(spec, c))
     throw rapid::InputError("<command line>", "layout", c.describe(),
                             fmt::format("a legal layout ({})", why));
   rapid::Point p;
@@ -150,6 +154,21 @@ int run_predict(const PredictOptions& o) {
       throw rapid::InputError(
           "<command line>", "--timeline", *o.timeline,
           "a file in an existing directory (" + dir.string() + " does not exist)");
+  }
+  if (serving) {  // the layout's throughput-latency curve over the job's loads
+    if (o.timeline || o.full || o.ops)
+      throw rapid::InputError("<command line>", o.timeline ? "--timeline" : o.full ? "--full" : "--ops",
+                              "<given>", "a training job (serving points print their loads)");
+    std::vector<rapid::EvalResult> by_load(spec.serving.loads.size());
+    for (size_t k = 0; k < by_load.size(); ++k) {
+      p.load = static_cast<int32_t>(k);
+      rapid::evaluate_serving(spec, p, by_load[k], fidelity == rapid::Fidelity::Des);
+    }
+    std::fputs(rapid::describe_serving(spec, p, by_load).c_str(), stdout);
+    std::printf("fidelity    %s\n", fidelity == rapid::Fidelity::Des
+                                        ? "des (simulated continuous batching)"
+                                        : "analytical (steady-state closed form)");
+    return 0;
   }
   rapid::DesOptions des;
   if (o.full) des.replicas = rapid::des::ReplicaMode::All;

@@ -50,7 +50,7 @@ def check(path, job, ranks):
         # Enum columns carry their member names.
         expect(h5py.check_enum_dtype(pts["status"].dtype) ==
                {"ok": 0, "oom": 1, "infeasible": 2, "no_route": 3, "overheat": 4,
-                "error": 5},
+                "error": 5, "overloaded": 6},
                "status enum members")
         expect(h5py.check_enum_dtype(pts["recompute"].dtype) ==
                {"none": 0, "selective": 1, "full": 2}, "recompute enum members")

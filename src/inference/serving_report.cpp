@@ -1,0 +1,51 @@
+#include "rapid/inference/serving_report.hpp"
+
+#include <fmt/format.h>
+
+namespace rapid {
+
+std::string describe_serving(const SweepSpec& spec, const Point& p,
+                             const std::vector<EvalResult>& by_load) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const HardwareSpec& hw = spec.hardware[static_cast<size_t>(p.hardware)];
+  const ServingSpec& s = spec.serving;
+  std::string out;
+  out += fmt::format("model       {} on {} x {} ({}), serving stack {}\n", spec.model.name,
+                     p.par.num_gpus(), hw.name, spec.network.name, s.stack.name);
+  out += fmt::format("layout      {} replica(s) of tp{} pp{} ep{}\n", p.par.dp, p.par.tp, p.par.pp,
+                     p.par.ep);
+  out += fmt::format("requests    {:.0f} input / {:.0f} output tokens (means), {} / {}\n",
+                     s.input_tokens.mean, s.output_tokens.mean,
+                     kLengthDistributionNames[static_cast<int>(s.input_tokens.distribution)],
+                     kLengthDistributionNames[static_cast<int>(s.output_tokens.distribution)]);
+  if (by_load.empty()) return out;
+  const EvalResult& r0 = by_load.front();
+  out += fmt::format(
+      "memory      per GPU of {:.2f} GiB: weights {:.2f}, activations {:.2f}, workspace {:.2f}; "
+      "KV cache holds {:.0f} tokens per replica, {:.0f} requests of the longest length at once\n",
+      r0.memory_capacity_bytes / kGiB, r0.weights_bytes / kGiB, r0.activations_bytes / kGiB,
+      r0.reserve_bytes / kGiB, r0.kv_cache_capacity_tokens, r0.max_concurrency);
+  const bool closed = s.load_kind == LoadKind::Concurrency;
+  out += fmt::format("{:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>12} {:>12} {:>8}\n",
+                     closed ? "concurrency" : "rate (1/s)", "status", "TTFT ms", "ITL ms",
+                     "ITL start", "ITL end", "E2E s", "out tok/s", "tok/s/GPU", "batch");
+  for (size_t k = 0; k < by_load.size(); ++k) {
+    const EvalResult& r = by_load[k];
+    out += fmt::format("{:>12g} {:>10} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.3f} {:>12.1f} "
+                       "{:>12.1f} {:>8.1f}\n",
+                       s.loads[k], status_name(r.status), r.ttft_s * 1e3, r.itl_s * 1e3,
+                       r.itl_start_s * 1e3, r.itl_end_s * 1e3, r.e2e_latency_s,
+                       r.output_tokens_per_s, r.tokens_per_s_per_gpu, r.running_batch);
+  }
+  const EvalResult& last = by_load.back();
+  if (last.status == Status::Ok)
+    out += fmt::format(
+        "by class    mean iteration at the last load: gemm {:.2f} ms, attention {:.2f} ms, "
+        "memory-bound {:.2f} ms, TP {:.2f} ms, EP {:.2f} ms, PP {:.2f} ms, host {:.2f} ms\n",
+        last.gemm_time_s * 1e3, last.attention_time_s * 1e3, last.memory_bound_time_s * 1e3,
+        last.tp_comm_time_s * 1e3, last.ep_comm_time_s * 1e3, last.pp_comm_time_s * 1e3,
+        last.host_bound_time_s * 1e3);
+  return out;
+}
+
+}  // namespace rapid
