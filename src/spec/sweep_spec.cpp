@@ -131,6 +131,11 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
 /// `search:` of a serving job (mode: inference): tp, pp and ep are swept (dp = replicas =
 /// gpus / (tp * pp)); every training knob keeps its single neutral value.
 SearchSpace parse_serving_search(const YamlMap& s, int64_t gpus_per_node) {
+  for (const std::string& key : s.keys())
+    if (key != "tp" && key != "pp" && key != "ep" && key != "allow_tp_across_nodes")
+      s.fail(key, key,
+             "tp, pp, ep or allow_tp_across_nodes (a mode: inference job sweeps no training "
+             "knob)");
   SearchSpace sp;
   std::vector<int64_t> tp_default;
   for (int64_t t = 1; t <= gpus_per_node; t *= 2) tp_default.push_back(t);

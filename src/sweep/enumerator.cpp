@@ -66,6 +66,7 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
                                   {&S.mbs, &ParallelConfig::mbs},
                                   {&S.offload_layers, &ParallelConfig::offload_layers}}};
   int64_t total = 0;
+  const char* first_why = nullptr;  // why the first rejected candidate is not a point
   for (size_t hw = 0; hw < spec.hardware.size(); ++hw)
     for (int64_t gpus : S.num_gpus) {
       std::array<size_t, 8> at{};
@@ -85,6 +86,7 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
                 const char* why = spec.mode == JobMode::Inference ? serving_illegal_reason(spec, x)
                                                                   : illegal_reason(spec, x);
                 if (!why) b.options |= 1u << r;
+                if (why && !first_why) first_why = why;
               }
               if (b.options == 0) continue;
               total += std::popcount(b.options);
@@ -104,6 +106,10 @@ Enumerator::Enumerator(const SweepSpec& spec) : options_(recompute_options(spec.
                ? std::max<int64_t>(1, static_cast<int64_t>(spec.serving.loads.size()))
                : 1;
   size_ = total * scenarios_ * loads_;
+  if (blocks_.empty() && spec.mode == JobMode::Inference)
+    throw InputError(spec.job.path, "search", "<no legal point>",
+                     fmt::format("at least one legal serving layout (tp*pp dividing gpus; {})",
+                                 first_why ? first_why : "no candidate divides the GPU count"));
   if (blocks_.empty())
     throw InputError(spec.job.path, "search", "<no legal point>",
                      "at least one legal layout: check that tp*pp*cp divides gpus, tp divides the "
