@@ -25,7 +25,9 @@ HELP = {
     "pareto": "Pareto fronts of throughput against GPU count, memory headroom and energy "
               "per token",
     "breakdown": "stacked bars of step time by op class and of memory for the top N layouts",
-    "report": "all of the above on one self-contained HTML page",
+    "latency": "serving sweeps (mode: inference): per layout TTFT and ITL against output "
+               "tokens/s/GPU over the loads, the best layout per ITL budget",
+    "report": "all of the above on one self-contained HTML page (a serving file: latency)",
 }
 
 
@@ -46,6 +48,18 @@ def _positive(text: str) -> int:
     return value
 
 
+def _budgets(text: str) -> tuple:
+    """"20,50,100" -> (20.0, 50.0, 100.0): ITL budgets in ms, each > 0."""
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        values = ()
+    if not values or not all(v > 0 and v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected milliseconds > 0, comma "
+                                         "separated (20,50,100)")
+    return tuple(sorted(set(values)))
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Tables and figures of a design review from a "
                 "rapid-sweep result file (HDF5).")
@@ -64,6 +78,11 @@ def parser() -> argparse.ArgumentParser:
         if name == "pareto":
             s.add_argument("--top", metavar="N", type=_positive, default=20,
                            help="rows printed per front (20; the figure shows every point)")
+        if name in ("latency", "report"):
+            s.add_argument("--itl-budgets", metavar="MS[,MS...]", type=_budgets,
+                           default=sections.Options.budgets,
+                           help="serving: ITL budgets (ms) of the best layout notes "
+                                "(20,50,100)")
         if name in ("heatmap", "report"):
             s.add_argument("--x", default="tp", metavar="KNOB",
                            help="column across: a layout column, hardware, num_gpus or a "
@@ -88,7 +107,8 @@ def _options(args) -> sections.Options:
     return sections.Options(hardware=args.hardware, scenario=args.scenario, gpus=args.gpus,
                             top=5 if pareto else getattr(args, "top", 5),
                             front_rows=args.top if pareto else 20,
-                            x=getattr(args, "x", "tp"), y=getattr(args, "y", "pp"))
+                            x=getattr(args, "x", "tp"), y=getattr(args, "y", "pp"),
+                            budgets=getattr(args, "itl_budgets", sections.Options.budgets))
 
 
 def _writable(option: str, path: str, what: str) -> str:

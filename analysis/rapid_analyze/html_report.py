@@ -125,8 +125,14 @@ def provenance(res: rr.Results, points: pd.DataFrame) -> list[tuple[str, str]]:
                     + (f", {base.tokens_per_s_per_gpu:.1f} tokens/s/GPU)"
                        if base.status == "ok" else ")"))
     counts = points.status.astype(str).value_counts()
+    serving = []
+    if a.get("mode", "training") != "training":
+        stack = a.get("serving_stack", "")
+        serving = [("mode", a.get("mode", "?")),
+                   ("serving stack", f"{stack} ({a.get('serving_stack_path', '?')})"
+                    if stack else "?")]
     rows = [
-        ("job", a.get("job_name", "?")), ("file", os.path.abspath(res.path)),
+        ("job", a.get("job_name", "?")), ("file", os.path.abspath(res.path)), *serving,
         ("model", a.get("model_name", "?")), ("network", a.get("network_name", "?")),
         ("hardware", ""),
         ("GPU counts", ", ".join(str(g) for g in sorted(points.num_gpus.unique()))),
@@ -147,15 +153,16 @@ def page(res: rr.Results, opts: sections.Options) -> str:
     """The whole page as a string."""
     points = common.with_gpus(res.points)
     job = res.attrs.get("job_name", os.path.basename(res.path))
+    shown = sections.report_sections(res)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{_e(f'rapid-analyze: {job}')}</title><style>{_STYLE}</style></head><body>",
              f"<h1>{_e(job)}: design review</h1>",
              '<table class="prov" id="provenance">'
              + "".join(f"<tr><td>{_e(k)}</td><td>{v}</td></tr>"
                        for k, v in provenance(res, points)) + "</table>",
-             "<nav>" + "".join(f'<a href="#{_e(k)}">{_e(k)}</a>' for k in sections.SECTIONS)
+             "<nav>" + "".join(f'<a href="#{_e(k)}">{_e(k)}</a>' for k in shown)
              + "</nav>"]
-    for key, build in sections.SECTIONS.items():
+    for key, build in shown.items():
         section = build(res, opts)
         t = section.table
         parts.append(f'<section id="{_e(key)}"><h2>{_e(t.title)}</h2>')
@@ -172,6 +179,12 @@ def page(res: rr.Results, opts: sections.Options) -> str:
             from . import plots
             parts.append(_img(plots.save_png(section.draw()), t.title, key))
         parts.append(f'<div class="tablewrap">{table}</div></div></section>')
+    left_out = [k for k in sections.SECTIONS if k not in shown and k in sections.SERVING_SKIP]
+    if left_out:  # a serving file: the training sections, and why each is not here
+        parts.append('<section id="left-out"><h2>Training sections left out (a serving '
+                     'sweep)</h2>'
+                     + "".join(f'<p class="note">{_e(k)}: {_e(sections.SERVING_SKIP[k])}.</p>'
+                               for k in left_out) + "</section>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

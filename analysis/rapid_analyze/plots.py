@@ -1,6 +1,6 @@
 """Figures of the subcommands: each function takes the frame of a Table (and what else it
 draws from) and returns a matplotlib Figure; nothing here computes a result. The line
-charts (roofline, pareto) are in plots_lines.py, what all share in plotbase.py."""
+charts (roofline, pareto, latency) are in plots_lines.py, what all share in plotbase.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from matplotlib.patches import Rectangle
 
 from .plotbase import (DIVERGING, EMPTY, SEQUENTIAL, ink, no_data, plt, save_png, tick_text,
                        wrap_layout)
-from .plots_lines import pareto, roofline
+from .plots_lines import latency, pareto, roofline
 
 # every figure a section draws, and save_png, from this one module
-__all__ = ["breakdown", "heatmap", "log_ticks", "pareto", "roofline", "save_png",
+__all__ = ["breakdown", "heatmap", "latency", "log_ticks", "pareto", "roofline", "save_png",
            "speedup_matrix"]
 
 

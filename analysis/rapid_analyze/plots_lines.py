@@ -1,10 +1,12 @@
 """The line charts: predicted speedup against HBM bandwidth and L2 size (roofline), the
-Pareto fronts; each takes what its section computed and returns a matplotlib Figure."""
+Pareto fronts, serving latency against throughput; each takes what its section computed
+and returns a matplotlib Figure."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .plotbase import SEQUENTIAL, no_data, plt, tick_text
 
@@ -169,3 +171,93 @@ def pareto(frame: pd.DataFrame, ok: pd.DataFrame, throughputs: dict, objectives:
                ncol=legend_cols, title="hardware entry", title_fontsize=7,
                bbox_to_anchor=(1 - 2.2 * legend_cols / fig.get_figwidth(), 0.5))
     return fig
+
+
+# The most (hardware entry, GPU count) groups drawn as panel rows; the rest are named.
+_LATENCY_ROWS = 6
+
+
+def latency(groups: list[dict], budgets_ms, load_label: str, title: str):
+    """Per (hardware entry, GPU count), from latency.curves(): mean ITL (ms) against output
+    tokens/s/GPU (left) and mean TTFT (right), one line per layout through its ok points in
+    load order, each point labelled with its load; the ITL budgets as dotted rules. Axes
+    go logarithmic where the values span 20x or more."""
+    drawn = [g for g in groups if g["lines"]]
+    if not drawn:
+        return no_data("No serving point runs: nothing to plot (every point is OOM, "
+                       "overloaded or infeasible)")
+    shown = drawn[:_LATENCY_ROWS]
+    layouts = list(dict.fromkeys(name for g in shown for name, _, _ in g["lines"]))
+    colors = {name: plt.get_cmap("tab10")(i % 10) for i, name in enumerate(layouts)}
+    markers = {name: "osD^vP*X"[i % 8] for i, name in enumerate(layouts)}
+    legend_w = 1.9  # inches right of the panels for the legend of layouts
+    fig, axes = plt.subplots(len(shown), 2, squeeze=False,
+                             figsize=(12.5 + legend_w, 3.9 * len(shown) + 0.9))
+    for row, g in zip(axes, shown):
+        for ax, (col, ylabel) in zip(row, (("ITL (ms)", "mean ITL (ms)"),
+                                           ("TTFT (ms)", "mean TTFT (ms)"))):
+            xs, ys = [], []
+            for name, part, labels in g["lines"]:
+                x = part["output tokens/s/GPU"].to_numpy(dtype=float)
+                y = part[col].to_numpy(dtype=float)
+                ax.plot(x, y, marker=markers[name], color=colors[name], linewidth=1.5,
+                        markersize=5, label=name)
+                for xi, yi, text in zip(x, y, labels):
+                    ax.annotate(text, (xi, yi), textcoords="offset points", xytext=(4, 4),
+                                fontsize=7, color=colors[name])
+                xs += list(x)
+                ys += list(y)
+            if col == "ITL (ms)":
+                top = max(ys) if ys else 1.0
+                for b in budgets_ms:
+                    if b <= 2 * top:  # budgets far above every point would squash them
+                        ax.axhline(b, color="gray", linestyle=":", linewidth=1)
+                        ax.annotate(f"ITL {b:g} ms", (0.0, b), xycoords=("axes fraction",
+                                                                         "data"),
+                                    xytext=(2, 2), textcoords="offset points", ha="left",
+                                    fontsize=7, color="gray")
+            _log_if_wide(ax, xs, "x")
+            _log_if_wide(ax, ys, "y")
+            ax.set_xlabel("output tokens/s per GPU", fontsize=8)
+            ax.set_ylabel(ylabel, fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3, which="both")
+            skipped = f"; {g['skipped']} point{'s' * (g['skipped'] != 1)} not ok, not " \
+                      "plotted" if g["skipped"] else ""
+            ax.set_title(f"{tick_text('', g['hardware'])}, {g['GPUs']} GPUs{skipped}",
+                         fontsize=9)
+    rest = [f"{g['hardware']} {g['GPUs']} GPUs" for g in drawn[_LATENCY_ROWS:]]
+    empty = [f"{g['hardware']} {g['GPUs']} GPUs" for g in groups if not g["lines"]]
+    foot = []
+    if rest:
+        foot.append(f"not drawn ({len(rest)} more groups; --hardware/--gpus): "
+                    + ", ".join(rest[:4]) + (" ..." if len(rest) > 4 else ""))
+    if empty:
+        foot.append("no point runs in: " + ", ".join(empty[:4])
+                    + (" ..." if len(empty) > 4 else ""))
+    fig.suptitle(f"{title}\n(points labelled with their {load_label})", fontsize=10)
+    right = 1 - legend_w / fig.get_figwidth()
+    fig.tight_layout(rect=(0, 0.03 if foot else 0, right, 1))
+    handles = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(list(handles.values()), list(handles), loc="center left", fontsize=7,
+               frameon=False, title="layout (dp replicas\nof tp x pp GPUs)",
+               title_fontsize=7, bbox_to_anchor=(right, 0.5))
+    if foot:
+        fig.text(0.01, 0.005, "; ".join(foot), fontsize=7, color="dimgray")
+    return fig
+
+
+def _log_if_wide(ax, values, axis: str):
+    """A log axis where the positive values span 20x or more, ticked at 1, 2, 5 x 10^k in
+    plain numbers."""
+    v = [float(x) for x in values if np.isfinite(x) and x > 0]
+    if not v or max(v) < 20 * min(v):
+        return
+    which = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    which.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    which.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    which.set_minor_formatter(NullFormatter())

@@ -113,7 +113,9 @@ def curves(frame: pd.DataFrame, gpus: int) -> dict:
     (base, value of the other knob) through every entry that changes only the two (the
     base on the line of its own value, and drawn apart as a star)."""
     rows = frame[frame["GPUs"] == gpus] if not frame.empty else frame
-    grid = not rows.empty and is_grid(rows)
+    if rows.empty:  # one hardware entry, or nothing fits: no curve (the figure says so)
+        return {"grid": False, "panels": [], "entries": 0, "rows": rows}
+    grid = is_grid(rows)
     sets = rows["differs in"].map(knob_set) if not rows.empty else pd.Series(dtype=object)
     panels = []
     for knob, (xcol, xlabel, _) in KNOBS.items():

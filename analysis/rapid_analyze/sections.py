@@ -11,7 +11,7 @@ import pandas as pd
 
 import rapid_results as rr
 
-from . import breakdown, common, heatmap, knobs, pareto, roofline, top, variants
+from . import breakdown, common, heatmap, knobs, latency, pareto, roofline, top, variants
 
 
 @dataclass
@@ -23,6 +23,7 @@ class Options:
     front_rows: int = 20  # pareto: rows printed per front
     x: str = "tp"
     y: str = "pp"
+    budgets: tuple = latency.BUDGETS_MS  # latency: ITL budgets (ms) of the best-layout notes
 
 
 @dataclass
@@ -158,17 +159,64 @@ def breakdown_section(res: rr.Results, opts: Options) -> Section:
     return Section(table, lambda: _plots().breakdown(table.frame, table.title))
 
 
+def latency_section(res: rr.Results, opts: Options) -> Section:
+    """The throughput-latency curves of a serving file; UsageError (one line, exit 2) for a
+    file without serving rows (a training sweep)."""
+    if latency.serving_rows(res.points).empty:
+        mode = res.attrs.get("mode", "training")
+        raise common.UsageError(f"{res.path}: no serving rows (mode {mode}; latency reads "
+                                "the file of a job with mode: inference)")
+    table = latency.latency_table(selected(res, opts), opts.budgets)
+    table.title += _scope(opts)
+    title = f"{res.attrs.get('job_name', '')}: {table.title}"
+    return Section(table, lambda: _plots().latency(latency.curves(table.frame), opts.budgets,
+                                                   latency.load_axis(table.frame), title))
+
+
+# Why each training section is left out of a serving file's report (and said in its notes
+# when run on one): they rank or match rows by layout alone, and a serving sweep has one
+# row per (layout, load).
+SERVING_SKIP = {
+    "top": "ranks by tokens/s/GPU alone, which in a serving sweep is highest at the highest "
+           "load whatever its latency (the latency section gives the best layout per ITL "
+           "budget)",
+    "variants": "compares one row per layout across hardware entries; a serving sweep has "
+                "one row per (layout, load), so the match is not one point",
+    "roofline": "compares one row per layout across hardware entries; a serving sweep has "
+                "one row per (layout, load), so the match is not one point",
+    "heatmap": "shows the best tokens/s/GPU per cell, in a serving sweep the highest load's "
+               "whatever its latency",
+    "pareto": "trades throughput against GPU count, memory and energy, not latency (the "
+              "latency figure is the serving trade-off)",
+    "breakdown": "shows the fastest layouts by tokens/s/GPU without their load, and memory "
+                 "without the KV cache",
+}
+
+
+def report_sections(res: rr.Results) -> dict:
+    """The sections `report` shows for this file: the latency section alone for a serving
+    file (mode inference; the others are named with SERVING_SKIP), every training section
+    otherwise."""
+    if latency.is_serving(res.attrs) or not latency.serving_rows(res.points).empty:
+        return {"latency": SECTIONS["latency"]}
+    return {k: v for k, v in SECTIONS.items() if k != "latency"}
+
+
 def _plots():
     """plots.py (matplotlib) imported only when something is drawn."""
     from . import plots
     return plots
 
 
-def _noted(build):
-    """build with the scenario note in front of its table's notes."""
+def _noted(name, build):
+    """build with the scenario note in front of its table's notes (and, for a training
+    section run on a serving file, why it says little there)."""
     def section(res: rr.Results, opts: Options) -> Section:
         out = build(res, opts)
         out.table.notes[:0] = scenario_note(res, opts)
+        if name in SERVING_SKIP and latency.is_serving(res.attrs):
+            out.table.notes.insert(0, f"A serving sweep (mode inference): {name} "
+                                      f"{SERVING_SKIP[name]}; see rapid-analyze latency.")
         return out
     section.__doc__ = build.__doc__
     return section
@@ -176,5 +224,5 @@ def _noted(build):
 
 SECTIONS = {"top": top_section, "variants": variants_section, "roofline": roofline_section,
             "heatmap": heatmap_section, "pareto": pareto_section,
-            "breakdown": breakdown_section}
-SECTIONS = {name: _noted(build) for name, build in SECTIONS.items()}
+            "breakdown": breakdown_section, "latency": latency_section}
+SECTIONS = {name: _noted(name, build) for name, build in SECTIONS.items()}

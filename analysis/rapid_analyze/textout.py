@@ -15,7 +15,8 @@ _FORMATS = [("tokens/s/GPU", "{:.1f}"), ("tokens/s", "{:.0f}"), ("(x)", "{:.3f}"
             ("(TB/s)", "{:.2f}"), ("(GHz)", "{:.2f}"), ("(MiB)", "{:.4g}"), ("(GB/s)", "{:.4g}"),
             ("(TFLOPS)", "{:.4g}"), ("(W)", "{:.0f}"), ("(J/token)", "{:.4g}"),
             ("(thermal)", "{:.2f}"), ("rank", "{:.0f}"), ("links", "{:.0f}"), ("point", "{:.0f}"),
-            ("GPUs", "{:.0f}")]
+            ("GPUs", "{:.0f}"), ("concurrency", "{:.0f}"), ("(ms)", "{:.2f}"),
+            ("running batch", "{:.1f}")]
 
 
 def format_value(column: str, value) -> str:
