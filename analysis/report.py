@@ -78,6 +78,12 @@ def count_lines(pts):
     n_inf = int((pts.status == "infeasible").sum())
     line = (f"Points: {len(pts)} evaluated, {int((pts.status == 'ok').sum())} fit, "
             f"{n_oom} out of memory, {n_inf} infeasible")
+    # The other statuses, only where some row has them (the line above stays as it was).
+    for status, words in (("no_route", "without a route"), ("overheat", "overheating"),
+                          ("error", "failed"), ("overloaded", "overloaded (serving)")):
+        n = int((pts.status == status).sum())
+        if n:
+            line += f", {n} {words}"
     lines = [line]
     if n_oom:
         oom = pts[pts.status == "oom"]

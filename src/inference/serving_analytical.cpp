@@ -144,6 +144,10 @@ ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
       solve(c);
     }
     if (load * (e2e + r.tau / 2) > B) m.overloaded = true;
+    if (m.overloaded) {  // no steady state: the replica serves at its capacity, c = B
+      c = B;
+      solve(c);
+    }
   }
   const double P = static_cast<double>(r.prefill_iters);
   // Little's law per group: group requests, each running P prefill and O - 1 decode
@@ -171,6 +175,9 @@ ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
   m.host_s = r.mean.host_s;
   m.step_s = lifetime / (P + O - 1);
   m.requests = open ? load : c;
+  if (m.overloaded)  // the queue grows without bound: latencies have no steady value
+    m.ttft_s = m.itl_s = m.itl_start_s = m.itl_mid_s = m.itl_end_s = m.e2e_latency_s =
+        m.queue_time_s = ReplicaMetrics::kNaN;
   return m;
 }
 

@@ -274,6 +274,13 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
   double last_done = 0;
   for (const Request& r : req) last_done = std::max(last_done, r.done);
   m.overloaded = open && static_cast<double>(n) / last_done < 0.9 * load;
+  if (m.overloaded) {  // the queue grows with the run: report what the replica completes
+    m.requests_per_s = static_cast<double>(n) / last_done;
+    m.output_tokens_per_s = m.requests_per_s * out_tokens / count;
+    m.total_tokens_per_s = m.requests_per_s * (out_tokens + in_tokens) / count;
+    m.ttft_s = m.ttft_p99_s = m.itl_s = m.itl_p99_s = m.itl_start_s = m.itl_mid_s = m.itl_end_s =
+        m.e2e_latency_s = m.queue_time_s = ReplicaMetrics::kNaN;
+  }
   m.running_batch = batch_count > 0 ? batch_sum / batch_count : 0;
   m.decode_step_time_s = std::numeric_limits<double>::quiet_NaN();
   const double it = static_cast<double>(std::max<int64_t>(1, batch_count));

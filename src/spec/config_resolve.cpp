@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <set>
 
+#include "rapid/common/error.hpp"
 #include "rapid/common/utf8.hpp"
 
 namespace fs = std::filesystem;
@@ -53,6 +55,54 @@ std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Nod
     job.fail(key, "<not UTF-8>", "a config path in UTF-8 (it is stored in the result file)");
   std::string text = read_text_file(path);
   return {load_yaml_text(text, path), Source{path, text}};
+}
+
+std::vector<std::string> known_configs(const std::string& kind, const std::string& anchor) {
+  std::set<std::string> names;
+  for (const std::string& dir : config_search_dirs(anchor)) {
+    std::error_code ec;
+    const fs::path d = fs::path(dir) / kind;
+    if (!fs::is_directory(d, ec)) continue;
+    for (const auto& e : fs::directory_iterator(d, ec))
+      if (e.path().extension() == ".yaml") names.insert(e.path().stem().string());
+  }
+  return {names.begin(), names.end()};
+}
+
+std::vector<ChainLink> load_base_chain(const std::string& kind, const std::string& what,
+                                       const std::string& name, const std::string& anchor,
+                                       const std::string& referrer, const std::string& key) {
+  std::vector<ChainLink> chain;  // name -> base -> ..., reversed below
+  std::string next = name, from = referrer, from_key = key;
+  while (!next.empty()) {
+    const std::string path = next.find('/') != std::string::npos || next.ends_with(".yaml")
+                                 ? ""
+                                 : find_named_config(kind, next, anchor);
+    if (path.empty())
+      throw InputError(from, from_key, next,
+                       fmt::format("{} in configs/{}/ (known: {})", what, kind,
+                                   fmt::join(known_configs(kind, anchor), ", ")));
+    for (const ChainLink& l : chain)
+      if (l.path == path) throw InputError(from, "base", next, "a base chain without a cycle");
+    YAML::Node node = load_yaml_file(path);
+    chain.push_back({path, node});
+    from = path;
+    from_key = "base";
+    const YAML::Node b = node.IsMap() ? node["base"] : YAML::Node();
+    next = b && b.IsScalar() ? b.Scalar() : "";
+  }
+  // Root first, copied rather than swapped: assigning a YAML::Node writes through to the
+  // node it refers to (yaml-cpp), so std::reverse would overwrite the files' contents.
+  std::vector<ChainLink> root_first;
+  root_first.reserve(chain.size());
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) root_first.push_back(*it);
+  return root_first;
+}
+
+std::string chain_paths(const std::vector<ChainLink>& chain) {
+  std::string paths;
+  for (const ChainLink& l : chain) paths = paths.empty() ? l.path : l.path + " <- " + paths;
+  return paths;
 }
 
 }  // namespace rapid::detail

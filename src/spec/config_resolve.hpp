@@ -5,6 +5,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -24,5 +25,29 @@ std::pair<YAML::Node, Source> resolve_config(const YamlMap& from, const YAML::No
                                              const std::string& key, const std::string& kind,
                                              const std::string& also = "",
                                              const std::string& anchor = "");
+
+}  // namespace rapid::detail
+
+namespace rapid::detail {
+
+/// Names of the files configs/<kind>/*.yaml in the config directories of `anchor`, sorted.
+std::vector<std::string> known_configs(const std::string& kind, const std::string& anchor);
+
+/// One file of a `base:` chain.
+struct ChainLink {
+  std::string path;
+  YAML::Node node;
+};
+
+/// Stack file configs/<kind>/NAME.yaml (found from `anchor`) and its `base:` chain, root
+/// first. Throws InputError naming `referrer`/`key` (or the file naming a missing base) and
+/// listing the known names when a file is not found ("`what` in configs/<kind>/ (known:
+/// ...)"), and the file whose `base:` closes a cycle.
+std::vector<ChainLink> load_base_chain(const std::string& kind, const std::string& what,
+                                       const std::string& name, const std::string& anchor,
+                                       const std::string& referrer, const std::string& key);
+
+/// "root.yaml <- child.yaml <- file.yaml": where a chain's values came from.
+std::string chain_paths(const std::vector<ChainLink>& chain);
 
 }  // namespace rapid::detail

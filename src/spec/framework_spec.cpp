@@ -1,4 +1,5 @@
 #include "rapid/spec/framework_spec.hpp"
+#include "config_resolve.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -94,46 +95,16 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
 }
 
 std::vector<std::string> known_frameworks(const std::string& anchor) {
-  std::set<std::string> names;
-  for (const std::string& dir : config_search_dirs(anchor)) {
-    std::error_code ec;
-    const fs::path d = fs::path(dir) / "frameworks";
-    if (!fs::is_directory(d, ec)) continue;
-    for (const auto& e : fs::directory_iterator(d, ec))
-      if (e.path().extension() == ".yaml") names.insert(e.path().stem().string());
-  }
-  return {names.begin(), names.end()};
+  return detail::known_configs("frameworks", anchor);
 }
 
 FrameworkSpec load_framework(const std::string& name, const std::string& anchor,
                              const std::string& referrer, const std::string& key) {
-  // The chain name -> base -> ..., loaded root first.
-  std::vector<std::pair<std::string, YAML::Node>> chain;
-  std::string next = name, from = referrer, from_key = key;
-  while (!next.empty()) {
-    const std::string path = next.find('/') != std::string::npos || next.ends_with(".yaml")
-                                 ? ""
-                                 : find_named_config("frameworks", next, anchor);
-    if (path.empty())
-      throw InputError(from, from_key, next,
-                       fmt::format("a stack in configs/frameworks/ (known: {})",
-                                   fmt::join(known_frameworks(anchor), ", ")));
-    for (const auto& [p, n] : chain)
-      if (p == path) throw InputError(path, "base", next, "a base chain without a cycle");
-    YAML::Node node = load_yaml_file(path);
-    chain.emplace_back(path, node);
-    from = path;
-    from_key = "base";
-    const YAML::Node b = node.IsMap() ? node["base"] : YAML::Node();
-    next = b && b.IsScalar() ? b.Scalar() : "";
-  }
+  const std::vector<detail::ChainLink> chain =
+      detail::load_base_chain("frameworks", "a stack", name, anchor, referrer, key);
   FrameworkSpec f;
-  std::string paths;
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    f = parse_framework(it->second, it->first, f);
-    paths = paths.empty() ? it->first : it->first + " <- " + paths;
-  }
-  f.path = paths;
+  for (const detail::ChainLink& l : chain) f = parse_framework(l.node, l.path, f);
+  f.path = detail::chain_paths(chain);
   return f;
 }
 

@@ -1,4 +1,5 @@
 #include "rapid/spec/serving_spec.hpp"
+#include "config_resolve.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -233,46 +234,16 @@ ServingStack parse_serving_stack(const YAML::Node& node, const std::string& file
 }
 
 std::vector<std::string> known_serving_stacks(const std::string& anchor) {
-  std::set<std::string> names;
-  for (const std::string& dir : config_search_dirs(anchor)) {
-    std::error_code ec;
-    const fs::path d = fs::path(dir) / "serving";
-    if (!fs::is_directory(d, ec)) continue;
-    for (const auto& e : fs::directory_iterator(d, ec))
-      if (e.path().extension() == ".yaml") names.insert(e.path().stem().string());
-  }
-  return {names.begin(), names.end()};
+  return detail::known_configs("serving", anchor);
 }
 
 ServingStack load_serving_stack(const std::string& name, const std::string& anchor,
                                 const std::string& referrer, const std::string& key) {
-  // The chain name -> base -> ..., loaded root first (as load_framework does).
-  std::vector<std::pair<std::string, YAML::Node>> chain;
-  std::string next = name, from = referrer, from_key = key;
-  while (!next.empty()) {
-    const std::string path = next.find('/') != std::string::npos || next.ends_with(".yaml")
-                                 ? ""
-                                 : find_named_config("serving", next, anchor);
-    if (path.empty())
-      throw InputError(from, from_key, next,
-                       fmt::format("a serving stack in configs/serving/ (known: {})",
-                                   fmt::join(known_serving_stacks(anchor), ", ")));
-    for (const auto& [p, n] : chain)
-      if (p == path) throw InputError(from, "base", next, "a base chain without a cycle");
-    YAML::Node node = load_yaml_file(path);
-    chain.emplace_back(path, node);
-    from = path;
-    from_key = "base";
-    const YAML::Node b = node.IsMap() ? node["base"] : YAML::Node();
-    next = b && b.IsScalar() ? b.Scalar() : "";
-  }
+  const std::vector<detail::ChainLink> chain =
+      detail::load_base_chain("serving", "a serving stack", name, anchor, referrer, key);
   ServingStack s;
-  std::string paths;
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    s = parse_serving_stack(it->second, it->first, s);
-    paths = paths.empty() ? it->first : it->first + " <- " + paths;
-  }
-  s.path = paths;
+  for (const detail::ChainLink& l : chain) s = parse_serving_stack(l.node, l.path, s);
+  s.path = detail::chain_paths(chain);
   return s;
 }
 
