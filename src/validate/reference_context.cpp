@@ -58,4 +58,13 @@ FrameworkSpec load_stack(const ReferenceContext& ctx, const std::string& name,
       .first->second;
 }
 
+ServingStack load_serving(const ReferenceContext& ctx, const std::string& name,
+                          const std::string& referrer) {
+  if (auto it = ctx.serving_stacks_read.find(name); it != ctx.serving_stacks_read.end())
+    return it->second;
+  return ctx.serving_stacks_read
+      .emplace(name, load_serving_stack(name, ctx.config_anchor, referrer, "stack"))
+      .first->second;
+}
+
 }  // namespace rapid

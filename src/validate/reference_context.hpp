@@ -8,6 +8,7 @@
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
+#include "rapid/spec/serving_spec.hpp"
 
 namespace rapid {
 
@@ -20,6 +21,7 @@ struct ReferenceContext {
   mutable std::map<std::string, HardwareSpec> hardware_read;
   mutable std::map<std::string, NetworkSpec> networks_read;
   mutable std::map<std::string, FrameworkSpec> stacks_read;
+  mutable std::map<std::string, ServingStack> serving_stacks_read;
   mutable std::map<std::string, ModelSpec> models_read;
 };
 
@@ -35,5 +37,8 @@ NetworkSpec load_network(const ReferenceContext& ctx, const std::string& name,
                          const std::string& referrer);
 FrameworkSpec load_stack(const ReferenceContext& ctx, const std::string& name,
                          const std::string& referrer);
+/// configs/serving/<name>.yaml with its base chain (inference tables).
+ServingStack load_serving(const ReferenceContext& ctx, const std::string& name,
+                          const std::string& referrer);
 
 }  // namespace rapid

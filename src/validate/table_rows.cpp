@@ -109,6 +109,14 @@ bool RowValues::boolean(const std::string& key, const std::string& text) const {
   throw InputError(where(), key, text, "true or false");
 }
 
+ModelSpec named_model(const TableSpec& s, const RowValues& v, const ReferenceContext& ctx) {
+  const std::string name = *v.get(s.model);
+  if (auto it = ctx.models_read.find(name); it != ctx.models_read.end()) return it->second;
+  const std::string path = find_named_config("models", name, ctx.config_anchor);
+  if (path.empty()) throw InputError(v.where(), "model", name, "a config in configs/models");
+  return ctx.models_read.emplace(name, parse_model(load_yaml_file(path), path)).first->second;
+}
+
 void set_knob(ParallelConfig& c, const std::string& key, const std::string& text,
               const RowValues& at) {
   auto degree = [&](int32_t ParallelConfig::*f) {
@@ -191,14 +199,6 @@ ModelSpec model_from_columns(const TableSpec& s, const RowValues& v) {
                      "consistent shapes (heads divide the hidden size)");
   m.name = v.label();
   return m;
-}
-
-ModelSpec named_model(const TableSpec& s, const RowValues& v, const ReferenceContext& ctx) {
-  const std::string name = *v.get(s.model);
-  if (auto it = ctx.models_read.find(name); it != ctx.models_read.end()) return it->second;
-  const std::string path = find_named_config("models", name, ctx.config_anchor);
-  if (path.empty()) throw InputError(v.where(), "model", name, "a config in configs/models");
-  return ctx.models_read.emplace(name, parse_model(load_yaml_file(path), path)).first->second;
 }
 
 std::string required_text(const TableSpec& s, const ValueRef& ref, const RowValues& v,

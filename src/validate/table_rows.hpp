@@ -53,6 +53,9 @@ struct PreparedRow {
   std::vector<double> measured;  ///< per measure; NaN where the field is empty
 };
 
+/// The row's named model (configs/models, `model: {name: ...}`), read once per context.
+ModelSpec named_model(const TableSpec& spec, const RowValues& v, const ReferenceContext& ctx);
+
 /// Builds every row of a training or memory table. Throws InputError naming the table
 /// file, row and column, or the description and key.
 std::vector<PreparedRow> prepare_rows(const TableSpec& spec, const ReferenceContext& ctx);

@@ -172,6 +172,7 @@ std::vector<ValidationTable> summarize(const TableSpec& spec, const std::vector<
 }
 
 std::vector<ValidationTable> run_table(const TableSpec& spec, const ReferenceContext& ctx) {
+  if (spec.kind == "inference") return run_inference_table(spec, ctx);
   if (spec.kind != "training" && spec.kind != "memory") return run_kernel_table(spec, ctx);
   const std::vector<PreparedRow> rows = prepare_rows(spec, ctx);
   return summarize(spec, rows, evaluate_rows(spec, rows));

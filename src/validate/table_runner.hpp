@@ -37,10 +37,15 @@ std::vector<ValidationTable> summarize(const TableSpec& spec, const std::vector<
                                        const std::vector<RowResult>& results);
 
 /// Prepares, evaluates and summarizes a training or memory table, or predicts a kernel
-/// table (gemm, collective, attention).
+/// table (gemm, collective, attention) or an inference table.
 std::vector<ValidationTable> run_table(const TableSpec& spec, const ReferenceContext& ctx);
 
 /// Kernel tables (kernel_tables.cpp).
 std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const ReferenceContext& ctx);
+
+/// Inference tables (inference_tables.cpp): each row a serving job at one layout and load,
+/// predicted by the analytical serving model.
+std::vector<ValidationTable> run_inference_table(const TableSpec& spec,
+                                                 const ReferenceContext& ctx);
 
 }  // namespace rapid

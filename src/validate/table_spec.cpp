@@ -74,13 +74,15 @@ TableSpec load_table_spec(const std::string& path) {
   t.csv = (fs::path(path).parent_path() / t.name).string();
   t.title = m.string("title");
   t.source = m.string("source");
-  const std::vector<std::string> kinds = {"training", "memory", "gemm", "collective", "attention"};
+  const std::vector<std::string> kinds = {"training",   "memory",    "gemm",
+                                          "collective", "attention", "inference"};
   t.kind = kinds[static_cast<size_t>(m.choice_or("kind", kinds, 0))];
   t.suite =
       m.choice_or("suite", {"default", "hf-ultrascale"}, 0) == 0 ? "default" : "hf-ultrascale";
   t.end_to_end = m.boolean_or("end_to_end", false);
   for (auto [key, ref] : {std::pair{"hardware", &t.hardware}, std::pair{"network", &t.network},
-                          std::pair{"framework", &t.framework}, std::pair{"dtype", &t.dtype}})
+                          std::pair{"framework", &t.framework}, std::pair{"dtype", &t.dtype},
+                          std::pair{"stack", &t.stack}})
     if (m.has(key)) *ref = parse_ref(m, key);
   t.label = m.string_or("label", "");
   if (m.has("model")) {
@@ -106,6 +108,7 @@ TableSpec load_table_spec(const std::string& path) {
   t.training = parse_refs(m, "training");
   t.layout = parse_refs(m, "layout");
   t.shape = parse_refs(m, "shape");
+  t.serving = parse_refs(m, "serving");
   if (m.has("cases")) {
     const YamlMap c = m.map("cases");
     t.cases_column = c.string("column");

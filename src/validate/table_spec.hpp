@@ -38,7 +38,7 @@ struct TableSpec {
   std::string csv;   ///< the table (path)
   std::string name;  ///< the table's file name
   std::string title, source;
-  std::string kind = "training";  ///< training | memory | gemm | collective | attention
+  std::string kind = "training";  ///< training | memory | gemm | collective | attention | inference
   std::string suite = "default";  ///< default (rapid validate) | hf-ultrascale
   bool end_to_end = false;        ///< fitted and cross-validated (--fit-end-to-end)
   ValueRef hardware, network, framework, dtype;
@@ -58,6 +58,11 @@ struct TableSpec {
   bool allow_tp_across_nodes = false, allow_uneven_pp = false;
   std::string settings_file, settings_key;  ///< run settings, matched on a column
   std::string status_column, status_ok;     ///< runs that failed (out of memory) are rows too
+
+  // Inference tables: the serving stack (configs/serving) and the request mix and load
+  // (input_tokens, output_tokens, concurrency); `layout` gives tp, pp, ep and dp (replicas).
+  ValueRef stack;
+  std::map<std::string, ValueRef> serving;
 
   // Kernel tables: shape fields (gemm m n k; collective bytes gpus_per_node nodes;
   // attention impl direction head_dim seq batch heads causal).
