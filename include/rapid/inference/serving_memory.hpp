@@ -1,7 +1,8 @@
 // Per-GPU memory of a serving replica (docs/inference.md sec 3): weights of the GPU's stage
 // and shards, the activations of the largest iteration the scheduler allows (vLLM sizes them
 // by profiling one forward of max_num_batched_tokens tokens), the stack's workspace, and the
-// KV cache, which takes what is left of gpu_memory_utilization x HBM (paged: whole blocks).
+// KV cache, which takes what the stack's memory rule leaves (memory_budget: total, static or
+// free; docs/inference.md sec 3), in whole paged blocks.
 // KV bytes per token = layers of the stage x kv_cache_elements_per_token(tp) x kv dtype bytes
 // (2 x kv_heads/tp x head_dim for MHA/GQA; kv_lora_rank + rope dims for MLA).
 #pragma once
