@@ -1,13 +1,14 @@
 #include "rapid/inference/serving_des.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <queue>
 #include <random>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "rapid/common/error.hpp"
 
@@ -16,6 +17,9 @@ namespace rapid {
 namespace {
 
 constexpr int64_t kMaxIterations = 50'000'000;
+constexpr int64_t kMaxOpenRequests = 1 << 16;  // longest open-loop run, in requests
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 int64_t draw(const LengthSpec& l, std::mt19937_64& rng) {
   double x = l.mean;
@@ -34,126 +38,178 @@ int64_t draw(const LengthSpec& l, std::mt19937_64& rng) {
   return std::clamp<int64_t>(std::llround(x), l.min, l.max);
 }
 
-struct Request {
-  int64_t input = 0, output = 0;
-  double arrival = 0, first_token = -1, last_token = -1, done = -1, admitted = -1;
-  int64_t prefilled = 0, generated = 0;
-  int64_t blocks = 0;
-  std::vector<double> gaps;  // between consecutive output tokens
-};
-
 double mean_of(const std::vector<double>& v, size_t from, size_t to) {
-  if (to <= from) return std::numeric_limits<double>::quiet_NaN();
+  if (to <= from) return kNaN;
   double s = 0;
   for (size_t i = from; i < to; ++i) s += v[i];
   return s / static_cast<double>(to - from);
 }
 
 double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  if (v.empty()) return kNaN;
   const size_t k = std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * v.size())) - 1);
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
 }
 
-}  // namespace
+struct Request {
+  int64_t input = 0, output = 0;
+  double arrival = 0, admitted = -1, first_token = -1, last_token = -1, done = -1;
+  int64_t prefilled = 0, generated = 0;
+  int64_t blocks = 0;
+  std::vector<double> gaps;  // between consecutive output tokens
+};
 
-ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
-                                const ServingMemory& memory, int64_t pp, double load,
-                                uint64_t stream) {
-  ReplicaMetrics m;
-  const ServingStack& st = s.stack;
-  const bool open = s.load_kind == LoadKind::ArrivalRate;
-  // Closed loop: the first c requests arrive together (the start-up burst) and the last c
-  // run while clients stop (the drain); at least 2 c more are simulated between them.
-  const int64_t clients = open ? 0 : std::max<int64_t>(1, std::llround(load));
-  const int64_t n = std::max(s.num_requests, 4 * clients);
-  std::mt19937_64 rng(s.seed * 0x9E3779B97F4A7C15ull + stream);
-  std::vector<Request> req(static_cast<size_t>(n));
-  for (Request& r : req) {
-    r.input = draw(s.input_tokens, rng);
-    r.output = std::max<int64_t>(1, draw(s.output_tokens, rng));
-    r.blocks = (r.input + r.output + st.kv_block_tokens - 1) / st.kv_block_tokens;
-  }
-  int64_t issued = 0;
-  // Each pipeline group (vLLM's virtual engine) schedules its own requests: request k goes
-  // to group k mod pp, a client's next request to its last one's group (groups stay even).
-  std::vector<std::deque<int64_t>> queues(static_cast<size_t>(pp));
-  if (open) {
-    double t = 0;
-    std::exponential_distribution<double> gap(load);
-    for (Request& r : req) {
-      t += gap(rng);
-      r.arrival = t;
-      queues[static_cast<size_t>(issued % pp)].push_back(issued);
-      ++issued;
+/// What a request gives back when it ends: its blocks, its slot and its tokens.
+struct Release {
+  double time;
+  int64_t blocks;
+  double tokens;
+  bool operator>(const Release& o) const { return time > o.time; }
+};
+
+/// One iteration, kept to average the steady state's batch and period afterwards.
+struct IterationRecord {
+  double start;
+  double in_system;
+  double period;  // max(latency through the stages, pp x slowest stage)
+  StepTime time;
+};
+
+class Simulation {
+ public:
+  Simulation(const StepModel& step, const ServingSpec& s, const ServingMemory& memory, int64_t pp,
+             double load, uint64_t stream, int64_t requests)
+      : step_(step),
+        s_(s),
+        st_(s.stack),
+        memory_(memory),
+        pp_(pp),
+        load_(load),
+        open_(s.load_kind == LoadKind::ArrivalRate),
+        clients_(open_ ? 0 : std::max<int64_t>(1, std::llround(load))),
+        n_(requests),
+        queues_(static_cast<size_t>(pp)),
+        running_(static_cast<size_t>(pp)),
+        ready_(static_cast<size_t>(pp), 0.0),
+        free_blocks_(memory.kv_blocks) {
+    std::mt19937_64 rng(s.seed * 0x9E3779B97F4A7C15ull + stream);
+    req_.resize(static_cast<size_t>(n_));
+    for (Request& r : req_) {
+      r.input = draw(s.input_tokens, rng);
+      r.output = std::max<int64_t>(1, draw(s.output_tokens, rng));
+      r.blocks = (r.input + r.output + st_.kv_block_tokens - 1) / st_.kv_block_tokens;
     }
-  } else {
-    for (; issued < std::min(clients, n); ++issued)
-      queues[static_cast<size_t>(issued % pp)].push_back(issued);
-  }
-  // KV blocks free now, and blocks coming back at later times (a request's end).
-  int64_t free_blocks = memory.kv_blocks;
-  using Release = std::pair<double, int64_t>;
-  std::priority_queue<Release, std::vector<Release>, std::greater<>> releases;
-  std::vector<std::vector<int64_t>> running(static_cast<size_t>(pp));
-  std::vector<double> ready(static_cast<size_t>(pp), 0.0);
-  double pipe_free = 0;
-  int64_t done = 0, iterations = 0, in_system = 0;
-  double kv_tokens = 0;
-  double batch_sum = 0;
-  int64_t batch_count = 0;
-  StepTime sum_t;
-  std::vector<int64_t> chunked;  // per iteration: request ids with a prompt chunk
-  std::vector<int64_t> chunk_len;
-  while (done < n) {
-    if (++iterations > kMaxIterations)
-      throw LimitError(fmt::format("serving simulation passed {} iterations", kMaxIterations));
-    const size_t g =
-        static_cast<size_t>(std::min_element(ready.begin(), ready.end()) - ready.begin());
-    double now = ready[g];
-    while (!releases.empty() && releases.top().first <= now) {
-      free_blocks += releases.top().second;
-      releases.pop();
+    // Each pipeline group (vLLM's virtual engine) schedules its own requests: request k goes
+    // to group k mod pp, a client's next request to its last one's group.
+    if (open_) {
+      double t = 0;
+      std::exponential_distribution<double> gap(load);
+      for (; issued_ < n_; ++issued_) {
+        t += gap(rng);
+        req_[static_cast<size_t>(issued_)].arrival = t;
+        queues_[static_cast<size_t>(issued_ % pp)].push_back(issued_);
+      }
+    } else {
+      for (; issued_ < std::min(clients_, n_); ++issued_)
+        queues_[static_cast<size_t>(issued_ % pp)].push_back(issued_);
     }
-    // Admit the group's arrived requests in order while blocks and max_num_seqs allow.
-    std::deque<int64_t>& waiting = queues[g];
+  }
+
+  void run() {
+    int64_t iterations = 0;
+    while (done_ < n_) {
+      if (++iterations > kMaxIterations)
+        throw LimitError(fmt::format("serving simulation passed {} iterations", kMaxIterations));
+      const size_t g =
+          static_cast<size_t>(std::min_element(ready_.begin(), ready_.end()) - ready_.begin());
+      const double now = ready_[g];
+      if (!std::isfinite(now))
+        throw InternalError("serving simulation: requests left that no group can run");
+      apply_releases(now);
+      admit(g, now);
+      StepBatch b = compose(g);
+      if (b.tokens() == 0) {
+        ready_[g] = idle_until(g, now);
+        continue;
+      }
+      const StepTime t = step_.time(b);
+      const double start = std::max(now, pipe_free_);
+      pipe_free_ = start + t.stage_s;
+      const double end = start + t.total_s;
+      ready_[g] = end;
+      records_.push_back({start, static_cast<double>(in_system_),
+                          std::max(t.total_s, static_cast<double>(pp_) * t.stage_s), t});
+      finish_iteration(g, end);
+    }
+  }
+
+  /// Metrics over the steady state: requests `skip` to n - skip (and the iterations that
+  /// start while they arrive).
+  ReplicaMetrics metrics(int64_t skip) const;
+  /// Mean arrival-to-last-token time over every request.
+  double mean_e2e() const {
+    double sum = 0;
+    for (const Request& r : req_) sum += r.done - r.arrival;
+    return sum / static_cast<double>(n_);
+  }
+
+ private:
+  void apply_releases(double now) {
+    while (!releases_.empty() && releases_.top().time <= now) {
+      free_blocks_ += releases_.top().blocks;
+      kv_tokens_ -= releases_.top().tokens;
+      --in_system_;
+      releases_.pop();
+    }
+  }
+
+  /// The group's arrived requests, in order, while KV blocks for their whole length and
+  /// max_num_seqs (the memory model's largest batch) allow.
+  void admit(size_t g, double now) {
+    std::deque<int64_t>& waiting = queues_[g];
     while (!waiting.empty()) {
-      Request& r = req[static_cast<size_t>(waiting.front())];
-      if (r.arrival > now || r.blocks > free_blocks || in_system >= memory.max_batch) break;
-      free_blocks -= r.blocks;
+      Request& r = req_[static_cast<size_t>(waiting.front())];
+      if (r.arrival > now || r.blocks > free_blocks_ || in_system_ >= memory_.max_batch) break;
+      free_blocks_ -= r.blocks;
       r.admitted = now;
-      running[g].push_back(waiting.front());
+      running_[g].push_back(waiting.front());
       waiting.pop_front();
-      ++in_system;
-      kv_tokens += static_cast<double>(r.input + r.output);
+      ++in_system_;
+      kv_tokens_ += static_cast<double>(r.input + r.output);
     }
-    m.peak_kv_tokens = std::max(m.peak_kv_tokens, kv_tokens);
-    // Compose the iteration: decodes first, then prompt chunks in the token budget left.
+    peak_kv_tokens_ = std::max(peak_kv_tokens_, kv_tokens_);
+  }
+
+  /// The iteration of group g: decodes first, then prompt chunks in the token budget left
+  /// (or prompts alone, without mixed batches).
+  StepBatch compose(size_t g) {
     StepBatch b;
-    chunked.clear();
-    chunk_len.clear();
-    int64_t budget = st.max_num_batched_tokens;
+    chunked_.clear();
+    chunk_len_.clear();
+    int64_t budget = st_.max_num_batched_tokens;
     bool any_prefill = false;
-    for (int64_t id : running[g])
-      any_prefill |= req[static_cast<size_t>(id)].prefilled < req[static_cast<size_t>(id)].input;
-    const bool prefill_only = !st.mixed_batches && any_prefill;
-    if (!prefill_only)
-      for (int64_t id : running[g]) {
-        const Request& r = req[static_cast<size_t>(id)];
+    for (int64_t id : running_[g]) {
+      const Request& r = req_[static_cast<size_t>(id)];
+      any_prefill |= r.prefilled < r.input;
+    }
+    prefill_only_ = !st_.mixed_batches && any_prefill;
+    if (!prefill_only_)
+      for (int64_t id : running_[g]) {
+        const Request& r = req_[static_cast<size_t>(id)];
         if (r.prefilled < r.input) continue;
         ++b.decode_seqs;
         b.decode_context_tokens += static_cast<double>(r.input + r.generated);
         --budget;
       }
-    for (int64_t id : running[g]) {
-      const Request& r = req[static_cast<size_t>(id)];
+    for (int64_t id : running_[g]) {
+      const Request& r = req_[static_cast<size_t>(id)];
       const int64_t left = r.input - r.prefilled;
       if (left <= 0 || budget <= 0) continue;
-      if (!st.chunked_prefill && left > budget && !chunked.empty()) break;
-      const int64_t c = st.chunked_prefill ? std::min(left, budget) : left;
-      chunked.push_back(id);
-      chunk_len.push_back(c);
+      if (!st_.chunked_prefill && left > budget && !chunked_.empty()) break;
+      const int64_t c = st_.chunked_prefill ? std::min(left, budget) : left;
+      chunked_.push_back(id);
+      chunk_len_.push_back(c);
       b.prefill_tokens += c;
       ++b.prefill_seqs;
       b.prefill_attention_pairs += static_cast<double>(c) * (r.prefilled + c / 2.0);
@@ -161,84 +217,101 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
       budget -= c;
     }
     b.logits_seqs += b.decode_seqs;
-    if (b.tokens() == 0) {  // nothing to run: wait for the next arrival or release
-      double next = std::numeric_limits<double>::infinity();
-      if (!waiting.empty()) next = std::max(now, req[static_cast<size_t>(waiting.front())].arrival);
-      if (!releases.empty()) next = std::min(next, std::max(now, releases.top().first));
-      for (size_t k = 0; k < ready.size(); ++k)
-        if (k != g && !running[k].empty()) next = std::min(next, std::max(now, ready[k]));
-      if (!std::isfinite(next))
-        throw InternalError("serving simulation: a request can never be admitted");
-      ready[g] = next > now ? next : std::nextafter(now, next + 1.0);
-      continue;
-    }
-    const StepTime t = step.time(b);
-    const double start = std::max(now, pipe_free);
-    pipe_free = start + t.stage_s;
-    const double end = start + t.total_s;
-    ready[g] = end;
-    batch_sum += static_cast<double>(in_system);
-    ++batch_count;
-    sum_t.gemm_s += t.gemm_s;
-    sum_t.attention_s += t.attention_s;
-    sum_t.memory_bound_s += t.memory_bound_s;
-    sum_t.tp_comm_s += t.tp_comm_s;
-    sum_t.ep_comm_s += t.ep_comm_s;
-    sum_t.pp_comm_s += t.pp_comm_s;
-    sum_t.host_s += t.host_s;
-    sum_t.stage_s += std::max(t.total_s, static_cast<double>(pp) * t.stage_s);
-    // Outcomes at the iteration's end: a token for every decode and every finished prompt.
+    return b;
+  }
+
+  /// When a group with nothing to run looks again: its next request's arrival, or, when
+  /// that request has arrived but no room is free, the next release or the next iteration
+  /// of another group (which may finish requests); never when it has no request left (a
+  /// closed-loop group whose clients are done, an open-loop group whose queue is empty).
+  double idle_until(size_t g, double now) const {
+    const std::deque<int64_t>& waiting = queues_[g];
+    if (waiting.empty()) return kInf;
+    const double arrival = req_[static_cast<size_t>(waiting.front())].arrival;
+    if (arrival > now) return arrival;
+    double next = releases_.empty() ? kInf : releases_.top().time;
+    for (size_t h = 0; h < running_.size(); ++h)
+      if (h != g && !running_[h].empty()) next = std::min(next, ready_[h]);
+    if (!std::isfinite(next))
+      throw InternalError("serving simulation: a request waits for room no request will free");
+    // Strictly later: a group ready at the same time runs first (ties go to the lowest).
+    return std::max(next, std::nextafter(now, kInf));
+  }
+
+  /// Outcomes at the iteration's end: a token for every decode and every finished prompt;
+  /// finished requests give their room back at `end` and their clients send the next.
+  void finish_iteration(size_t g, double end) {
     auto emit = [&](Request& r) {
-      if (r.first_token < 0) {
+      if (r.first_token < 0)
         r.first_token = end;
-      } else {
+      else
         r.gaps.push_back(end - r.last_token);
-      }
       r.last_token = end;
       ++r.generated;
     };
-    for (size_t k = 0; k < chunked.size(); ++k) {
-      Request& r = req[static_cast<size_t>(chunked[k])];
-      r.prefilled += chunk_len[k];
+    for (size_t k = 0; k < chunked_.size(); ++k) {
+      Request& r = req_[static_cast<size_t>(chunked_[k])];
+      r.prefilled += chunk_len_[k];
       if (r.prefilled == r.input) emit(r);
     }
-    if (!prefill_only)
-      for (int64_t id : running[g]) {
-        Request& r = req[static_cast<size_t>(id)];
+    if (!prefill_only_)
+      for (int64_t id : running_[g]) {
+        Request& r = req_[static_cast<size_t>(id)];
         if (r.first_token >= 0 && r.last_token < end && r.generated < r.output) emit(r);
       }
-    auto& group = running[g];
+    std::vector<int64_t>& group = running_[g];
     for (size_t k = 0; k < group.size();) {
-      Request& r = req[static_cast<size_t>(group[k])];
+      Request& r = req_[static_cast<size_t>(group[k])];
       if (r.generated < r.output) {
         ++k;
         continue;
       }
       r.done = end;
-      releases.push({end, r.blocks});
-      kv_tokens -= static_cast<double>(r.input + r.output);
-      --in_system;
-      ++done;
-      if (!open && issued < n) {  // its client sends the next request at once
-        req[static_cast<size_t>(issued)].arrival = end;
-        queues[g].push_back(issued++);
+      releases_.push({end, r.blocks, static_cast<double>(r.input + r.output)});
+      ++done_;
+      if (!open_ && issued_ < n_) {  // its client sends the next request at once
+        req_[static_cast<size_t>(issued_)].arrival = end;
+        queues_[g].push_back(issued_++);
       }
       group[k] = group.back();
       group.pop_back();
     }
   }
-  // Steady state: leave out the first and last `skip` requests (the start-up burst and the
-  // drain once clients stop), unless too few remain.
-  const int64_t skip = open ? n / 10 : clients;
-  const int64_t from = n > 3 * skip ? skip : 0, to = n > 3 * skip ? n - skip : n;
-  std::vector<double> ttft, gaps;
-  double itl[3] = {0, 0, 0}, e2e = 0, queue = 0, out_tokens = 0, in_tokens = 0;
+
+  const StepModel& step_;
+  const ServingSpec& s_;
+  const ServingStack& st_;
+  const ServingMemory& memory_;
+  const int64_t pp_;
+  const double load_;
+  const bool open_;
+  const int64_t clients_, n_;
+  std::vector<Request> req_;
+  int64_t issued_ = 0, done_ = 0, in_system_ = 0;
+  std::vector<std::deque<int64_t>> queues_;
+  std::vector<std::vector<int64_t>> running_;
+  std::vector<double> ready_;
+  std::priority_queue<Release, std::vector<Release>, std::greater<>> releases_;
+  int64_t free_blocks_;
+  double kv_tokens_ = 0, peak_kv_tokens_ = 0, pipe_free_ = 0;
+  std::vector<IterationRecord> records_;
+  std::vector<int64_t> chunked_, chunk_len_;  // the iteration's prompt chunks
+  bool prefill_only_ = false;
+};
+
+ReplicaMetrics Simulation::metrics(int64_t skip) const {
+  ReplicaMetrics m;
+  const int64_t from = n_ > 3 * skip ? skip : 0, to = n_ > 3 * skip ? n_ - skip : n_;
+  const double t_lo = req_[static_cast<size_t>(from)].arrival;
+  const double t_hi = req_[static_cast<size_t>(to - 1)].arrival;
+  std::vector<double> ttft, gaps, queue;
+  double itl[3] = {0, 0, 0}, e2e = 0, out_tokens = 0, in_tokens = 0;
   int64_t with_gaps = 0;
   for (int64_t i = from; i < to; ++i) {
-    const Request& r = req[static_cast<size_t>(i)];
+    const Request& r = req_[static_cast<size_t>(i)];
     ttft.push_back(r.first_token - r.arrival);
     e2e += r.done - r.arrival;
-    queue += r.admitted - r.arrival;
+    queue.push_back(r.admitted - r.arrival);
     out_tokens += static_cast<double>(r.output);
     in_tokens += static_cast<double>(r.input);
     gaps.insert(gaps.end(), r.gaps.begin(), r.gaps.end());
@@ -256,43 +329,89 @@ ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& s,
   m.ttft_p99_s = percentile(ttft, 0.99);
   m.itl_s = mean_of(gaps, 0, gaps.size());
   m.itl_p99_s = percentile(gaps, 0.99);
-  if (with_gaps > 0)
-    for (int q = 0; q < 3; ++q)
-      (q == 0   ? m.itl_start_s
-       : q == 1 ? m.itl_mid_s
-                : m.itl_end_s) = itl[q] / static_cast<double>(with_gaps);
+  if (with_gaps > 0) {
+    m.itl_start_s = itl[0] / static_cast<double>(with_gaps);
+    m.itl_mid_s = itl[1] / static_cast<double>(with_gaps);
+    m.itl_end_s = itl[2] / static_cast<double>(with_gaps);
+  }
   m.e2e_latency_s = e2e / count;
-  m.queue_time_s = queue / count;
-  // Throughput: the measured requests' work over the span they were in the system, scaled
-  // by the mean number in flight over that span (Little: throughput = in flight / E2E).
-  const double in_flight = open ? load * m.e2e_latency_s : static_cast<double>(clients);
-  m.requests_per_s = open ? load : in_flight / m.e2e_latency_s;
+  m.queue_time_s = mean_of(queue, 0, queue.size());
+  m.peak_kv_tokens = peak_kv_tokens_;
+  // The steady state's iterations: their batch (requests on the replica) and period.
+  StepTime sum;
+  double period = 0, in_system = 0;
+  int64_t k = 0;
+  for (const IterationRecord& it : records_) {
+    if (it.start < t_lo || it.start > t_hi) continue;
+    in_system += it.in_system;
+    period += it.period;
+    sum.gemm_s += it.time.gemm_s;
+    sum.attention_s += it.time.attention_s;
+    sum.memory_bound_s += it.time.memory_bound_s;
+    sum.tp_comm_s += it.time.tp_comm_s;
+    sum.ep_comm_s += it.time.ep_comm_s;
+    sum.pp_comm_s += it.time.pp_comm_s;
+    sum.host_s += it.time.host_s;
+    ++k;
+  }
+  const double iters = static_cast<double>(std::max<int64_t>(1, k));
+  m.running_batch = in_system / iters;
+  m.step_s = period / iters;
+  m.gemm_s = sum.gemm_s / iters;
+  m.attention_s = sum.attention_s / iters;
+  m.memory_bound_s = sum.memory_bound_s / iters;
+  m.tp_comm_s = sum.tp_comm_s / iters;
+  m.ep_comm_s = sum.ep_comm_s / iters;
+  m.pp_comm_s = sum.pp_comm_s / iters;
+  m.host_s = sum.host_s / iters;
+  m.decode_step_time_s = kNaN;
+  // Throughput by Little's law: clients / E2E (closed loop), the arrival rate (open loop).
+  m.requests_per_s = open_ ? load_ : static_cast<double>(clients_) / m.e2e_latency_s;
+  if (open_) {
+    // Overloaded: over the arrival window (many times the requests in flight long, see
+    // serving_simulate) fewer than 90% as many requests finish as arrive.
+    int64_t finished = 0;
+    for (const Request& r : req_) finished += r.done >= t_lo && r.done <= t_hi ? 1 : 0;
+    const double arrived = count - 1;
+    if (t_hi > t_lo && finished < 0.9 * arrived) {
+      m.overloaded = true;
+      m.requests_per_s = static_cast<double>(finished) / (t_hi - t_lo);
+      m.ttft_s = m.ttft_p99_s = m.itl_s = m.itl_p99_s = m.itl_start_s = m.itl_mid_s = m.itl_end_s =
+          m.e2e_latency_s = m.queue_time_s = kNaN;
+    }
+  }
   m.output_tokens_per_s = m.requests_per_s * out_tokens / count;
   m.total_tokens_per_s = m.requests_per_s * (out_tokens + in_tokens) / count;
-  // Open loop: the replica keeps up when it finishes the requests about as fast as they
-  // come; otherwise the queue grows without bound and no steady state exists.
-  double last_done = 0;
-  for (const Request& r : req) last_done = std::max(last_done, r.done);
-  m.overloaded = open && static_cast<double>(n) / last_done < 0.9 * load;
-  if (m.overloaded) {  // the queue grows with the run: report what the replica completes
-    m.requests_per_s = static_cast<double>(n) / last_done;
-    m.output_tokens_per_s = m.requests_per_s * out_tokens / count;
-    m.total_tokens_per_s = m.requests_per_s * (out_tokens + in_tokens) / count;
-    m.ttft_s = m.ttft_p99_s = m.itl_s = m.itl_p99_s = m.itl_start_s = m.itl_mid_s = m.itl_end_s =
-        m.e2e_latency_s = m.queue_time_s = ReplicaMetrics::kNaN;
-  }
-  m.running_batch = batch_count > 0 ? batch_sum / batch_count : 0;
-  m.decode_step_time_s = std::numeric_limits<double>::quiet_NaN();
-  const double it = static_cast<double>(std::max<int64_t>(1, batch_count));
-  m.gemm_s = sum_t.gemm_s / it;
-  m.attention_s = sum_t.attention_s / it;
-  m.memory_bound_s = sum_t.memory_bound_s / it;
-  m.tp_comm_s = sum_t.tp_comm_s / it;
-  m.ep_comm_s = sum_t.ep_comm_s / it;
-  m.pp_comm_s = sum_t.pp_comm_s / it;
-  m.host_s = sum_t.host_s / it;
-  m.step_s = sum_t.stage_s / it;
   return m;
+}
+
+}  // namespace
+
+ReplicaMetrics serving_simulate(const StepModel& step, const ServingSpec& serving,
+                                const ServingMemory& memory, int64_t pp, double load,
+                                uint64_t stream) {
+  const bool open = serving.load_kind == LoadKind::ArrivalRate;
+  if (!open) {
+    // Closed loop: the first c requests arrive together (the start-up burst) and the last c
+    // run while clients stop (the drain); at least 2 c more run between them.
+    const int64_t clients = std::max<int64_t>(1, std::llround(load));
+    Simulation sim(step, serving, memory, pp, load, stream,
+                   std::max(serving.num_requests, 4 * clients));
+    sim.run();
+    return sim.metrics(clients);
+  }
+  // Open loop: the system fills for about one E2E (lambda x E2E requests in flight), so the
+  // start-up left out is twice that and the run at least ten times it; a replica that
+  // cannot keep up makes E2E grow with the run, which doubles until kMaxOpenRequests.
+  int64_t n = serving.num_requests;
+  while (true) {
+    Simulation sim(step, serving, memory, pp, load, stream, n);
+    sim.run();
+    const int64_t warm =
+        std::max<int64_t>(n / 10, static_cast<int64_t>(std::ceil(2.0 * load * sim.mean_e2e())));
+    if (10 * warm <= n || n >= kMaxOpenRequests) return sim.metrics(std::min(warm, n / 4));
+    n = std::min(kMaxOpenRequests, std::max(2 * n, 10 * warm));
+  }
 }
 
 }  // namespace rapid

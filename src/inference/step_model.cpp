@@ -144,10 +144,10 @@ struct StepModel::Impl {
     // Rotary embedding of q and k (read and written), and the new tokens' K/V written into
     // the cache. MLA rotates only the rope dims: each head's query part and the shared key.
     const double rope_elems =
-        mla.enabled() ? static_cast<double>((heads + 1) * mla.qk_rope_head_dim)
-                      : static_cast<double>(
-                            (heads + std::max<int64_t>(1, model.num_kv_heads / par.tp)) *
-                            model.head_dim);
+        mla.enabled()
+            ? static_cast<double>((heads + 1) * mla.qk_rope_head_dim)
+            : static_cast<double>((heads + std::max<int64_t>(1, model.num_kv_heads / par.tp)) *
+                                  model.head_dim);
     const double kv_elems = model.kv_cache_elements_per_token(par.tp);
     add_stream(a, T * (2.0 * rope_elems * kActBytes + kv_elems * kv_bytes));
     if (b.prefill_tokens > 0) {  // FlashAttention over each chunk and what precedes it

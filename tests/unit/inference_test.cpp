@@ -254,3 +254,89 @@ TEST(InferenceAgreement, MoreConcurrencyRaisesThroughputAndLatency) {
 
 }  // namespace
 }  // namespace rapid
+
+namespace rapid {
+namespace {
+
+struct SimCase {
+  HardwareSpec hw = load_gpu("a100-sxm4-80gb");
+  ModelSpec m = load_model("llama2-7b");
+  NetworkSpec net = load_net("dgx-a100-superpod");
+};
+
+TEST(InferenceSimulation, MoreRequestsThanRoomWaitInEveryPipelineGroup) {
+  // Room for 4 requests (max_batch 4), 16 clients, two pipeline groups: the simulation runs
+  // to the end (it used to spin on a group whose request had arrived but found no room),
+  // the replica holds 4 requests throughout the steady state, 12 wait, and throughput
+  // obeys Little's law over the 16 in flight: requests/s = 16 / E2E.
+  const SimCase k;
+  ServingSpec s = bare_serving(128, 32);
+  s.num_requests = 64;
+  const StepModel step(k.m, k.hw, k.net, s, layout(1, 2));
+  ServingMemory mem = serving_memory(k.m, k.hw, s, layout(1, 2));
+  mem.max_batch = 4;
+  const ReplicaMetrics d = serving_simulate(step, s, mem, 2, 16.0);
+  EXPECT_NEAR(d.running_batch, 4.0, 0.25);
+  EXPECT_GT(d.queue_time_s, 0.0);
+  EXPECT_NEAR(d.requests_per_s, 16.0 / d.e2e_latency_s, 1e-9 * d.requests_per_s);
+}
+
+TEST(InferenceSimulation, OpenLoopPipelineGroupsRunDry) {
+  // One request per second on two pipeline groups: each group runs dry between arrivals
+  // (it used to stop the run: "a request can never be admitted"); below capacity the
+  // replica serves what arrives.
+  const SimCase k;
+  ServingSpec s = bare_serving(256, 64);
+  s.load_kind = LoadKind::ArrivalRate;
+  s.num_requests = 64;
+  const StepModel step(k.m, k.hw, k.net, s, layout(1, 2));
+  const ServingMemory mem = serving_memory(k.m, k.hw, s, layout(1, 2));
+  const ReplicaMetrics d = serving_simulate(step, s, mem, 2, 1.0);
+  EXPECT_FALSE(d.overloaded);
+  EXPECT_DOUBLE_EQ(d.requests_per_s, 1.0);
+}
+
+TEST(InferenceSimulation, OverloadDoesNotDependOnTheRunLength) {
+  // Llama 2 7B on one A100, 1024 in / 128 out: the closed form's capacity at its largest
+  // batch bounds what a replica serves. Well below it (a tenth) every run length is ok;
+  // well above it (three times) every run length is overloaded and serves at most that.
+  const SimCase k;
+  ServingSpec s = bare_serving(1024, 128);
+  s.load_kind = LoadKind::ArrivalRate;
+  const StepModel step(k.m, k.hw, k.net, s, layout(1));
+  const ServingMemory mem = serving_memory(k.m, k.hw, s, layout(1));
+  ServingSpec closed = s;
+  closed.load_kind = LoadKind::Concurrency;
+  const double capacity =
+      serving_closed_form(step, closed, mem, 1, static_cast<double>(mem.max_batch)).requests_per_s;
+  for (int64_t count : {64, 1024}) {
+    s.num_requests = count;
+    EXPECT_FALSE(serving_simulate(step, s, mem, 1, 0.1 * capacity).overloaded) << count;
+    const ReplicaMetrics over = serving_simulate(step, s, mem, 1, 3.0 * capacity);
+    EXPECT_TRUE(over.overloaded) << count;
+    EXPECT_LT(over.requests_per_s, 1.2 * capacity) << count;
+    EXPECT_TRUE(std::isnan(over.itl_s));
+  }
+}
+
+TEST(InferenceSimulation, SteadyStateBatchAndPeriodExcludeStartAndDrain) {
+  // 32 clients on one replica with room for all: over the steady state every client has a
+  // request running (batch 32; the start-up and the drain, which the mean used to include,
+  // hold fewer). With one pipeline stage and mixed batches every decoding request takes
+  // part in every iteration, so a token gap is one iteration period; only iterations whose
+  // every request is prefilling give no gap. With lengths drawn (no lockstep) those are
+  // rare: the mean period is the mean gap within 3%, and never below it.
+  const SimCase k;
+  ServingSpec s = bare_serving(256, 128);
+  s.input_tokens = {LengthDistribution::Uniform, 256, 0, 128, 384};
+  s.output_tokens = {LengthDistribution::Uniform, 128, 0, 64, 192};
+  const StepModel step(k.m, k.hw, k.net, s, layout(1));
+  const ServingMemory mem = serving_memory(k.m, k.hw, s, layout(1));
+  const ReplicaMetrics d = serving_simulate(step, s, mem, 1, 32.0);
+  EXPECT_NEAR(d.running_batch, 32.0, 0.5);
+  EXPECT_GE(d.step_s, d.itl_s * (1 - 1e-9));
+  EXPECT_NEAR(d.step_s, d.itl_s, 0.03 * d.itl_s);
+}
+
+}  // namespace
+}  // namespace rapid
