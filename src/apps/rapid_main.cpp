@@ -21,14 +21,14 @@
 #include "rapid/common/version.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/eval/report.hpp"
+#include "rapid/inference/serving_evaluator.hpp"
+#include "rapid/inference/serving_report.hpp"
 #include "rapid/io/csv_export.hpp"
 #include "rapid/nonideal/thermal_report.hpp"
 #include "rapid/spec/legality.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
 #include "validate/validate_command.hpp"
-#include "rapid/inference/serving_evaluator.hpp"
-#include "rapid/inference/serving_report.hpp"
 
 namespace {
 
@@ -64,8 +64,35 @@ rapid::Fidelity predict_fidelity(const PredictOptions& o) {
   throw rapid::InputError("<command line>", "--fidelity", f, "analytical or des");
 }
 
+/// A serving job's layout is tp, pp, ep (and the GPU count): the training knobs are refused.
+void refuse_training_flags(const PredictOptions& o) {
+  const std::pair<const char*, bool> flags[] = {
+      {"--cp", o.cp.has_value()},
+      {"--etp", o.etp.has_value()},
+      {"--vpp", o.vpp.has_value()},
+      {"--mbs", o.mbs.has_value()},
+      {"--zero", o.zero.has_value()},
+      {"--sp", o.sp.has_value()},
+      {"--recompute", o.recompute.has_value()},
+      {"--recompute-method", o.recompute_method.has_value()},
+      {"--recompute-num-layers", o.recompute_layers.has_value()},
+      {"--cpu-offload-layers", o.offload_layers.has_value()},
+      {"--scenario", o.scenario.has_value()},
+      {"--power", o.power},
+      {"--timeline", o.timeline.has_value()},
+      {"--full", o.full},
+      {"--ops", o.ops}};
+  for (const auto& [flag, given] : flags)
+    if (given)
+      throw rapid::InputError("<command line>", flag, "<given>",
+                              fmt::format("--tp, --pp, --ep, --gpus, --hardware-index or "
+                                          "--fidelity ({} is a serving job: mode: inference)",
+                                          o.job));
+}
+
 int run_predict(const PredictOptions& o) {
   rapid::SweepSpec spec = rapid::load_sweep_spec(o.job);
+  if (spec.mode == rapid::JobMode::Inference) refuse_training_flags(o);
   if (o.power)  // the power columns for this prediction whatever the job says
     for (rapid::NonIdealSpec& s : spec.scenarios) s.power = true;
   rapid::ParallelConfig c = spec.baseline.value_or(rapid::ParallelConfig{});
@@ -112,8 +139,10 @@ int run_predict(const PredictOptions& o) {
   const bool serving = spec.mode == rapid::JobMode::Inference;
   if (const char* why =
           serving ? rapid::serving_illegal_reason(spec, c) : rapid::illegal_reason(spec, c))
-    throw rapid::InputError("<command line>", "layout", c.describe(),
-                            fmt::format("a legal layout ({})", why));
+    throw rapid::InputError(
+        "<command line>", "layout",
+        serving ? fmt::format("dp{} tp{} pp{} ep{}", c.dp, c.tp, c.pp, c.ep) : c.describe(),
+        fmt::format("a legal layout ({})", why));
   rapid::Point p;
   p.hardware = o.hardware.value_or(0);
   if (p.hardware < 0 || p.hardware >= static_cast<int>(spec.hardware.size()))
@@ -156,13 +185,13 @@ int run_predict(const PredictOptions& o) {
           "a file in an existing directory (" + dir.string() + " does not exist)");
   }
   if (serving) {  // the layout's throughput-latency curve over the job's loads
-    if (o.timeline || o.full || o.ops)
-      throw rapid::InputError("<command line>", o.timeline ? "--timeline" : o.full ? "--full" : "--ops",
-                              "<given>", "a training job (serving points print their loads)");
+    // Each load on its own (a load the evaluator fails on is an error row, as in a sweep).
+    const rapid::PointEvaluator eval(spec, fidelity);
+    rapid::Workload w;
     std::vector<rapid::EvalResult> by_load(spec.serving.loads.size());
     for (size_t k = 0; k < by_load.size(); ++k) {
       p.load = static_cast<int32_t>(k);
-      rapid::evaluate_serving(spec, p, by_load[k], fidelity == rapid::Fidelity::Des);
+      eval.evaluate_guarded(p, w, by_load[k], fidelity);
     }
     std::fputs(rapid::describe_serving(spec, p, by_load).c_str(), stdout);
     std::printf("fidelity    %s\n", fidelity == rapid::Fidelity::Des

@@ -139,6 +139,7 @@ void PointEvaluator::evaluate_guarded(const Point& p, Workload& w, EvalResult& r
   r.status = Status::Error;
   r.error_code = static_cast<uint8_t>(code);
   r.fidelity = f == Fidelity::Des ? 1 : 0;
+  if (spec_.mode == JobMode::Inference) set_serving_load(spec_, p, r);
 }
 
 void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {

@@ -48,14 +48,19 @@ struct Combined {
 
 }  // namespace
 
+void set_serving_load(const SweepSpec& spec, const Point& p, EvalResult& r) {
+  const double load = spec.serving.loads[static_cast<size_t>(p.load)];
+  (spec.serving.load_kind == LoadKind::Concurrency ? r.concurrency : r.arrival_rate_per_s) = load;
+}
+
 void evaluate_serving(const SweepSpec& spec, const Point& p, EvalResult& r, bool des) {
   const HardwareSpec& hw = spec.hardware[static_cast<size_t>(p.hardware)];
   const NetworkSpec& net = spec.network_of(static_cast<size_t>(p.hardware));
   const ServingSpec& s = spec.serving;
   r = EvalResult{};
   r.fidelity = des ? 1 : 0;
+  set_serving_load(spec, p, r);
   const double load = s.loads[static_cast<size_t>(p.load)];
-  (s.load_kind == LoadKind::Concurrency ? r.concurrency : r.arrival_rate_per_s) = load;
 
   const ServingMemory mem = serving_memory(spec.model, hw, s, p.par);
   r.weights_bytes = mem.weights_bytes;

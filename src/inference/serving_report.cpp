@@ -31,11 +31,14 @@ std::string describe_serving(const SweepSpec& spec, const Point& p,
                      "ITL start", "ITL end", "E2E s", "out tok/s", "tok/s/GPU", "batch");
   for (size_t k = 0; k < by_load.size(); ++k) {
     const EvalResult& r = by_load[k];
-    out += fmt::format("{:>12g} {:>10} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.3f} {:>12.1f} "
-                       "{:>12.1f} {:>8.1f}\n",
-                       s.loads[k], status_name(r.status), r.ttft_s * 1e3, r.itl_s * 1e3,
-                       r.itl_start_s * 1e3, r.itl_end_s * 1e3, r.e2e_latency_s,
-                       r.output_tokens_per_s, r.tokens_per_s_per_gpu, r.running_batch);
+    out += fmt::format(
+        "{:>12g} {:>10} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>9.3f} {:>12.1f} "
+        "{:>12.1f} {:>8.1f}\n",
+        s.loads[k],
+        r.status == Status::Error ? fmt::format("error:{}", kErrorCodeNames[r.error_code])
+                                  : std::string(status_name(r.status)),
+        r.ttft_s * 1e3, r.itl_s * 1e3, r.itl_start_s * 1e3, r.itl_end_s * 1e3, r.e2e_latency_s,
+        r.output_tokens_per_s, r.tokens_per_s_per_gpu, r.running_batch);
   }
   const EvalResult& last = by_load.back();
   if (last.status == Status::Ok)

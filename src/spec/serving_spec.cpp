@@ -256,6 +256,10 @@ ServingSpec parse_serving(const YamlMap& m, const std::string& anchor) {
   if (!m.has("requests"))
     m.fail("requests", "<missing>", "a mapping {input_tokens, output_tokens, count, seed}");
   const YamlMap r = m.map("requests");
+  // A misspelt key is named as such before a required one is reported missing.
+  for (const std::string& key : r.keys())
+    if (key != "input_tokens" && key != "output_tokens" && key != "count" && key != "seed")
+      r.fail(key, key, "input_tokens, output_tokens, count or seed");
   spec.input_tokens = read_length(r, "input_tokens");
   spec.output_tokens = read_length(r, "output_tokens");
   spec.num_requests = r.integer_or("count", spec.num_requests, 1, kMaxRequests);

@@ -16,4 +16,8 @@ namespace rapid {
 /// `des`). Thread-safe; allocates (the DES's requests).
 void evaluate_serving(const SweepSpec& spec, const Point& p, EvalResult& r, bool des);
 
+/// The point's load in its row (concurrency or arrival_rate_per_s; the other stays NaN), so
+/// that a row the evaluator failed on still says which load it is.
+void set_serving_load(const SweepSpec& spec, const Point& p, EvalResult& r);
+
 }  // namespace rapid
