@@ -23,18 +23,6 @@ struct Regime {
   double running = 0;
 };
 
-void add_scaled(StepTime& into, const StepTime& t, double w) {
-  into.stage_s += w * t.stage_s;
-  into.total_s += w * t.total_s;
-  into.gemm_s += w * t.gemm_s;
-  into.attention_s += w * t.attention_s;
-  into.memory_bound_s += w * t.memory_bound_s;
-  into.tp_comm_s += w * t.tp_comm_s;
-  into.ep_comm_s += w * t.ep_comm_s;
-  into.pp_comm_s += w * t.pp_comm_s;
-  into.host_s += w * t.host_s;
-}
-
 /// The iterations of a pipeline group of `c` running requests (mixed or separate prompts).
 Regime regime(const StepModel& step, const ServingSpec& s, int64_t pp, double c, double I,
               double O) {
@@ -76,7 +64,7 @@ Regime regime(const StepModel& step, const ServingSpec& s, int64_t pp, double c,
       const double decoders = std::max(1.0, c - chunks);
       const StepTime gap = step.time(with_prefill(decode_batch(decoders, 0.5), chunks));
       r.tau += w * period(gap, pp);
-      add_scaled(r.mean, gap, w * (O - 1) / N);
+      r.mean.add(gap, w * (O - 1) / N);
       for (int q = 0; q < 3; ++q) {
         const double j = q == 0 ? 0.05 : q == 1 ? 0.5 : 0.95;
         r.itl_at[q] += w * period(step.time(with_prefill(decode_batch(decoders, j), chunks)), pp);
@@ -85,7 +73,7 @@ Regime regime(const StepModel& step, const ServingSpec& s, int64_t pp, double c,
       const StepTime own =
           step.time(with_prefill(decode_batch(std::max(0.0, c - 1 - chunks), 0.5), chunks + 1));
       r.tau_prefill += w * period(own, pp);
-      add_scaled(r.mean, own, w * P / N);
+      r.mean.add(own, w * P / N);
     }
     r.decode_step = period(step.time(decode_batch(c, 0.5)), pp);
     return r;
@@ -100,8 +88,8 @@ Regime regime(const StepModel& step, const ServingSpec& s, int64_t pp, double c,
   const StepTime td = step.time(decode_batch(c, 0.5));
   r.decode_step = period(td, pp);
   r.tau = r.decode_step + per_decode * tau_p;
-  add_scaled(r.mean, td, (O - 1) / N);
-  add_scaled(r.mean, tp, P / N);
+  r.mean.add(td, (O - 1) / N);
+  r.mean.add(tp, P / N);
   r.tau_prefill = tau_p / P;
   for (int q = 0; q < 3; ++q) {
     const double j = q == 0 ? 0.05 : q == 1 ? 0.5 : 0.95;
@@ -166,13 +154,7 @@ ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
   m.running_batch = c;
   m.peak_kv_tokens = c * (I + O);
   m.decode_step_time_s = r.decode_step;
-  m.gemm_s = r.mean.gemm_s;
-  m.attention_s = r.mean.attention_s;
-  m.memory_bound_s = r.mean.memory_bound_s;
-  m.tp_comm_s = r.mean.tp_comm_s;
-  m.ep_comm_s = r.mean.ep_comm_s;
-  m.pp_comm_s = r.mean.pp_comm_s;
-  m.host_s = r.mean.host_s;
+  m.set_classes(r.mean);
   m.step_s = lifetime / (P + O - 1);
   m.requests = open ? load : c;
   if (m.overloaded)  // the queue grows without bound: latencies have no steady value

@@ -345,25 +345,13 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
     if (it.start < t_lo || it.start > t_hi) continue;
     in_system += it.in_system;
     period += it.period;
-    sum.gemm_s += it.time.gemm_s;
-    sum.attention_s += it.time.attention_s;
-    sum.memory_bound_s += it.time.memory_bound_s;
-    sum.tp_comm_s += it.time.tp_comm_s;
-    sum.ep_comm_s += it.time.ep_comm_s;
-    sum.pp_comm_s += it.time.pp_comm_s;
-    sum.host_s += it.time.host_s;
+    sum.add(it.time);
     ++k;
   }
   const double iters = static_cast<double>(std::max<int64_t>(1, k));
   m.running_batch = in_system / iters;
   m.step_s = period / iters;
-  m.gemm_s = sum.gemm_s / iters;
-  m.attention_s = sum.attention_s / iters;
-  m.memory_bound_s = sum.memory_bound_s / iters;
-  m.tp_comm_s = sum.tp_comm_s / iters;
-  m.ep_comm_s = sum.ep_comm_s / iters;
-  m.pp_comm_s = sum.pp_comm_s / iters;
-  m.host_s = sum.host_s / iters;
+  m.set_classes(sum, 1.0 / iters);
   m.decode_step_time_s = kNaN;
   // Throughput by Little's law: clients / E2E (closed loop), the arrival rate (open loop).
   m.requests_per_s = open_ ? load_ : static_cast<double>(clients_) / m.e2e_latency_s;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "rapid/inference/step_model.hpp"
+
 namespace rapid {
 
 struct ReplicaMetrics {
@@ -22,6 +24,17 @@ struct ReplicaMetrics {
   // The mean iteration's time by class (slowest stage), for the row's breakdown columns.
   double gemm_s = 0, attention_s = 0, memory_bound_s = 0, tp_comm_s = 0, ep_comm_s = 0,
          pp_comm_s = 0, host_s = 0, step_s = 0;
+
+  /// The classes of the mean iteration from `t`, a sum of iterations, scaled by `w`.
+  void set_classes(const StepTime& t, double w = 1.0) {
+    gemm_s = w * t.gemm_s;
+    attention_s = w * t.attention_s;
+    memory_bound_s = w * t.memory_bound_s;
+    tp_comm_s = w * t.tp_comm_s;
+    ep_comm_s = w * t.ep_comm_s;
+    pp_comm_s = w * t.pp_comm_s;
+    host_s = w * t.host_s;
+  }
 };
 
 }  // namespace rapid

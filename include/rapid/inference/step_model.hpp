@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
@@ -46,6 +47,20 @@ struct StepTime {
   double tp_comm_s = 0, ep_comm_s = 0, pp_comm_s = 0;
   double host_s = 0;  ///< issue time the GPU waits for, plus the per-step host overhead
   int64_t kernels = 0;
+
+  /// Adds w x t's times (not its kernels): sums and weighted means of iterations.
+  void add(const StepTime& t, double w = 1.0) {
+    for (auto [into, from] : {std::pair{&stage_s, t.stage_s},
+                              {&total_s, t.total_s},
+                              {&gemm_s, t.gemm_s},
+                              {&attention_s, t.attention_s},
+                              {&memory_bound_s, t.memory_bound_s},
+                              {&tp_comm_s, t.tp_comm_s},
+                              {&ep_comm_s, t.ep_comm_s},
+                              {&pp_comm_s, t.pp_comm_s},
+                              {&host_s, t.host_s}})
+      *into += w * from;
+  }
 };
 
 class StepModel {
