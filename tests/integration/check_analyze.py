@@ -15,12 +15,12 @@ import io
 import math
 import os
 import shutil
-import subprocess
 import sys
 from html.parser import HTMLParser
 
 import h5py
 import numpy as np
+from check_common import close, run
 
 PNG = b"\x89PNG\r\n\x1a\n"
 LAYOUT = ["dp", "tp", "pp", "cp", "ep", "vpp", "mbs", "sp", "zero_stage", "recompute"]
@@ -116,18 +116,6 @@ def read_file(path):
         else:
             base = [0] * len(names)
         return cols, names, base, int(f.attrs["baseline_index"]), f.attrs["job_name"]
-
-
-def close(a, b, rel=1e-9):
-    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
-
-
-def run(cmd, errors, expect=0):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if proc.returncode != expect:
-        errors.append(f"{' '.join(cmd[1:])}: exit {proc.returncode}, expected {expect}: "
-                      f"{proc.stderr.strip()[-400:]}")
-    return proc
 
 
 def check_top(t, cols, names, baseline, errors):

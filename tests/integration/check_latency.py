@@ -17,7 +17,6 @@ import io
 import math
 import os
 import re
-import subprocess
 import sys
 
 import h5py
@@ -25,6 +24,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_analyze import Page, records  # noqa: E402  (the report's tables as parsed HTML)
+from check_common import close as _close  # noqa: E402
+from check_common import run  # noqa: E402
+
+
+def close(a, b, rel=1e-12):
+    return _close(a, b, rel)
+
 
 PNG = b"\x89PNG\r\n\x1a\n"
 FIXED_BUDGETS = (10.0, 20.0, 50.0, 100.0)  # --itl-budgets of the runs below, and two more
@@ -64,18 +70,6 @@ def layout(cols, i):
 
 def load_of(cols):
     return next(c for c in LOADS if c in cols and np.isfinite(cols[c]).any())
-
-
-def close(a, b, rel=1e-12):
-    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
-
-
-def run(cmd, errors, expect=0):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if proc.returncode != expect:
-        errors.append(f"{' '.join(cmd[1:])}: exit {proc.returncode}, expected {expect}: "
-                      f"{proc.stderr.strip()[-400:]}")
-    return proc
 
 
 def expected_best(cols, names, budgets):
