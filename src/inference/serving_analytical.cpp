@@ -20,7 +20,6 @@ struct Regime {
   double decode_step = 0;
   StepTime mean;  ///< the mean iteration of a request's life, by class
   int64_t prefill_iters = 1;
-  double running = 0;
 };
 
 /// The iterations of a pipeline group of `c` running requests (mixed or separate prompts).
@@ -33,7 +32,6 @@ Regime regime(const StepModel& step, const ServingSpec& s, int64_t pp, double c,
   r.prefill_iters = static_cast<int64_t>(std::ceil(I / chunk_room));
   const double P = static_cast<double>(r.prefill_iters), N = P + O - 1;
   const double chunk = I / P;
-  r.running = c;
   // Context of the decoders: the mean I + O/2, one request at position j of its output.
   auto decode_batch = [&](double decoders, double j_frac) {
     StepBatch b;
@@ -156,7 +154,6 @@ ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
   m.decode_step_time_s = r.decode_step;
   m.set_classes(r.mean);
   m.step_s = lifetime / (P + O - 1);
-  m.requests = open ? load : c;
   if (m.overloaded)  // the queue grows without bound: latencies have no steady value
     m.ttft_s = m.itl_s = m.itl_start_s = m.itl_mid_s = m.itl_end_s = m.e2e_latency_s =
         m.queue_time_s = ReplicaMetrics::kNaN;

@@ -83,7 +83,6 @@ class Simulation {
   Simulation(const StepModel& step, const ServingSpec& s, const ServingMemory& memory, int64_t pp,
              double load, uint64_t stream, int64_t requests)
       : step_(step),
-        s_(s),
         st_(s.stack),
         memory_(memory),
         pp_(pp),
@@ -286,7 +285,6 @@ class Simulation {
   }
 
   const StepModel& step_;
-  const ServingSpec& s_;
   const ServingStack& st_;
   const ServingMemory& memory_;
   const int64_t pp_;
@@ -332,7 +330,6 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
     ++with_gaps;
   }
   const double count = static_cast<double>(to - from);
-  m.requests = count;
   m.ttft_s = mean_of(ttft, 0, ttft.size());
   m.ttft_p99_s = percentile(ttft, 0.99);
   m.itl_s = mean_of(gaps, 0, gaps.size());

@@ -12,7 +12,7 @@ namespace {
 /// Adds `m` of `count` replicas into the row's sums (latencies weighted by requests/s).
 struct Combined {
   ReplicaMetrics sum;
-  double weight = 0, replicas = 0;
+  double weight = 0;
   void add(const ReplicaMetrics& m, double count) {
     const double w = m.requests_per_s * count;
     sum.overloaded |= m.overloaded;
@@ -41,7 +41,6 @@ struct Combined {
     sum.requests_per_s += count * m.requests_per_s;
     sum.peak_kv_tokens = std::max(sum.peak_kv_tokens, m.peak_kv_tokens);
     weight += w;
-    replicas += count;
   }
   double mean(double total) const { return weight > 0 ? total / weight : EvalResult::kNaN; }
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rapid/workload/workload.hpp"
+
 namespace rapid {
 
 ServingMemory serving_memory(const ModelSpec& model, const HardwareSpec& hw,
@@ -27,7 +29,7 @@ ServingMemory serving_memory(const ModelSpec& model, const HardwareSpec& hw,
   int64_t first = 0, most_layers = 0;
   double weights = 0;
   for (int64_t s = 0; s < par.pp; ++s) {
-    const int64_t n = model.num_layers / par.pp + (s < model.num_layers % par.pp ? 1 : 0);
+    const int64_t n = chunk_layers(model.num_layers, par.pp, s);  // as the step model splits
     const int64_t moe = model.moe.moe_layers_in(first, first + n);
     double w = (n - moe) * dense_layer + moe * moe_layer;
     if (s == 0) w += emb;

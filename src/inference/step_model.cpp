@@ -60,7 +60,7 @@ struct StepModel::Impl {
     // get_pp_indices without a partition override).
     int64_t first = 0;
     for (int64_t st = 0; st < p.pp; ++st) {
-      const int64_t n = m.num_layers / p.pp + (st < m.num_layers % p.pp ? 1 : 0);
+      const int64_t n = chunk_layers(m.num_layers, p.pp, st);  // the workload's even split
       stage_first.push_back(first);
       stage_layers.push_back(n);
       first += n;
@@ -213,9 +213,8 @@ struct StepModel::Impl {
     // Tokens this GPU's experts receive: every token of the EP group picks top_k experts;
     // balanced routing gives each of the ep shards its share (capacity factor 1).
     // With ep > tp, ep / tp replicas share these MoE layers (data-parallel attention): their
-    // batches are alike, so unless told the others bring as many tokens as this one.
-    const int64_t coupled =
-        b.coupled_tokens > 0 ? b.coupled_tokens : (par.ep > par.tp ? (par.ep / par.tp - 1) * T : 0);
+    // batches are alike, so the others bring as many tokens as this one.
+    const int64_t coupled = par.ep > par.tp ? (par.ep / par.tp - 1) * T : 0;
     const double group_tokens = static_cast<double>(T + coupled);
     const int64_t local_experts = std::max<int64_t>(1, e.num_experts / par.ep);
     const double routed = group_tokens * e.top_k / par.ep;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 
 #include "config_resolve.hpp"
@@ -88,6 +89,14 @@ void check_stragglers(SweepSpec& spec, bool listed) {
   }
 }
 
+/// Each list's values once, in increasing order (a repeated value must not repeat points).
+void sort_unique(std::initializer_list<std::vector<int64_t>*> lists) {
+  for (std::vector<int64_t>* list : lists) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+}
+
 SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   SearchSpace sp;
   std::vector<int64_t> tp_default;
@@ -110,11 +119,8 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   sp.offload_layers = s.integer_list_or("cpu_offload_layers", sp.offload_layers, 0, 100000);
   sp.zero_stage = s.integer_list_or("zero_stage", sp.zero_stage, 0, 3);
   // Each value once, in increasing order (a repeated value must not repeat points).
-  for (auto* list : {&sp.tp, &sp.pp, &sp.cp, &sp.ep, &sp.etp, &sp.vpp, &sp.mbs, &sp.zero_stage,
-                     &sp.recompute_layers, &sp.offload_layers}) {
-    std::sort(list->begin(), list->end());
-    list->erase(std::unique(list->begin(), list->end()), list->end());
-  }
+  sort_unique({&sp.tp, &sp.pp, &sp.cp, &sp.ep, &sp.etp, &sp.vpp, &sp.mbs, &sp.zero_stage,
+               &sp.recompute_layers, &sp.offload_layers});
   std::sort(sp.recompute.begin(), sp.recompute.end());
   sp.recompute.erase(std::unique(sp.recompute.begin(), sp.recompute.end()), sp.recompute.end());
   std::sort(sp.recompute_method.begin(), sp.recompute_method.end());
@@ -142,10 +148,7 @@ SearchSpace parse_serving_search(const YamlMap& s, int64_t gpus_per_node) {
   sp.tp = s.integer_list_or("tp", tp_default, 1, kMaxDegree);
   sp.pp = s.integer_list_or("pp", {1}, 1, kMaxDegree);
   sp.ep = s.integer_list_or("ep", {1}, 1, kMaxDegree);
-  for (auto* list : {&sp.tp, &sp.pp, &sp.ep}) {
-    std::sort(list->begin(), list->end());
-    list->erase(std::unique(list->begin(), list->end()), list->end());
-  }
+  sort_unique({&sp.tp, &sp.pp, &sp.ep});
   sp.cp = sp.etp = sp.vpp = sp.mbs = {1};
   sp.recompute = {Recompute::None};
   sp.recompute_method = {RecomputeMethod::Uniform};
@@ -294,9 +297,10 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
     sim.finish();
   }
   spec.scenarios =
-      serving ? parse_scenarios(YAML::Node(), YAML::Node(), job.file()) :
-      parse_scenarios(job.has("nonideal") ? job.node("nonideal") : YAML::Node(),
-                      job.has("scenarios") ? job.node("scenarios") : YAML::Node(), job.file());
+      serving ? parse_scenarios(YAML::Node(), YAML::Node(), job.file())
+              : parse_scenarios(job.has("nonideal") ? job.node("nonideal") : YAML::Node(),
+                                job.has("scenarios") ? job.node("scenarios") : YAML::Node(),
+                                job.file());
   check_stragglers(spec, job.has("scenarios"));
   // Power, thermal and stragglers need the GPU's power coefficients (docs/nonideal.md).
   for (const NonIdealSpec& sc : spec.scenarios) {

@@ -103,8 +103,7 @@ TEST(HfImport, DeepSeekV3MlaGivesThePublishedParameterCounts) {
   EXPECT_EQ(back.mla.q_lora_rank, 1536);
   EXPECT_EQ(back.mla.qk_rope_head_dim, 64);
   // The shipped configs/models/deepseek-v3.yaml is the same model.
-  const std::string path = test::source_path("configs/models/deepseek-v3.yaml");
-  EXPECT_EQ(parse_model(load_yaml_file(path), path).total_params(), m.total_params());
+  EXPECT_EQ(test::shipped_model("deepseek-v3").total_params(), m.total_params());
 }
 
 TEST(HfImport, DeepSeekV2LiteQueriesWithoutLatent) {

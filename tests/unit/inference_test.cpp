@@ -16,18 +16,9 @@
 namespace rapid {
 namespace {
 
-ModelSpec load_model(const std::string& name) {
-  const std::string p = test::source_path("configs/models/" + name + ".yaml");
-  return parse_model(load_yaml_file(p), p);
-}
-HardwareSpec load_gpu(const std::string& name) {
-  const std::string p = test::source_path("configs/hardware/" + name + ".yaml");
-  return parse_hardware(load_yaml_file(p), p);
-}
-NetworkSpec load_net(const std::string& name) {
-  const std::string p = test::source_path("configs/networks/" + name + ".yaml");
-  return parse_network(load_yaml_file(p), p);
-}
+using test::shipped_hardware;
+using test::shipped_model;
+using test::shipped_network;
 
 /// A Llama-style model of two layers with round shapes: h 4096, 32 heads of 128, 8 K/V heads,
 /// SwiGLU FFN 14336, vocabulary 32000, untied.
@@ -72,7 +63,7 @@ TEST(InferenceStep, DecodeAtBatchOneReadsTheWeightsAndTheKvCache) {
   HardwareSpec hw = test::round_gpu();
   hw.hbm_bandwidth_Bps = 100e9;
   const ModelSpec m = two_layer_model();
-  const NetworkSpec net = load_net("dgx-h100-superpod");
+  const NetworkSpec net = shipped_network("dgx-h100-superpod");
   StepBatch b;
   b.decode_seqs = 1;
   b.decode_context_tokens = 1000;
@@ -114,17 +105,17 @@ TEST(InferenceStep, DecodeAtBatchOneReadsTheWeightsAndTheKvCache) {
 }
 
 TEST(InferenceMemory, KvCacheOfLlama3_70BAt8kAndOfDeepSeekV3Mla) {
-  const HardwareSpec hw = load_gpu("h100-sxm5-80gb");
+  const HardwareSpec hw = shipped_hardware("h100-sxm5-80gb");
   ServingSpec s = bare_serving(8192, 1);
   // Llama 3 70B: 80 layers x 2 x 8 K/V heads x 128 x 2 B = 327,680 B per token; at tp 8
   // one K/V head per GPU: 40,960 B; 8192 tokens -> 335,544,320 B per GPU, 2.68 GB over 8.
-  const ServingMemory llama = serving_memory(load_model("llama3-70b"), hw, s, layout(8));
+  const ServingMemory llama = serving_memory(shipped_model("llama3-70b"), hw, s, layout(8));
   EXPECT_DOUBLE_EQ(llama.kv_bytes_per_token, 40960.0);
   EXPECT_DOUBLE_EQ(8192 * llama.kv_bytes_per_token * 8, 2'684'354'560.0);
   // DeepSeek-V3, MLA: the latent kv_lora_rank 512 + rope 64 = 576 elements per token and
   // layer, the same on every TP rank: 61 x 576 x 2 B = 70,272 B per token (vs 61 x 2 x 128
   // heads x 128 x 2 B = 3,997,696 B for the same heads without compression: 57x).
-  const ModelSpec ds = load_model("deepseek-v3");
+  const ModelSpec ds = shipped_model("deepseek-v3");
   for (int tp : {1, 8}) {
     const ServingMemory mla = serving_memory(ds, hw, s, layout(tp));
     EXPECT_DOUBLE_EQ(mla.kv_bytes_per_token, 70272.0) << "tp " << tp;
@@ -135,8 +126,8 @@ TEST(InferenceMemory, KvCacheOfLlama3_70BAt8kAndOfDeepSeekV3Mla) {
 
 TEST(InferenceMemory, LargestBatchThatFits) {
   // Llama 3 70B on 8 H100 (tp 8), vLLM-like budget: 0.9 x 80 GiB holds everything.
-  const HardwareSpec hw = load_gpu("h100-sxm5-80gb");
-  const ModelSpec m = load_model("llama3-70b");
+  const HardwareSpec hw = shipped_hardware("h100-sxm5-80gb");
+  const ModelSpec m = shipped_model("llama3-70b");
   ServingSpec s = bare_serving(2048, 2048);
   s.stack.gpu_memory_utilization = 0.9;
   s.stack.workspace_bytes = 1.0 * (1ull << 30);
@@ -175,7 +166,7 @@ TEST(InferenceLatency, TimeToFirstTokenOfOnePrompt) {
   HardwareSpec hw = test::round_gpu();
   hw.hbm_capacity_bytes = 80e9;
   const ModelSpec m = two_layer_model();
-  const NetworkSpec net = load_net("dgx-h100-superpod");
+  const NetworkSpec net = shipped_network("dgx-h100-superpod");
   const ServingSpec s = bare_serving(6400, 1);
   const StepModel step(m, hw, net, s, layout(1));
   // GEMM FLOPs: 2 x 6400 x (per layer 4096 x (6144 + 4096 + 28672) + 14336 x 4096) x 2
@@ -209,9 +200,9 @@ TEST(InferenceAgreement, SimulationEqualsTheClosedFormWithOneRequestInFlight) {
   // One request at a time (concurrency 1, fixed lengths) contends with nothing: the
   // simulation's iterations are the closed form's (decode contexts I + 1 .. I + O - 1 have
   // the mean I + O / 2 it uses; decode time is linear in the context).
-  const HardwareSpec hw = load_gpu("a100-sxm4-80gb");
-  const ModelSpec m = load_model("llama2-7b");
-  const NetworkSpec net = load_net("dgx-a100-superpod");
+  const HardwareSpec hw = shipped_hardware("a100-sxm4-80gb");
+  const ModelSpec m = shipped_model("llama2-7b");
+  const NetworkSpec net = shipped_network("dgx-a100-superpod");
   ServingSpec s = bare_serving(512, 128);
   s.stack.host_overhead_per_step_s = 0.2e-3;
   s.stack.eager_launch_s = 5e-6;
@@ -233,9 +224,9 @@ TEST(InferenceAgreement, MoreConcurrencyRaisesThroughputAndLatency) {
   // Llama 2 7B on one A100: throughput grows with the batch (the weights are read once per
   // iteration for every sequence) and so does each token's latency; both evaluators agree
   // on the direction and, without prompt bursts (decode-heavy: 16 in / 256 out), on ITL.
-  const HardwareSpec hw = load_gpu("a100-sxm4-80gb");
-  const ModelSpec m = load_model("llama2-7b");
-  const NetworkSpec net = load_net("dgx-a100-superpod");
+  const HardwareSpec hw = shipped_hardware("a100-sxm4-80gb");
+  const ModelSpec m = shipped_model("llama2-7b");
+  const NetworkSpec net = shipped_network("dgx-a100-superpod");
   ServingSpec s = bare_serving(16, 256);
   s.num_requests = 96;
   const StepModel step(m, hw, net, s, layout(1));
@@ -259,9 +250,9 @@ namespace rapid {
 namespace {
 
 struct SimCase {
-  HardwareSpec hw = load_gpu("a100-sxm4-80gb");
-  ModelSpec m = load_model("llama2-7b");
-  NetworkSpec net = load_net("dgx-a100-superpod");
+  HardwareSpec hw = shipped_hardware("a100-sxm4-80gb");
+  ModelSpec m = shipped_model("llama2-7b");
+  NetworkSpec net = shipped_network("dgx-a100-superpod");
 };
 
 TEST(InferenceSimulation, MoreRequestsThanRoomWaitInEveryPipelineGroup) {

@@ -15,10 +15,7 @@
 namespace rapid {
 namespace {
 
-ModelSpec shipped(const std::string& name) {
-  const std::string path = test::source_path("configs/models/" + name + ".yaml");
-  return parse_model(load_yaml_file(path), path);
-}
+using test::shipped_model;
 
 InputError model_error(const std::string& text) {
   try {
@@ -48,7 +45,7 @@ const Op* find(const std::vector<Op>& ops, const std::string& name) {
 }
 
 TEST(Mla, ShippedDeepSeekV3File) {
-  const ModelSpec m = shipped("deepseek-v3");
+  const ModelSpec m = shipped_model("deepseek-v3");
   ASSERT_TRUE(m.mla.enabled());
   EXPECT_EQ(m.mla.q_lora_rank, 1536);
   EXPECT_EQ(m.mla.kv_lora_rank, 512);
@@ -62,7 +59,7 @@ TEST(Mla, ShippedDeepSeekV3File) {
   EXPECT_EQ(m.active_params(), 37552282624);
   // The MHA approximation in deepseek-v3-like.yaml: 469,762,048 + 14,336 attention
   // parameters a layer against MLA's 187,121,664.
-  EXPECT_EQ(shipped("deepseek-v3-like").attention_params(), 469776384);
+  EXPECT_EQ(shipped_model("deepseek-v3-like").attention_params(), 469776384);
 }
 
 TEST(Mla, YamlKeysAreValidated) {
@@ -99,14 +96,14 @@ TEST(Mla, KvCacheElementsPerToken) {
   // Llama 3 70B (80 layers, 8 KV heads, head_dim 128): K and V of 8 heads, 2 x 8 x 128 =
   // 2048 elements per token and layer at tp 1; 8192 tokens of context in 80 layers in
   // bf16: 8192 x 80 x 2048 x 2 B = 2,684,354,560 B (2.68 GB).
-  const ModelSpec llama = shipped("llama3-70b");
+  const ModelSpec llama = shipped_model("llama3-70b");
   EXPECT_DOUBLE_EQ(llama.kv_cache_elements_per_token(1), 2048.0);
   EXPECT_DOUBLE_EQ(8192.0 * 80 * llama.kv_cache_elements_per_token(1) * 2, 2684354560.0);
   // tp 8: one KV head per GPU, 256 elements; tp 16: the 8 heads replicated (vLLM), still 256.
   EXPECT_DOUBLE_EQ(llama.kv_cache_elements_per_token(8), 256.0);
   EXPECT_DOUBLE_EQ(llama.kv_cache_elements_per_token(16), 256.0);
   // DeepSeek-V3: the latent c_KV (512) and the shared RoPE key (64) on every TP rank.
-  const ModelSpec ds = shipped("deepseek-v3");
+  const ModelSpec ds = shipped_model("deepseek-v3");
   for (int64_t tp : {1, 8, 16}) EXPECT_DOUBLE_EQ(ds.kv_cache_elements_per_token(tp), 576.0);
 }
 

@@ -6,15 +6,27 @@
 
 namespace rapid::test {
 
+ModelSpec shipped_model(const std::string& name) {
+  const std::string p = source_path("configs/models/" + name + ".yaml");
+  return parse_model(load_yaml_file(p), p);
+}
+
+HardwareSpec shipped_hardware(const std::string& name) {
+  const std::string p = source_path("configs/hardware/" + name + ".yaml");
+  return parse_hardware(load_yaml_file(p), p);
+}
+
+NetworkSpec shipped_network(const std::string& name) {
+  const std::string p = source_path("configs/networks/" + name + ".yaml");
+  return parse_network(load_yaml_file(p), p);
+}
+
 SweepSpec spec_with(const std::string& model, const std::string& hardware,
                     const std::string& network, int64_t gbs, int64_t seq) {
   SweepSpec s;
-  std::string mp = source_path("configs/models/" + model + ".yaml");
-  s.model = parse_model(load_yaml_file(mp), mp);
-  std::string hp = source_path("configs/hardware/" + hardware + ".yaml");
-  s.hardware.push_back(parse_hardware(load_yaml_file(hp), hp));
-  std::string np = source_path("configs/networks/" + network + ".yaml");
-  s.network = parse_network(load_yaml_file(np), np);
+  s.model = shipped_model(model);
+  s.hardware.push_back(shipped_hardware(hardware));
+  s.network = shipped_network(network);
   s.training.global_batch_size = gbs;
   s.training.seq_length = seq;
   return s;

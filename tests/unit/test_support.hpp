@@ -56,6 +56,12 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
 /// launch, L2 bandwidth and size never limiting, HBM 1 TB/s.
 HardwareSpec round_gpu();
 
+/// The shipped configs/models/NAME.yaml, configs/hardware/NAME.yaml, configs/networks/NAME.yaml
+/// of the source tree, parsed.
+ModelSpec shipped_model(const std::string& name);
+HardwareSpec shipped_hardware(const std::string& name);
+NetworkSpec shipped_network(const std::string& name);
+
 /// Loads configs/<kind>/<name>.yaml of the source tree.
 SweepSpec spec_with(const std::string& model, const std::string& hardware,
                     const std::string& network, int64_t gbs, int64_t seq);

@@ -13,7 +13,6 @@ namespace rapid {
 struct ReplicaMetrics {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   bool overloaded = false;  ///< arrivals outpace what the replica can serve
-  double requests = 0;      ///< the load's weight when replicas are combined (its requests)
   double ttft_s = kNaN, ttft_p99_s = kNaN;
   double itl_s = kNaN, itl_start_s = kNaN, itl_mid_s = kNaN, itl_end_s = kNaN, itl_p99_s = kNaN;
   double e2e_latency_s = kNaN, queue_time_s = kNaN;

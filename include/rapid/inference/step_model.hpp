@@ -33,9 +33,6 @@ struct StepBatch {
   /// Attention work of the chunks: sum over chunks of chunk x (tokens before it + chunk/2).
   double prefill_attention_pairs = 0;
   int64_t logits_seqs = 0;  ///< sequences sampling a token (decodes + prompts that finish)
-  /// Tokens of the other replicas coupled to this one by expert parallelism (ep > tp:
-  /// data-parallel attention, expert-parallel MoE), routed to this GPU's experts too.
-  int64_t coupled_tokens = 0;
   int64_t tokens() const { return decode_seqs + prefill_tokens; }
 };
 
