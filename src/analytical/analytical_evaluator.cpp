@@ -364,7 +364,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   // Each stage ends with its last pass, its DP traffic left (the gradient reduction that
   // outlasts its last backward) and its optimizer step; the step ends with the last stage
   // to do so (the first stage's last backward ends the pipeline's drain).
-  const PipelineTimes pt = pipeline_timing(pipe);
+  thread_local PipelineTimes pt;
+  pipeline_timing(pipe, pt);
   // The first micro-batch's forward runs through every stage (the fill) and the last one's
   // backward back through every stage (the drain): what the step's DP traffic adds to those
   // passes (gather waits and slowdown before the first forwards, reduction slowdown of the

@@ -6,26 +6,41 @@
 
 namespace rapid {
 
+namespace {
+
+// The k-th pass of one direction, k = (group * vpp + slot) * pp + lane counted up without
+// divisions: it runs chunk slot (forward; vpp - 1 - slot backward) of micro-batch
+// group * pp + lane. vpp == 1: chunk 0 of micro-batch k.
+struct PassCounter {
+  int64_t pp, vpp, lane = 0, slot = 0, group = 0;
+  PassRef take(PassDir dir, int64_t m) {
+    const int64_t chunk = dir == PassDir::Forward ? slot : vpp - 1 - slot;
+    const int64_t mb = group * pp + lane;
+    RAPID_ASSERT(mb < m, "interleaved schedule: micro-batches divisible by pp");
+    if (++lane == pp) {
+      lane = 0;
+      if (++slot == vpp) slot = 0, ++group;
+    }
+    return PassRef{dir, static_cast<int32_t>(chunk), static_cast<int32_t>(mb)};
+  }
+};
+
+}  // namespace
+
 void pipeline_schedule(int64_t pp, int64_t vpp, int64_t m, int64_t stage,
                        std::vector<PassRef>& out) {
-  out.clear();
   const int64_t total = m * vpp;
   const int64_t warm = vpp == 1 ? std::min(pp - stage - 1, m)
                                 : std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
-  auto pass = [&](int64_t k, PassDir dir) {
-    if (vpp == 1) return PassRef{dir, 0, static_cast<int32_t>(k)};
-    const int64_t group = pp * vpp, in = k % group;
-    const int64_t chunk = dir == PassDir::Forward ? in / pp : vpp - 1 - in / pp;
-    const int64_t mb = (k / group) * pp + k % pp;
-    RAPID_ASSERT(mb < m, "interleaved schedule: micro-batches divisible by pp");
-    return PassRef{dir, static_cast<int32_t>(chunk), static_cast<int32_t>(mb)};
-  };
-  for (int64_t k = 0; k < warm; ++k) out.push_back(pass(k, PassDir::Forward));
+  out.resize(static_cast<size_t>(2 * total));
+  PassCounter f{pp, vpp}, b{pp, vpp};
+  PassRef* o = out.data();
+  for (int64_t k = 0; k < warm; ++k) *o++ = f.take(PassDir::Forward, m);
   for (int64_t k = 0; k < total - warm; ++k) {
-    out.push_back(pass(warm + k, PassDir::Forward));
-    out.push_back(pass(k, PassDir::Backward));
+    *o++ = f.take(PassDir::Forward, m);
+    *o++ = b.take(PassDir::Backward, m);
   }
-  for (int64_t k = total - warm; k < total; ++k) out.push_back(pass(k, PassDir::Backward));
+  for (int64_t k = total - warm; k < total; ++k) *o++ = b.take(PassDir::Backward, m);
 }
 
 }  // namespace rapid

@@ -41,5 +41,7 @@ PipelineTimes simulate_pipeline(const PipelineInput& in);
 /// device's first and the last device's last chunk (their extras); otherwise
 /// simulate_pipeline(). `end` is the closed form's estimate of each device's last pass.
 PipelineTimes pipeline_timing(const PipelineInput& in);
+/// The same into `out`, its vectors reused (the walk: PipelineProgram, bit for bit).
+void pipeline_timing(const PipelineInput& in, PipelineTimes& out);
 
 }  // namespace rapid

@@ -1,0 +1,157 @@
+#include "rapid/analytical/pipeline_program.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <memory>
+
+#include "rapid/common/error.hpp"
+#include "rapid/workload/schedule.hpp"
+
+namespace rapid {
+
+PipelineProgram::PipelineProgram(int64_t pp, int64_t vpp, int64_t m) : pp_(pp), vpp_(vpp), m_(m) {
+  const int64_t P = pp * vpp;
+  RAPID_ASSERT(2 * P <= 0xffff, "pipeline program: at most 32767 virtual stages");
+  std::vector<std::vector<PassRef>> order(static_cast<size_t>(pp));
+  size_t total = 0;
+  for (int64_t j = 0; j < pp; ++j) {
+    pipeline_schedule(pp, vpp, m, j, order[static_cast<size_t>(j)]);
+    total += order[static_cast<size_t>(j)].size();
+  }
+  RAPID_ASSERT(total < 0xffffffffu, "pipeline program: fewer than 2^32 passes");
+  // producer[(dir * P + q) * m + mb]: 1 + the index in passes_ of the pass whose output is
+  // the input of pass (dir, virtual stage q, mb); 0 while that pass has not been placed.
+  std::vector<uint32_t> producer(static_cast<size_t>(2 * P * m), 0);
+  auto input_of = [&](bool fwd, int64_t q, int32_t mb) -> uint32_t& {
+    return producer[static_cast<size_t>(((fwd ? 0 : 1) * P + q) * m + mb)];
+  };
+  std::vector<size_t> next(static_cast<size_t>(pp), 0);
+  passes_.reserve(total);
+  // Place each device's passes in its order as far as their inputs are placed, device after
+  // device, until all are (the walk's own order: every pass after the one it waits for).
+  while (passes_.size() < total) {
+    const size_t placed = passes_.size();
+    for (int64_t j = 0; j < pp; ++j) {
+      const std::vector<PassRef>& o = order[static_cast<size_t>(j)];
+      for (size_t& k = next[static_cast<size_t>(j)]; k < o.size(); ++k) {
+        const bool fwd = o[k].dir == PassDir::Forward;
+        const int64_t q = o[k].chunk * pp + j;
+        const bool starts = fwd && q == 0;  // the first virtual stage's forward: no input
+        const uint32_t in = starts ? 0 : input_of(fwd, q, o[k].mb);
+        if (!starts && in == 0) break;
+        passes_.push_back(Pass{in, static_cast<uint16_t>(j),
+                               static_cast<uint16_t>(2 * (j * vpp + o[k].chunk) + (fwd ? 0 : 1))});
+        const auto self = static_cast<uint32_t>(passes_.size());
+        // Its output: the next virtual stage's forward, the previous one's backward, or (the
+        // last virtual stage's forward: the loss) its own backward.
+        if (fwd)
+          input_of(q + 1 < P, q + 1 < P ? q + 1 : q, o[k].mb) = self;
+        else if (q > 0)
+          input_of(false, q - 1, o[k].mb) = self;
+      }
+    }
+    RAPID_ASSERT(passes_.size() > placed, "pipeline schedule without a deadlock");
+  }
+}
+
+bool PipelineProgram::runnable(const PipelineInput& in) {
+  auto ok = [](double t) { return std::isfinite(t) && t >= 0; };
+  return ok(in.p2p_s) && std::all_of(in.fwd.begin(), in.fwd.end(), ok) &&
+         std::all_of(in.bwd.begin(), in.bwd.end(), ok) &&
+         in.fwd.size() == static_cast<size_t>(in.pp * in.vpp) && in.fwd.size() == in.bwd.size();
+}
+
+void PipelineProgram::run(const PipelineInput& in, PipelineTimes& out) const {
+  RAPID_ASSERT(is(in.pp, in.vpp, in.m), "pipeline program of another shape");
+  const int64_t P = pp_ * vpp_;
+  // Per slot: the pass's duration and the send it waits for after it (none after the last
+  // virtual stage's forward and the first one's backward): the walk's free_at = end +
+  // p2p_s, and end + 0.0 == end.
+  thread_local std::vector<double> duration, sends, times, clock;
+  duration.resize(static_cast<size_t>(2 * P));
+  sends.resize(static_cast<size_t>(2 * P));
+  for (int64_t j = 0; j < pp_; ++j)
+    for (int64_t c = 0; c < vpp_; ++c) {
+      const auto s = static_cast<size_t>(2 * (j * vpp_ + c));
+      const int64_t q = c * pp_ + j;
+      duration[s] = in.f(j, c);
+      duration[s + 1] = in.b(j, c);
+      sends[s] = q + 1 < P ? in.p2p_s : 0.0;
+      sends[s + 1] = q > 0 ? in.p2p_s : 0.0;
+    }
+  // times[1 + i]: when pass i's output is on the device that waits for it; times[0] = 0 for
+  // the passes that wait for none (max(clock, 0) == clock: clocks are never negative).
+  times.resize(passes_.size() + 1);
+  times[0] = 0.0;
+  clock.assign(static_cast<size_t>(pp_), 0.0);
+  out.busy.assign(static_cast<size_t>(pp_), 0.0);
+  out.end.assign(static_cast<size_t>(pp_), 0.0);
+  double* const t = times.data();
+  double* const clk = clock.data();
+  double* const busy = out.busy.data();
+  double* const last = out.end.data();
+  const double* const d = duration.data();
+  const double* const s = sends.data();
+  const size_t n = passes_.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Pass p = passes_[i];
+    const double ready = std::max(clk[p.device], t[p.input]);
+    const double end = ready + d[p.slot];
+    const double free_at = end + s[p.slot];
+    busy[p.device] += free_at - ready;
+    last[p.device] = end;
+    clk[p.device] = free_at;
+    t[i + 1] = free_at;
+  }
+  // Passes end in order on each device (durations are non-negative): the last pass of each
+  // ends latest on it.
+  out.makespan = 0;
+  for (double e : out.end) out.makespan = std::max(out.makespan, e);
+}
+
+const PipelineProgram& PipelineProgram::of(int64_t pp, int64_t vpp, int64_t m) {
+  // A sweep has a few hundred shapes; a block of points cycles through a few dozen (its
+  // vpp x mbs x GPU counts). Kept: 32 programs, at most 2^22 passes (32 MiB) in all, the
+  // least recently used replaced.
+  constexpr size_t kKept = 32, kPassBudget = size_t{1} << 22;
+  struct Entry {
+    std::unique_ptr<PipelineProgram> program;
+    uint64_t used = 0;
+  };
+  thread_local std::array<Entry, kKept> kept;
+  thread_local uint64_t tick = 0;
+  ++tick;
+  Entry* oldest = &kept[0];
+  size_t passes = 0;
+  for (Entry& e : kept) {
+    if (!e.program) {
+      oldest = e.used <= oldest->used ? &e : oldest;
+      continue;
+    }
+    if (e.program->is(pp, vpp, m)) {
+      e.used = tick;
+      return *e.program;
+    }
+    passes += e.program->passes_.size();
+    if (e.used < oldest->used) oldest = &e;
+  }
+  auto program = std::make_unique<PipelineProgram>(pp, vpp, m);
+  if (oldest->program) passes -= oldest->program->passes_.size();
+  oldest->program.reset();
+  // Over the budget: drop the least recently used others too.
+  while (passes + program->passes_.size() > kPassBudget) {
+    Entry* drop = nullptr;
+    for (Entry& e : kept)
+      if (e.program && (!drop || e.used < drop->used)) drop = &e;
+    if (!drop) break;
+    passes -= drop->program->passes_.size();
+    drop->program.reset();
+    drop->used = 0;
+  }
+  oldest->program = std::move(program);
+  oldest->used = tick;
+  return *oldest->program;
+}
+
+}  // namespace rapid
