@@ -153,10 +153,12 @@ bool CommLayouts::collective(const GroupShape& g, FlowPattern pattern, int32_t i
     key.base_count = static_cast<int32_t>(kn);
     src_.clear();
     dst_.clear();
+    copy_.clear();
     for (size_t b = kb; b < kb + kn; ++b) {
       members_.clear();
       for (int64_t i = 0; i < size; ++i) members_.push_back(bases_[b] + i * stride);
       add_flows(g, pattern, members_, src_, dst_);
+      copy_.resize(src_.size(), static_cast<int32_t>(b - kb));
     }
     const int32_t id = build(key, src_, dst_, blocking);
     if (layouts_[static_cast<size_t>(id)].flows > 0) {
@@ -176,11 +178,13 @@ int32_t CommLayouts::p2p(int32_t inst, int64_t dst_stage) {
       return static_cast<int32_t>(i);
   src_.clear();
   dst_.clear();
+  copy_.clear();
   const int64_t r0 = one_replica_ ? 0 : replica_of(inst), r1 = one_replica_ ? dp_ : r0 + 1;
   for (int64_t r = r0; r < r1; ++r)
     for (int64_t inner = 0; inner < tpcp_; ++inner) {
       src_.push_back(inner + tpcp_ * (r + dp_ * stage));
       dst_.push_back(inner + tpcp_ * (r + dp_ * dst_stage));
+      copy_.push_back(static_cast<int32_t>(r));
     }
   Layout key;
   key.pattern = FlowPattern::Peer;
@@ -217,9 +221,10 @@ int32_t CommLayouts::build(Layout key, const std::vector<int64_t>& src,
     key.network_links = std::max(key.network_links, net);
     parts_.push_back(instance_of_gpu(src[f]));
     parts_.push_back(instance_of_gpu(dst[f]));
+    const auto replica = static_cast<int32_t>((src[f] / tpcp_) % dp_);
+    key.joins_replicas = key.joins_replicas || replica != (dst[f] / tpcp_) % dp_;
     if (check_symmetry_) {
-      flow_paths_.push_back(FlowPath{static_cast<int32_t>((src[f] / tpcp_) % dp_),
-                                     static_cast<int32_t>(path_links_.size()),
+      flow_paths_.push_back(FlowPath{replica, copy_[f], static_cast<int32_t>(path_links_.size()),
                                      static_cast<int32_t>(route_.size())});
       path_links_.insert(path_links_.end(), route_.begin(), route_.end());
     }

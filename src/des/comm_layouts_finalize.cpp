@@ -1,20 +1,13 @@
 // CommLayouts::finalize(): which layouts may be folded, link classes, symmetry of the
-// replicas (docs/des.md "Exact aggregation", "Symmetry").
-#include <fmt/format.h>
-
+// (docs/des.md "Exact aggregation"); the symmetry check is comm_layouts_symmetry.cpp.
 #include <algorithm>
 #include <functional>
 #include <numeric>
 
+#include "layout_hash.hpp"
 #include "rapid/des/comm_layouts.hpp"
 
 namespace rapid::des {
-
-namespace {
-uint64_t hash_step(uint64_t h, uint64_t v) {
-  return (h ^ v) * 0x100000001B3ull + (h >> 29);
-}
-}  // namespace
 
 void CommLayouts::finalize() {
   const auto nlinks = static_cast<size_t>(topo_->num_links());
@@ -145,40 +138,7 @@ void CommLayouts::finalize() {
     l.use_count = static_cast<int32_t>(merged.size());
   }
 
-  // Symmetry: every replica's flows cross the same sequence of classes, as multisets.
-  if (!check_symmetry_ || dp_ == 1) return;
-  std::vector<std::vector<uint64_t>> per_replica(static_cast<size_t>(dp_));
-  for (size_t li = 0; li < layouts_.size() && symmetric_; ++li) {
-    const Layout& l = layouts_[li];
-    for (auto& v : per_replica) v.clear();
-    for (int32_t f = l.path_begin; f < l.path_begin + l.path_count; ++f) {
-      const FlowPath& fp = flow_paths_[static_cast<size_t>(f)];
-      uint64_t h = 0x811C9DC5u;
-      for (int32_t k = fp.begin; k < fp.begin + fp.count; ++k)
-        h = hash_step(h,
-                      static_cast<uint64_t>(
-                          link_class_[static_cast<size_t>(path_links_[static_cast<size_t>(k)])]));
-      per_replica[static_cast<size_t>(fp.replica)].push_back(h);
-    }
-    for (auto& v : per_replica) std::sort(v.begin(), v.end());
-    for (size_t r = 1; r < per_replica.size(); ++r)
-      if (per_replica[r] != per_replica[0]) {
-        symmetric_ = false;
-        asymmetry_ =
-            fmt::format("replica {} and replica 0 send over different links (layout {}: {} flows)",
-                        r, li, l.flows);
-        // A fault on the layout's routes is the likely cause: name it.
-        uint64_t faults = 0;
-        if (l.path_count > 0) {
-          const FlowPath& a = flow_paths_[static_cast<size_t>(l.path_begin)];
-          const FlowPath& z = flow_paths_[static_cast<size_t>(l.path_begin + l.path_count - 1)];
-          for (int32_t k = a.begin; k < z.begin + z.count; ++k)
-            faults |= topo_->link(path_links_[static_cast<size_t>(k)]).faults;
-        }
-        if (faults != 0) asymmetry_ += fmt::format("; link fault: {}", topo_->fault_names(faults));
-        break;
-      }
-  }
+  check_symmetry();
 }
 
 }  // namespace rapid::des

@@ -9,6 +9,8 @@ void FlowNetwork::clear() {
   res_.clear();
   inc_.clear();
   bundles_.clear();
+  free_bundles_.clear();
+  for (std::vector<int32_t>& f : free_inc_) f.clear();
   seeds_.clear();
   changed_.clear();
   solves_ = 0;
@@ -41,21 +43,43 @@ void FlowNetwork::commit(SimTime now) {
 
 int32_t FlowNetwork::add(SimTime now, std::span<const ResourceUse> uses, double bytes,
                          uint64_t tag) {
-  const auto b = static_cast<int32_t>(bundles_.size());
-  Bundle nb;
+  // A finished bundle's slot and an incidence block of the same size are reused (LIFO: the
+  // same run reuses the same slots), so the storage is bounded by the most bundles in
+  // flight at once. A slot keeps its version: events of its former bundle stay stale.
+  int32_t b;
+  if (!free_bundles_.empty()) {
+    b = free_bundles_.back();
+    free_bundles_.pop_back();
+  } else {
+    b = static_cast<int32_t>(bundles_.size());
+    bundles_.emplace_back();
+  }
+  const size_t n = uses.size();
+  if (free_inc_.size() <= n) free_inc_.resize(n + 1);
+  int32_t first;
+  if (!free_inc_[n].empty()) {
+    first = free_inc_[n].back();
+    free_inc_[n].pop_back();
+  } else {
+    first = static_cast<int32_t>(inc_.size());
+    inc_.resize(inc_.size() + n);
+  }
+  Bundle& nb = bundles_[static_cast<size_t>(b)];
+  const uint32_t version = nb.version;
+  nb = Bundle{};
+  nb.version = version;
   nb.bytes = nb.remaining = bytes;
   nb.last = now;
   nb.tag = tag;
-  nb.first_inc = static_cast<int32_t>(inc_.size());
-  nb.num_inc = static_cast<int32_t>(uses.size());
+  nb.first_inc = first;
+  nb.num_inc = static_cast<int32_t>(n);
   nb.active = nb.fresh = true;
-  bundles_.push_back(nb);
+  int32_t i = first;
   for (const ResourceUse& u : uses) {
     Resource& r = res_[static_cast<size_t>(u.res)];
-    const auto i = static_cast<int32_t>(inc_.size());
-    inc_.push_back(Incidence{b, u.res, u.mult, -1, r.head});
+    inc_[static_cast<size_t>(i)] = Incidence{b, u.res, u.mult, -1, r.head};
     if (r.head >= 0) inc_[static_cast<size_t>(r.head)].prev = i;
-    r.head = i;
+    r.head = i++;
     if (r.active_mult == 0) r.busy_since = now;
     r.active_mult += u.mult;
     r.peak = std::max(r.peak, r.active_mult);
@@ -83,6 +107,8 @@ void FlowNetwork::finish(SimTime now, int32_t b) {
     for (int32_t j = r.head; j >= 0; j = inc_[static_cast<size_t>(j)].next)
       seeds_.push_back(inc_[static_cast<size_t>(j)].bundle);
   }
+  free_bundles_.push_back(b);
+  free_inc_[static_cast<size_t>(x.num_inc)].push_back(x.first_inc);
   solve(now);
 }
 
@@ -136,9 +162,22 @@ void FlowNetwork::solve(SimTime now) {
     b.last = now;
     b.frozen = false;
   }
+  // One bundle alone (a transfer or collective meeting nothing): its rate is the lowest
+  // capacity / member flows of its resources, the first level progressive filling would
+  // reach (the same arithmetic: residual = capacity, weight = its own flows).
+  size_t unfrozen = comp_bundles_.size();
+  if (unfrozen == 1) {
+    Bundle& b = bundles_[static_cast<size_t>(comp_bundles_[0])];
+    double level = std::numeric_limits<double>::infinity();
+    for (int32_t rid : comp_res_) {
+      const Resource& r = res_[static_cast<size_t>(rid)];
+      if (r.weight > 0) level = std::min(level, std::max(r.residual, 0.0) / r.weight);
+    }
+    b.next_rate = level;
+    unfrozen = 0;
+  }
   // Raise every unfrozen rate to the lowest saturation level; freeze the bundles of the
   // saturated resource; repeat.
-  size_t unfrozen = comp_bundles_.size();
   while (unfrozen > 0) {
     double level = std::numeric_limits<double>::infinity();
     int32_t at = -1;

@@ -8,12 +8,23 @@
 
 namespace rapid::des {
 
+int32_t Simulator::Impl::new_op(const ActiveOp& op) {
+  if (free_ops.empty()) {
+    ops.push_back(op);
+    return static_cast<int32_t>(ops.size()) - 1;
+  }
+  const int32_t id = free_ops.back();
+  free_ops.pop_back();
+  ops[static_cast<size_t>(id)] = op;
+  return id;
+}
+
 void Simulator::Impl::push_changed() {
   for (int32_t b : net.changed()) queue.push(net.drain_time(b), kDrain, b, net.version(b));
 }
 
 int32_t Simulator::Impl::start_op(CommRole kind, int32_t desc, int32_t a, int32_t b, int32_t c) {
-  const auto id = static_cast<int32_t>(ops.size());
+  ++flows_started;
   ActiveOp op;
   op.kind = kind;
   op.desc = desc;
@@ -23,7 +34,7 @@ int32_t Simulator::Impl::start_op(CommRole kind, int32_t desc, int32_t a, int32_
   op.c = c;
   const CommDesc& d = descs[static_cast<size_t>(desc)];
   op.latency = d.latency + (d.timed_loss != 0 ? timed_loss_latency(d) : 0);
-  ops.push_back(op);
+  const int32_t id = new_op(op);
   int32_t pending = 0;
   for (int t = 0; t < d.ntiers; ++t)
     for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
@@ -54,15 +65,12 @@ SimTime Simulator::Impl::timed_loss_latency(const CommDesc& d) const {
 }
 
 void Simulator::Impl::schedule_fault_changes() {
-  fault_changes = 0;
   if (timed_classes.empty()) return;
   for (size_t k = 0; k < topo->fault_times().size(); ++k) {
     ActiveOp op;
     op.kind = CommRole::FaultChange;
     op.a = static_cast<int32_t>(k);
-    queue.push(to_ps(topo->fault_times()[k]), kOpDone, static_cast<int32_t>(ops.size()));
-    ops.push_back(op);
-    ++fault_changes;
+    queue.push(to_ps(topo->fault_times()[k]), kOpDone, new_op(op));
   }
 }
 
@@ -93,6 +101,7 @@ void Simulator::Impl::on_drain(int32_t bundle, uint32_t /*version*/) {
 
 void Simulator::Impl::on_op_done(int32_t id) {
   const ActiveOp op = ops[static_cast<size_t>(id)];
+  free_ops.push_back(id);  // done: its slot serves the next op (the handlers use the copy)
   if (op.kind == CommRole::FaultChange) {
     on_fault_change(op.a);
     return;
@@ -107,7 +116,7 @@ void Simulator::Impl::on_op_done(int32_t id) {
   switch (op.kind) {
     case CommRole::Unit:
       for (int32_t k = 0; k < op.b; ++k) {
-        const int32_t i = waiter_pool[static_cast<size_t>(op.a + k)];
+        const int32_t i = op.a < 0 ? op.c : waiter_pool[static_cast<size_t>(op.a + k)];
         Inst& s = inst[static_cast<size_t>(i)];
         const PassRef& pr =
             programs[static_cast<size_t>(s.stage)].passes[static_cast<size_t>(s.pass)];
@@ -117,6 +126,9 @@ void Simulator::Impl::on_op_done(int32_t id) {
         s.unit_done = std::max(s.unit_done, now);
         if (--s.unit_pending == 0 && s.wait == Wait::Comm) wake(i);
       }
+      // The pool holds the waiters of rendezvous units (instances of several replicas):
+      // emptied whenever none is open or running.
+      if (op.a >= 0 && --pooled_units == 0 && rendezvous.empty()) waiter_pool.clear();
       break;
     case CommRole::P2P: {
       Inst& r = inst[static_cast<size_t>(op.b)];
@@ -175,10 +187,8 @@ void Simulator::Impl::post_unit(int32_t i) {
   for (int32_t k = 0; k < it.count; ++k) {
     const int32_t d = unit_comms[static_cast<size_t>(it.begin + k)];
     const CommDesc& desc = descs[static_cast<size_t>(d)];
-    if (desc.participants <= 1) {
-      const auto begin = static_cast<int32_t>(waiter_pool.size());
-      waiter_pool.push_back(i);
-      start_op(CommRole::Unit, d, begin, 1, 0);
+    if (desc.participants <= 1) {  // the one waiter in c, no pool entry
+      start_op(CommRole::Unit, d, -1, 1, i);
       continue;
     }
     const int32_t first = desc_layouts[static_cast<size_t>(desc.layout_begin[0])];
@@ -193,6 +203,7 @@ void Simulator::Impl::post_unit(int32_t i) {
     }
     waiter_pool[static_cast<size_t>(pool_begin + posted)] = i;
     if (++posted == desc.participants) {
+      ++pooled_units;
       start_op(CommRole::Unit, d, pool_begin, desc.participants, 0);
       rendezvous.erase(key);
     }

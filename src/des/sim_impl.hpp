@@ -159,9 +159,9 @@ struct ActiveOp {
   int32_t desc = 0, pending = 0;
   SimTime start = 0, last = 0;
   SimTime latency = 0;          ///< after the last drain (CommDesc::latency + timed loss)
-  int32_t a = 0, b = 0, c = 0;  ///< Unit: waiters (pool begin, count); P2P: sender,
-                                ///< receiver, message; Dp: stage, op; FaultChange: a = the
-                                ///< index in Fabric::fault_times()
+  int32_t a = 0, b = 0, c = 0;  ///< Unit: waiters (pool begin, count; a = -1: the one
+                                ///< waiter is c); P2P: sender, receiver, message; Dp: stage,
+                                ///< op; FaultChange: a = the index in Fabric::fault_times()
 };
 
 struct Simulator::Impl {
@@ -189,7 +189,10 @@ struct Simulator::Impl {
   std::vector<Item> items;
   std::vector<int32_t> unit_comms;
   std::vector<DpStream> streams;  // per stage
-  std::vector<ActiveOp> ops;
+  std::vector<ActiveOp> ops;      ///< slots of running ops (kOpDone targets)
+  std::vector<int32_t> free_ops;  ///< slots of finished ones, reused
+  uint64_t flows_started = 0;     ///< collectives and transfers started as flows
+  int32_t pooled_units = 0;       ///< running units whose waiters are in waiter_pool
   std::vector<int32_t> waiter_pool;
   std::map<std::pair<int32_t, int64_t>, std::pair<int32_t, int32_t>> rendezvous;
   std::vector<std::vector<int64_t>> post_count;  // per instance, per first layout
@@ -201,7 +204,6 @@ struct Simulator::Impl {
   bool has_most_loaded = false, no_route = false;
   std::vector<uint64_t> class_faults;
   std::vector<int32_t> timed_classes;
-  int32_t fault_changes = 0;  ///< FaultChange entries of `ops`
 
   // sim_setup.cpp
   bool setup(const Workload& w, const SimInputs& in, const SimOptions& opt, Fabric& topo,
@@ -236,6 +238,7 @@ struct Simulator::Impl {
 
   // sim_comm.cpp
   int32_t start_op(CommRole kind, int32_t desc, int32_t a, int32_t b, int32_t c);
+  int32_t new_op(const ActiveOp& op);  ///< a slot of `ops` (a finished op's if any)
   /// Wait of a collective for RC timeouts of the timed lossy faults in effect now.
   SimTime timed_loss_latency(const CommDesc& d) const;
   /// Schedules the capacity changes of timed faults (kOpDone of FaultChange entries).

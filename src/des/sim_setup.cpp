@@ -332,6 +332,9 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   items.clear();
   unit_comms.clear();
   ops.clear();
+  free_ops.clear();
+  flows_started = 0;
+  pooled_units = 0;
   waiter_pool.clear();
   rendezvous.clear();
   programs.resize(static_cast<size_t>(pp));

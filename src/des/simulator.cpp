@@ -1,5 +1,7 @@
 #include "rapid/des/simulator.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -7,6 +9,21 @@
 #include "sim_impl.hpp"
 
 namespace rapid::des {
+
+namespace {
+
+// "" when every stage's replicas have the same derate, else which replica differs.
+std::string unequal_derates(const std::vector<Derate>& derate, int64_t pp, int64_t dp) {
+  if (derate.empty()) return {};
+  for (int64_t s = 0; s < pp; ++s)
+    for (int64_t r = 1; r < dp; ++r)
+      if (!(derate[static_cast<size_t>(s * dp + r)] == derate[static_cast<size_t>(s * dp)]))
+        return fmt::format("stage {} replica {} runs at another clock or HBM derate than replica 0",
+                           s, r);
+  return {};
+}
+
+}  // namespace
 
 Simulator::Simulator() : impl_(new Impl) {}
 Simulator::~Simulator() {
@@ -55,9 +72,12 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
     if (s.no_route) out.no_route_reason = s.layouts.no_route_reason();
     return;
   }
-  out.symmetric = s.layouts.symmetric();
-  if (opt.replicas == ReplicaMode::Auto && one && !s.layouts.symmetric()) {
-    out.asymmetry = s.layouts.asymmetry();
+  // Replicas of a stage that run at different derates (stragglers, thermal throttling,
+  // docs/nonideal.md) are never equivalent, whatever the network.
+  std::string slow = one ? unequal_derates(in.derate, w.par.pp, w.par.dp) : std::string();
+  out.symmetric = s.layouts.symmetric() && slow.empty();
+  if (opt.replicas == ReplicaMode::Auto && one && !out.symmetric) {
+    out.asymmetry = slow.empty() ? s.layouts.asymmetry() : std::move(slow);
     if (opt.timeline) opt.timeline->clear();
     s.setup(w, in, opt, topo_, false);  // the same routes: no_route was checked above
   }
@@ -74,7 +94,7 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
   out.replicas_simulated = s.one_replica ? 1 : w.par.dp;
   out.events = s.events;
   out.solves = static_cast<uint64_t>(s.net.solves());
-  out.flows = s.ops.size() - static_cast<size_t>(s.fault_changes);
+  out.flows = s.flows_started;
   const SimTime end = s.step_end;
   out.step_time_s = to_seconds(end);
   for (size_t i = 0; i < s.inst.size(); ++i) {

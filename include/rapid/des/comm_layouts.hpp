@@ -18,16 +18,23 @@
 //  - a layout used only by the blocking (compute-stream) ops of one instance, on links no
 //    other layout uses, can never share a link with a concurrent flow: its ops take their
 //    uncontended time, and the simulator folds them into the compute blocks (foldable());
-//  - symmetric() tells whether every replica's flows see the same classes in every
-//    layout, i.e. whether one replica may stand for all. Links of different faults
-//    (Link::faults) are never one class, so a degraded link breaks the symmetry of the
-//    replicas whose flows cross it (asymmetry() then names the fault).
+//  - symmetric() tells whether one replica may stand for all (docs/des.md "Replica
+//    equivalence"): every layout of traffic inside a replica (TP/CP/EP groups, pipeline
+//    transfers) has the same multiset of class sequences for every replica, and every
+//    layout whose flows join replicas (DP rings, an EP group spanning replicas) has it for
+//    every group copy (each copy being one collective every replica waits for, its hops
+//    may cross different spines and leaves: the classes, not the links, must match). With a
+//    link fault on any used link the second rule is the first's (per replica). Links of
+//    different faults (Link::faults) are never one class, so a degraded link breaks the
+//    symmetry of the replicas whose flows cross it (asymmetry() then names the fault).
 // A flow that the fabric cannot route (failed links, docs/faults.md) is left out and
 // recorded: no_route() and its reason.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rapid/cost/collective_cost.hpp"
@@ -112,17 +119,26 @@ class CommLayouts {
     int32_t part_begin = 0, part_count = 0;
     int32_t path_begin = 0, path_count = 0;  // flows in flow_paths_ (symmetry check)
     int32_t network_links = 0, flows = 0;
-    int32_t owner = -1;     // the instance of its blocking uses (-1 none, -2 several)
-    bool async = false;     // also issued off the compute stream (DP, p2p)
-    int32_t dp_stage = -1;  // the stage whose DP stream issues it
+    bool joins_replicas = false;  // some flow goes from one replica to another
+    int32_t owner = -1;           // the instance of its blocking uses (-1 none, -2 several)
+    bool async = false;           // also issued off the compute stream (DP, p2p)
+    int32_t dp_stage = -1;        // the stage whose DP stream issues it
     bool foldable = false, quiet_foldable = false;
   };
   struct FlowPath {
-    int32_t replica, begin, count;  // links in path_links_
+    int32_t replica;       // of the source GPU
+    int32_t copy;          // index of its group copy in the layout (p2p: the replica)
+    int32_t begin, count;  // links in path_links_
   };
 
+  // Flows src[f] -> dst[f], of group copy copy_[f] (filled by the caller).
   int32_t build(Layout key, const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
                 bool blocking);
+  // comm_layouts_symmetry.cpp
+  void check_symmetry();
+  static int32_t group_of(const Layout& l, const FlowPath& fp, bool faulted);
+  void find_redundant_links();
+  int32_t first_asymmetric_layout(bool faulted, bool skip_redundant, int32_t* group);
   void add_flows(const GroupShape& g, FlowPattern pattern, const std::vector<int64_t>& members,
                  std::vector<int64_t>& src, std::vector<int64_t>& dst) const;
   int32_t instance_of_gpu(int64_t gpu) const {
@@ -148,6 +164,12 @@ class CommLayouts {
   std::vector<double> class_cap_;
   // Scratch.
   std::vector<int64_t> members_, src_, dst_, bases_;
+  std::vector<int32_t> copy_;
+  // Symmetry check scratch: per link its (bundle, member flows) (CSR), redundant links.
+  std::vector<std::pair<int32_t, uint64_t>> sym_pairs_;
+  std::vector<int32_t> sym_begin_;
+  std::vector<std::pair<uint64_t, int32_t>> sym_bundles_;
+  std::vector<uint8_t> redundant_;
   std::vector<int32_t> route_;
   std::vector<uint32_t> gpu_mark_;
   uint32_t mark_epoch_ = 0;

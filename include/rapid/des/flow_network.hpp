@@ -49,7 +49,8 @@ class FlowNetwork {
   /// then commit() once (one solve over their components).
   int32_t add(SimTime now, std::span<const ResourceUse> uses, double bytes, uint64_t tag);
   void commit(SimTime now);
-  /// Removes bundle `b` (drained at `now`) and recomputes its former neighbours' rates.
+  /// Removes bundle `b` (drained at `now`) and recomputes its former neighbours' rates. Its
+  /// id and storage are reused by a later start() (with a higher version()).
   void finish(SimTime now, int32_t b);
   /// Changes resource `r`'s capacity at `now` (> 0; a link fault starting or ending,
   /// docs/faults.md): the bundles crossing it (and their component) move at their old rates
@@ -106,6 +107,9 @@ class FlowNetwork {
   std::vector<Resource> res_;
   std::vector<Incidence> inc_;
   std::vector<Bundle> bundles_;
+  // Slots of finished bundles; per size, first incidences of released blocks.
+  std::vector<int32_t> free_bundles_;
+  std::vector<std::vector<int32_t>> free_inc_;
   std::vector<int32_t> seeds_, comp_bundles_, comp_res_, changed_;
   uint32_t epoch_ = 0;
   int64_t solves_ = 0;
