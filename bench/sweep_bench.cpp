@@ -6,9 +6,11 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <random>
 #include <string>
 
 #include "bench_support.hpp"
+#include "rapid/analytical/pipeline_program.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
@@ -48,6 +50,28 @@ void BM_DecodeEvaluate(benchmark::State& state) {
   state.counters["points"] = static_cast<double>(n);
 }
 BENCHMARK(BM_DecodeEvaluate);
+
+// The interleaved pipeline walk alone (pipeline_program.hpp) on unequal devices: pp 8,
+// vpp 3, m 96 (4608 passes); items_per_second is passes/s.
+void BM_PipelineWalk(benchmark::State& state) {
+  rapid::PipelineInput in;
+  in.pp = 8;
+  in.vpp = 3;
+  in.m = 96;
+  in.p2p_s = 1e-4;
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> t(1e-3, 2e-3);
+  for (int64_t k = 0; k < in.pp * in.vpp; ++k)
+    in.fwd.push_back(t(rng)), in.bwd.push_back(2 * t(rng));
+  const rapid::PipelineProgram& program = rapid::PipelineProgram::of(in.pp, in.vpp, in.m);
+  rapid::PipelineTimes out;
+  for (auto _ : state) {
+    program.run(in, out);
+    benchmark::DoNotOptimize(out.makespan);
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * in.pp * in.vpp * in.m);
+}
+BENCHMARK(BM_PipelineWalk);
 
 }  // namespace
 

@@ -53,6 +53,36 @@ PipelineProgram::PipelineProgram(int64_t pp, int64_t vpp, int64_t m) : pp_(pp), 
     }
     RAPID_ASSERT(passes_.size() > placed, "pipeline schedule without a deadlock");
   }
+  order_by_depth();
+}
+
+void PipelineProgram::order_by_depth() {
+  // A pass's depth: 1 + that of the latest of the device's previous pass and its input's.
+  // Passes of one depth do not wait for one another: run level by level, the devices'
+  // chains of max and add overlap in the CPU instead of following each other (stable: each
+  // device's passes keep their order, every input comes before its pass).
+  const size_t n = passes_.size();
+  std::vector<uint32_t> depth(n), on_device(static_cast<size_t>(pp_), 0);
+  uint32_t deepest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Pass& p = passes_[i];
+    uint32_t& d = on_device[p.device];
+    d = 1 + std::max(d, p.input ? depth[p.input - 1] : 0u);
+    depth[i] = d;
+    deepest = std::max(deepest, d);
+  }
+  std::vector<uint32_t> start(static_cast<size_t>(deepest) + 2, 0);
+  for (uint32_t d : depth) ++start[d + 1];
+  for (size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
+  std::vector<uint32_t> position(n);
+  for (size_t i = 0; i < n; ++i) position[i] = start[depth[i]]++;
+  std::vector<Pass> ordered(n);
+  for (size_t i = 0; i < n; ++i) {
+    Pass p = passes_[i];
+    if (p.input) p.input = position[p.input - 1] + 1;
+    ordered[position[i]] = p;
+  }
+  passes_ = std::move(ordered);
 }
 
 bool PipelineProgram::runnable(const PipelineInput& in) {

@@ -38,6 +38,7 @@ class PipelineProgram {
     uint16_t device;  ///< the device running it
     uint16_t slot;    ///< its duration: 2 (device * vpp + chunk) + (backward ? 1 : 0)
   };
+  void order_by_depth();
   int64_t pp_ = 0, vpp_ = 0, m_ = 0;
   std::vector<Pass> passes_;
 };
