@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <span>
 
 #include "rapid/common/error.hpp"
 #include "rapid/spec/legality.hpp"
@@ -100,6 +102,97 @@ TEST(Enumerator, EmptySpaceIsAnInputError) {
   SweepSpec spec =
       load_sweep_spec(test::write_temp("empty.yaml", small_job("", "tp: [1, 2], pp: [1, 2]", 3)));
   EXPECT_THROW(Enumerator{spec}, InputError);
+}
+
+// The frames-and-tables decoding against a brute-force walk of every candidate (issue 13:
+// the space is never materialised): a wider job (vpp, pp up to 8, two GPU counts, two
+// hardware variants, partial recompute) holds exactly the candidates illegal_reason
+// accepts, each once, in the documented order: hardware, GPU count, tp, pp, cp, ep, etp,
+// then vpp, mbs, offload, sp, zero and the recompute option.
+TEST(Enumerator, EqualsABruteForceWalkOfEveryCandidate) {
+  const std::string hw = test::source_path("configs/hardware/h100-sxm5-80gb.yaml");
+  auto swap = [](std::string text, const std::string& from, const std::string& to) {
+    return text.replace(text.find(from), from.size(), to);
+  };
+  std::string job = small_job("", "tp: [1, 2, 4, 8], pp: [1, 2, 4, 8], vpp: [1, 2, 4]", 32);
+  job = swap(job, "gpus: 16", "gpus: [16, 32]");
+  job = swap(
+      job, "hardware: " + hw,
+      "hardware: [" + hw + ", " + test::source_path("configs/hardware/a100-sxm4-80gb.yaml") + "]");
+  job = swap(job, "recompute: [none, full]",
+             "recompute: [none, selective, full], recompute_method: [uniform, block],"
+             " recompute_num_layers: [1, 2]");
+  SweepSpec spec = load_sweep_spec(test::write_temp("wide.yaml", job));
+  const Enumerator e(spec);
+  std::vector<ParallelConfig> expected;
+  const SearchSpace& S = spec.search;
+  for (int64_t gpus : S.num_gpus)
+    for (int64_t tp : S.tp)
+      for (int64_t pp : S.pp) {
+        const int64_t dp = data_parallel_degree(gpus, tp, pp, 1);
+        if (dp <= 0) continue;
+        for (int64_t vpp : S.vpp)
+          for (int64_t mbs : S.mbs)
+            for (bool sp : S.sp)
+              for (int64_t zero : S.zero_stage)
+                for (Recompute r : S.recompute)
+                  for (RecomputeMethod m : S.recompute_method)
+                    for (int64_t layers : S.recompute_layers) {
+                      // none and selective take uniform / 1 only (one option each)
+                      if (r != Recompute::Full &&
+                          (m != RecomputeMethod::Uniform || layers != S.recompute_layers[0]))
+                        continue;
+                      ParallelConfig c;
+                      c.dp = static_cast<int32_t>(dp);
+                      c.tp = static_cast<int32_t>(tp);
+                      c.pp = static_cast<int32_t>(pp);
+                      c.vpp = static_cast<int32_t>(vpp);
+                      c.mbs = static_cast<int32_t>(mbs);
+                      c.sp = sp;
+                      c.zero_stage = static_cast<int8_t>(zero);
+                      c.recompute = r;
+                      c.recompute_method = r == Recompute::Full ? m : RecomputeMethod::Uniform;
+                      c.recompute_layers = r == Recompute::Full ? static_cast<int32_t>(layers) : 1;
+                      if (!illegal_reason(spec, c)) expected.push_back(c);
+                    }
+      }
+  ASSERT_GT(expected.size(), 100u);
+  ASSERT_EQ(e.size(), 2 * static_cast<int64_t>(expected.size()));  // two hardware entries
+  for (int64_t i = 0; i < e.size(); ++i) {
+    const Point p = e.decode(i);
+    const auto n = static_cast<int64_t>(expected.size());
+    EXPECT_EQ(p.hardware, i / n);
+    ASSERT_EQ(p.par, expected[static_cast<size_t>(i % n)]) << "point " << i;
+    EXPECT_EQ(e.encode(p.hardware, p.par), i);
+  }
+  // Decoding out of order (another thread's frame cache, a jump back) gives the same points.
+  for (int64_t i = e.size() - 1; i >= 0; i -= 7)
+    EXPECT_EQ(e.decode(i).par,
+              expected[static_cast<size_t>(i % static_cast<int64_t>(expected.size()))]);
+}
+
+// Shared counting: rank r of R counts its part of the frames, `sum` adds the parts. With
+// the other part's counts supplied (what MPI_Allreduce would add), each part's enumerator
+// equals the unshared one point for point.
+TEST(Enumerator, SharedCountingEqualsCountingAlone) {
+  SweepSpec spec = load_sweep_spec(test::write_temp(
+      "shared.yaml", small_job("", "tp: [1, 2, 4, 8], pp: [1, 2, 4], vpp: [1, 2]")));
+  const Enumerator alone(spec);
+  std::vector<int64_t> part1;
+  EnumerationShare one{1, 2, [&](std::span<int64_t> v) { part1.assign(v.begin(), v.end()); }};
+  const Enumerator second(spec, one);  // its counts: part 1 only (the "sum" kept them)
+  std::vector<int64_t> part0;
+  EnumerationShare zero{0, 2, [&](std::span<int64_t> v) {
+                          part0.assign(v.begin(), v.end());
+                          for (size_t i = 0; i < v.size(); ++i) v[i] += part1[i];
+                        }};
+  const Enumerator first(spec, zero);
+  // Each part counted some frames and left the rest at 0.
+  EXPECT_GT(std::count_if(part0.begin(), part0.end(), [](int64_t v) { return v > 0; }), 0);
+  EXPECT_GT(std::count_if(part1.begin(), part1.end(), [](int64_t v) { return v > 0; }), 0);
+  ASSERT_EQ(first.size(), alone.size());
+  for (int64_t i = 0; i < alone.size(); ++i) ASSERT_EQ(first.decode(i).par, alone.decode(i).par);
+  EXPECT_EQ(first.unused_recompute_options(), alone.unused_recompute_options());
 }
 
 }  // namespace
