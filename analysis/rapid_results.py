@@ -2,7 +2,8 @@
 
     import rapid_results
     res = rapid_results.load("results/llama3-70b-256xh100.h5")
-    res.points                 # DataFrame, row i = point i of the sweep (index "point")
+    res.points                 # DataFrame indexed by the point of the sweep ("point"; every
+                               # point with --keep all, the kept ones otherwise)
     res.points.query("status == 'ok'").nlargest(5, "tokens_per_s_per_gpu")
     res.attrs["job_name"]      # provenance (root attributes of the file)
     res.units["step_time_s"]   # "s" (the README's spelling; res.cf_units: UDUNITS, "byte")
@@ -108,7 +109,8 @@ class Results:
     @property
     def baseline(self) -> pd.Series | None:
         i = self.baseline_index
-        return self.points.loc[i] if 0 <= i < len(self.points) else None
+        # --keep feasible / top-K files hold some points only: the baseline may be absent.
+        return self.points.loc[i] if i >= 0 and i in self.points.index else None
 
 
 def _text(value):

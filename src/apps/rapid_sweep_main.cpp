@@ -1,6 +1,6 @@
 // `rapid-sweep JOB.yaml -o OUT.h5 [--threads N] [--chunk N] [--quiet]
 //              [--fidelity analytical|des|auto] [--precision high] [--des-top-k K] [--full]
-//              [--resume] [--overwrite] [--max-points N]`
+//              [--resume] [--overwrite] [--max-points N] [--keep all|feasible|top-K]`
 // The MPI driver (DESIGN.md "Data flow"): every point of a job's search space evaluated
 // once, one HDF5 row per point. `des` simulates every point (docs/des.md); `auto` runs the
 // analytical model everywhere, then the simulator on the best K points of each (GPU
@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,13 +33,17 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "rapid/common/error.hpp"
 #include "rapid/common/version.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/io/output_check.hpp"
+#include "rapid/io/points_table.hpp"
 #include "rapid/io/result_store.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
@@ -64,6 +69,7 @@ struct Options {
   bool resume = false;
   bool overwrite = false;
   double max_points = 0;  // 0: the default cap (SearchSpace::max_candidates)
+  std::string keep = "all";
   // A rank silent this long ends the job (watchdog.hpp). 300 s as Slurm's SlurmdTimeout
   // default (slurm.conf(5)): a node that busy is not declared dead by Slurm either.
   double heartbeat_timeout_s = 300;
@@ -73,6 +79,9 @@ struct Options {
 struct Prepared {
   rapid::Fidelity fidelity = rapid::Fidelity::Analytical;
   int64_t top_k = 0;
+  rapid::Keep keep = rapid::Keep::All;
+  int64_t keep_k = 0;
+  double enumerate_s = 0;
   rapid::SweepSpec spec;
   std::unique_ptr<rapid::Enumerator> enumerator;
   std::unique_ptr<rapid::PointEvaluator> evaluator;
@@ -144,23 +153,58 @@ rapid::Fidelity parse_fidelity(const Options& o) {
   throw rapid::InputError("<command line>", "--fidelity", f, "analytical, des or auto");
 }
 
-void prepare(const Options& o, Prepared& p) {
+// --keep all | feasible | top-K (K >= 1).
+void parse_keep(const Options& o, Prepared& p) {
+  if (o.keep == "all") return;
+  if (o.keep == "feasible") {
+    p.keep = rapid::Keep::Feasible;
+  } else {
+    char* end = nullptr;
+    const char* k = o.keep.c_str() + 4;
+    const long long v = o.keep.rfind("top-", 0) == 0 ? std::strtoll(k, &end, 10) : 0;
+    if (v < 1 || !end || *end != '\0' || end == k || v > (1ll << 30))
+      throw rapid::InputError("<command line>", "--keep", o.keep,
+                              "all, feasible or top-K with K a whole number from 1 to 2^30 "
+                              "(top-10)");
+    p.keep = rapid::Keep::TopK;
+    p.keep_k = v;
+  }
+  if (o.resume)
+    throw rapid::InputError("<command line>", "--keep", o.keep,
+                            "--keep all with --resume (only a file with every row resumes)");
+}
+
+// Every rank alike: the command line and the job's files (nothing collective).
+void prepare_spec(const Options& o, Prepared& p) {
   if (std::isnan(o.max_points))  // CLI11's range check lets NaN through
     throw rapid::InputError("<command line>", "--max-points", "nan", "a number from 1 to 1e15");
   p.fidelity = parse_fidelity(o);
+  parse_keep(o, p);
   p.spec = rapid::load_sweep_spec(o.job);
   p.top_k = o.des_top_k > 0 ? o.des_top_k : p.spec.simulation.des_top_k;
   if (o.max_points > 0) p.spec.search.max_candidates = o.max_points;
-  p.enumerator = std::make_unique<rapid::Enumerator>(p.spec);
+}
+
+// Collective (the enumeration's counting is split over the ranks), once every rank's spec
+// loaded: the index space, the evaluator and the output checks.
+void prepare_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p) {
+  const auto t0 = std::chrono::steady_clock::now();
+  rapid::EnumerationShare share;
+  share.part = mpi.rank();
+  share.parts = mpi.size();
+  share.sum = [&mpi](std::span<int64_t> v) { mpi.allreduce_sum(v); };
+  p.enumerator = std::make_unique<rapid::Enumerator>(p.spec, share);
+  p.enumerate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rapid::DesOptions des;
   if (o.full || p.spec.simulation.des_full) des.replicas = rapid::des::ReplicaMode::All;
   p.evaluator = std::make_unique<rapid::PointEvaluator>(p.spec, p.fidelity, des);
   check_output_path(o.output, o.job, o.overwrite);
   // Where no file can be created (/proc, a read-only directory) or with no room for the
-  // result file (a full disk, RLIMIT_FSIZE): bad input, before any file exists (HDF5 1.10
-  // crashes in MPI_Finalize after a file it could not extend; docs/bad-input.md).
-  rapid::check_output_file(o.output, "-o",
-                           o.resume ? 0 : rapid::result_file_bytes(p.enumerator->size(), p.spec),
+  // result file (a full disk, RLIMIT_FSIZE): bad input, before any file exists
+  // (docs/bad-input.md). Rows: every point (all, and at most that for feasible), none to
+  // speak of for top-K.
+  const int64_t rows = p.keep == rapid::Keep::TopK ? 0 : p.enumerator->size();
+  rapid::check_output_file(o.output, "-o", o.resume ? 0 : rapid::result_file_bytes(rows, p.spec),
                            {o.job});
 }
 
@@ -230,7 +274,13 @@ rapid::ResumeMode resume_mode(const Options& o) {
 
 // A sweep stopped by a signal: the partial file kept for --resume, exit 3.
 int stopped(const rapid::MpiEnv& mpi, rapid::ResultStore& store) {
-  store.keep_partial();
+  if (!store.keep_partial()) {
+    if (mpi.is_root())
+      std::fprintf(stderr,
+                   "rapid-sweep: stopped by a signal; a --keep feasible / top-K sweep cannot "
+                   "be resumed: nothing was written\n");
+    return kExitStopped;
+  }
   if (mpi.is_root())
     std::fprintf(stderr,
                  "rapid-sweep: stopped by a signal; the rows done are in %s: run the same "
@@ -247,7 +297,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   std::optional<rapid::ResultStore> opened;
   try {
     opened.emplace(mpi, o.output, p.spec, p.enumerator->size(), p.enumerator->baseline_index(),
-                   resume_key(p, fidelity_text(p)), resume_mode(o));
+                   resume_key(p, fidelity_text(p)), resume_mode(o), p.keep != rapid::Keep::All);
   } catch (const rapid::InputError& e) {
     if (mpi.is_root()) std::fprintf(stderr, "rapid-sweep: %s\n", e.what());
     return rapid::kExitBadInput;
@@ -270,38 +320,86 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
                  o.output.c_str(), store.temp_path().c_str());
   std::optional<int> fail_rank;
   if (const char* env = std::getenv("RAPID_SWEEP_TEST_FAIL_RANK")) fail_rank = std::atoi(env);
-  auto sink = [&](int64_t first, std::span<const rapid::ResultRow> rows) {
-    store.write(first, rows);
-    if (fail_rank && *fail_rank == mpi.rank())
-      throw rapid::InternalError("injected failure (RAPID_SWEEP_TEST_FAIL_RANK)");
-  };
   rapid::SchedulerOptions so;
   so.fixed_chunk = o.chunk;
   so.progress = !o.quiet;
   so.todo = store.missing();
   if (so.todo.empty()) so.todo = {{0, 0}};  // resumed with every row written: none to do
   if (p.fidelity == rapid::Fidelity::Auto) so.top_k = p.top_k;
-  if (so.top_k > 0 && store.resumed())  // rows an earlier refine() simulated stay as they are
-    so.simulated_before = [&store](int64_t i) {
-      return store.read_column("fidelity", i, 1)[0] == 1;  // kFidelityNames[1] == "des"
+  so.keep = p.keep;
+  so.keep_k = p.keep_k;
+  // --keep all: chunks on the file's chunk boundaries (each file chunk compressed once).
+  if (p.keep == rapid::Keep::All) so.align = rapid::PointsTable::kChunkRows;
+  std::vector<int64_t> simulated_before;  // a resumed auto sweep: rows simulated earlier
+  if (so.top_k > 0 && store.resumed())
+    so.simulated_before = [&simulated_before](int64_t i) {
+      return std::binary_search(simulated_before.begin(), simulated_before.end(), i);
     };
+  if (mpi.is_root()) {
+    so.write = [&store](rapid::RowBlock b) { store.write(std::move(b)); };
+    so.update = [&store](rapid::RowBlock b) { store.update(std::move(b)); };
+  }
+  bool first_chunk = true;
+  so.after_chunk = [&] {
+    if (fail_rank && *fail_rank == mpi.rank() && !first_chunk)
+      throw rapid::InternalError("injected failure (RAPID_SWEEP_TEST_FAIL_RANK)");
+    first_chunk = false;
+  };
   if (mpi.is_root() && !o.quiet)
     for (const std::string& r : p.enumerator->unused_recompute_options())
       std::fprintf(stderr,
                    "rapid-sweep: note: search recompute option %s is legal for no layout "
                    "(recompute_num_layers larger than a model chunk, or the stack lacks it)\n",
                    r.c_str());
-  rapid::Scheduler scheduler(mpi, *p.enumerator, *p.evaluator, sink, so);
+  rapid::Scheduler scheduler(mpi, *p.enumerator, *p.evaluator, so);
   const rapid::SweepStats stats = scheduler.run();
   if (mpi.allreduce_max(stats.interrupted ? 1 : 0) > 0) return stopped(mpi, store);
   if (so.top_k > 0 && store.resumed())
-    rapid::offer_stored_rows(mpi, store, *p.enumerator,
-                             rapid::done_ranges(store.missing(), store.num_points()), scheduler);
+    simulated_before = rapid::offer_stored_rows(
+        mpi, store, *p.enumerator, rapid::done_ranges(store.missing(), store.num_points()),
+        scheduler);
+  // --keep top-K: the kept rows first (refine() then rewrites those it simulates).
+  const int64_t kept_top = p.keep == rapid::Keep::TopK ? scheduler.finish_keep() : 0;
   const int64_t simulated = so.top_k > 0 ? scheduler.refine() : 0;
   if (mpi.allreduce_max(scheduler.stats().interrupted ? 1 : 0) > 0) return stopped(mpi, store);
+
+  // What --keep left out, summed over the ranks.
+  std::vector<int64_t> census;
+  for (const rapid::RowCensus* c : {&scheduler.seen(), &scheduler.kept()}) {
+    census.insert(census.end(), c->by_status.begin(), c->by_status.end());
+    census.insert(census.end(), c->by_step.begin(), c->by_step.end());
+  }
+  mpi.allreduce_sum(census);
+  rapid::DroppedRows dropped;
+  int64_t kept_rows = 0;
+  {
+    const size_t S = rapid::RowCensus::kStatuses, B = rapid::RowCensus::kBins, half = S + B;
+    for (size_t i = 0; i < S; ++i) {
+      dropped.by_status.push_back(census[i] - census[half + i]);
+      kept_rows += census[half + i];
+    }
+    for (size_t j = 0; j < B; ++j)
+      dropped.step_time_counts.push_back(census[S + j] - census[half + S + j]);
+    for (int j = 0; j <= static_cast<int>(B); ++j)
+      dropped.step_time_edges_s.push_back(rapid::RowCensus::edge(j));
+  }
+  if (p.keep != rapid::Keep::All && mpi.is_root()) store.write_dropped(dropped);
+  (void)kept_top;
+
+  // Per-phase seconds, summed over the ranks (rank 0's writer thread for write).
+  const rapid::SweepStats& st = scheduler.stats();
+  std::vector<double> phases = {p.enumerate_s, st.evaluate_s, st.pack_s, st.wait_s,
+                                mpi.is_root() ? store.write_busy_s() : 0.0};
+  mpi.allreduce_sum(phases);
+  // The simulator's rate counts the points it simulated (rows whose DES ran: not those that
+  // ended at the memory check).
+  std::vector<int64_t> des_rows = {st.simulated_rows};
+  mpi.allreduce_sum(des_rows);
   const double wall =
       mpi.broadcast(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
+  int64_t n = 0;  // the points this run computed (resumed: of the file's)
+  for (const auto& [a, b] : so.todo) n += b - a;
   rapid::RunProvenance run;
   run.command_line = command_line;
   run.fidelity = fidelity_text(p);
@@ -309,12 +407,16 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   run.wall_time_s = wall;
   run.peak_rss_bytes = mpi.allreduce_max(peak_rss_bytes());
   run.hostnames = mpi.hostnames();
+  run.keep = o.keep;
+  run.points_swept = n;
+  run.phase_s = {{"enumerate", phases[0]},
+                 {"evaluate", phases[1]},
+                 {"pack", phases[2]},
+                 {"wait", phases[3]},
+                 {"write", phases[4]}};
   store.commit(run);
 
   if (mpi.is_root() && !o.quiet) {
-    // Resumed: the points this run computed, of the file's.
-    int64_t n = 0;
-    for (const auto& [a, b] : so.todo) n += b - a;
     const std::string of = n == store.num_points() ? "" : fmt::format(" of {}", store.num_points());
     std::printf(
         "rapid-sweep: %lld%s points in %.3f s (%.0f points/s) on %d ranks x %lld threads, "
@@ -324,6 +426,21 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
         static_cast<double>(run.peak_rss_bytes) / (1024.0 * 1024.0), run.fidelity.c_str(),
         simulated > 0 ? fmt::format(", {} points simulated", simulated).c_str() : "",
         o.output.c_str());
+    if (des_rows[0] > 0)
+      std::printf(
+          "rapid-sweep: discrete-event simulation: %lld points simulated, %.1f points/s "
+          "per core (%.2f s of evaluation over the ranks)\n",
+          static_cast<long long>(des_rows[0]),
+          phases[1] > 0 ? static_cast<double>(des_rows[0]) / phases[1] : 0.0, phases[1]);
+    std::printf(
+        "rapid-sweep: seconds over the ranks: enumerate %.2f, evaluate %.2f, pack %.2f, "
+        "wait %.2f, write %.2f (rank 0's writer thread)\n",
+        phases[0], phases[1], phases[2], phases[3], phases[4]);
+    if (p.keep != rapid::Keep::All)
+      std::printf("rapid-sweep: --keep %s: %lld rows kept, %lld dropped\n", o.keep.c_str(),
+                  static_cast<long long>(kept_rows),
+                  static_cast<long long>(std::accumulate(dropped.by_status.begin(),
+                                                         dropped.by_status.end(), int64_t{0})));
     std::fflush(stdout);
   }
   return 0;
@@ -376,6 +493,10 @@ int main(int argc, char** argv) {
                  "largest search space walked, in candidate points before the legality filter "
                  "(default 1e9)")
       ->check(CLI::Range(1.0, 1e15));
+  app.add_option("--keep", o.keep,
+                 "rows of the file: all (default: one per point, resumable), feasible (status "
+                 "ok only) or top-K (the best K per GPU count, hardware, scenario and load, "
+                 "e.g. top-10); the file counts what it dropped (/dropped)");
   app.add_option("--heartbeat-timeout", o.heartbeat_timeout_s,
                  "seconds without a heartbeat after which a rank counts as lost (killed, "
                  "stopped, unreachable) and the job ends with exit 3, its partial file kept for "
@@ -407,25 +528,30 @@ int main(int argc, char** argv) {
   }
 
   // Validation phase: nothing is created yet, so any failure exits cleanly on every rank.
+  // Two steps, each agreed over the ranks: the spec (loaded by every rank alone), then the
+  // enumeration (collective: its counting is shared) and the output checks.
   Prepared prepared;
-  int code = 0;
-  std::string message;
-  try {
-    prepare(o, prepared);
-  } catch (const rapid::InputError& e) {
-    code = rapid::kExitBadInput;
-    message = e.what();
-  } catch (const std::exception& e) {
-    code = 1;
-    message = e.what();
-  }
-  try {
+  auto agree = [&](const std::function<void()>& step) -> int {
+    int code = 0;
+    std::string message;
+    try {
+      step();
+    } catch (const rapid::InputError& e) {
+      code = rapid::kExitBadInput;
+      message = e.what();
+    } catch (const std::exception& e) {
+      code = 1;
+      message = e.what();
+    }
     const int64_t worst = mpi->allreduce_max(code);
     const int64_t first_failing = mpi->allreduce_min(code != 0 ? mpi->rank() : mpi->size());
-    if (worst != 0) {
-      if (mpi->rank() == first_failing) std::fprintf(stderr, "rapid-sweep: %s\n", message.c_str());
-      return static_cast<int>(worst);
-    }
+    if (worst != 0 && mpi->rank() == first_failing)
+      std::fprintf(stderr, "rapid-sweep: %s\n", message.c_str());
+    return static_cast<int>(worst);
+  };
+  try {
+    if (const int rc = agree([&] { prepare_spec(o, prepared); })) return rc;
+    if (const int rc = agree([&] { prepare_sweep(*mpi, o, prepared); })) return rc;
     const int64_t mine = fingerprint(prepared);
     if (mpi->allreduce_min(mine) != mpi->allreduce_max(mine)) {
       if (mpi->is_root())

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <map>
 #include <numeric>
 #include <thread>
 
@@ -17,7 +19,8 @@ namespace rapid {
 
 namespace {
 
-enum Tag : int { kTagRequest = 1, kTagChunk = 2, kTagFinished = 3 };
+enum Tag : int { kTagControl = 1, kTagChunk = 2, kTagData = 3 };
+enum ControlKind : int64_t { kRequest = 1, kFinished = 2 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -56,28 +59,51 @@ void evaluate_row(const PointEvaluator& evaluator, const Point& p, Workload& scr
   if (f == Fidelity::Des) r.step_time_analytical_s = *analytical_step_s;
 }
 
-int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed) {
+int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed, int64_t align) {
   if (remaining <= 0) return 0;
-  const int64_t size =
+  int64_t size =
       fixed > 0 ? fixed
                 : std::clamp(remaining / (4 * int64_t{std::max(ranks, 1)}), kMinChunk, kMaxChunk);
+  if (fixed <= 0 && align > 0 && size >= align) size -= size % align;
   return std::min(size, remaining);
 }
 
+double RowCensus::edge(int j) {
+  return std::pow(10.0, -3.0 + 0.25 * j);
+}
+
+void RowCensus::add(const ResultRow& row, int sign) {
+  const auto s = static_cast<size_t>(row.result.status);
+  if (s < by_status.size()) by_status[s] += sign;
+  if (row.result.status != Status::Ok || !(row.result.step_time_s > 0)) return;
+  const double j = std::floor(4.0 * (std::log10(row.result.step_time_s) + 3.0));
+  by_step[static_cast<size_t>(std::clamp(j, 0.0, double{kBins - 1}))] += sign;
+}
+
+void RowCensus::subtract(const RowCensus& o) {
+  for (size_t i = 0; i < by_status.size(); ++i) by_status[i] -= o.by_status[i];
+  for (size_t i = 0; i < by_step.size(); ++i) by_step[i] -= o.by_step[i];
+}
+
 Scheduler::Scheduler(const MpiEnv& mpi, const Enumerator& enumerator,
-                     const PointEvaluator& evaluator, ChunkSink sink, SchedulerOptions options)
+                     const PointEvaluator& evaluator, SchedulerOptions options)
     : mpi_(mpi),
       enumerator_(enumerator),
       evaluator_(evaluator),
-      sink_(std::move(sink)),
-      options_(options),
-      scratch_(static_cast<size_t>(std::max(omp_get_max_threads(), 1))) {
+      options_(std::move(options)),
+      scratch_(static_cast<size_t>(std::max(omp_get_max_threads(), 1))),
+      best_(std::max<int64_t>(options_.top_k, 1), false, false),
+      keep_best_(std::max<int64_t>(options_.keep_k, 1), true, true) {
   mpi_check(MPI_Comm_dup(mpi_.comm(), &comm_), "MPI_Comm_dup");
   todo_ = options_.todo.empty() ? std::vector<std::pair<int64_t, int64_t>>{{0, enumerator_.size()}}
                                 : options_.todo;
   for (const auto& [a, b] : todo_) total_ += b - a;
   next_ = todo_.empty() ? 0 : todo_.front().first;
-  if (mpi_.is_root()) reported_.assign(static_cast<size_t>(mpi_.size()), 0);
+  if (mpi_.is_root()) {
+    reported_.assign(static_cast<size_t>(mpi_.size()), 0);
+    data_expected_.assign(static_cast<size_t>(mpi_.size()), -1);
+    data_received_.assign(static_cast<size_t>(mpi_.size()), 0);
+  }
   tty_ = ::isatty(STDERR_FILENO) != 0;
 }
 
@@ -98,23 +124,44 @@ SweepStats Scheduler::run() {
   return stats_;
 }
 
+void Scheduler::quiet_wait(MPI_Request& req) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto nap = std::chrono::microseconds(20);
+  while (true) {
+    int flag = 0;
+    mpi_check(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+    if (flag) break;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(1000));
+  }
+  stats_.wait_s += seconds_since(t0);
+}
+
 Scheduler::Chunk Scheduler::take_chunk() {
   // Within the current range (chunks never span two), sized by what is left overall; none
   // once a stop was requested.
   while (range_ < todo_.size() && next_ >= todo_[range_].second)
     if (++range_ < todo_.size()) next_ = todo_[range_].first;
   if (range_ >= todo_.size() || stop_requested()) return Chunk{next_, 0};
-  const int64_t n = std::min(next_chunk_size(total_ - handed_, mpi_.size(), options_.fixed_chunk),
-                             todo_[range_].second - next_);
+  const int64_t n =
+      std::min(next_chunk_size(total_ - handed_, mpi_.size(), options_.fixed_chunk, options_.align),
+               todo_[range_].second - next_);
   Chunk c{next_, n};
   next_ += n;
   handed_ += n;
+  if (options_.keep == Keep::Feasible) handed_order_.push_back(c.first);
   return c;
 }
 
 void Scheduler::run_coordinator() {
   const int workers = mpi_.size() - 1;
   post_receive();
+  auto all_arrived = [&] {
+    for (int r = 1; r <= workers; ++r)
+      if (data_received_[static_cast<size_t>(r)] != data_expected_[static_cast<size_t>(r)])
+        return false;
+    return true;
+  };
   while (true) {
     const bool handled = poll();
     if (handed_ < total_ && !stop_requested()) {
@@ -122,14 +169,19 @@ void Scheduler::run_coordinator() {
       if (c.count > 0) evaluate_chunk(c, workers > 0);
       continue;
     }
-    if (workers_finished_ == workers) break;
+    if (workers_finished_ == workers && all_arrived()) break;
     // Nothing left to hand out: answer the last requests ("no work left") and wait for the
-    // workers' final reports, waking up often enough to keep the progress line alive.
-    if (!handled) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // workers' final reports and rows, waking up often enough to keep the progress line.
+    if (!handled) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      stats_.wait_s += seconds_since(t0);
+    }
   }
   const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
   stats_.interrupted = stop_requested() || done < total_;
   RAPID_ASSERT(stats_.interrupted || done == total_, "every point evaluated exactly once");
+  RAPID_ASSERT(stats_.interrupted || arrived_.empty(), "every block written in order");
   print_progress(true);
 }
 
@@ -139,7 +191,7 @@ void Scheduler::post_receive() {
     return;
   }
   mpi_check(
-      MPI_Irecv(&receive_payload_, 1, MPI_INT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &receive_),
+      MPI_Irecv(receive_payload_, 3, MPI_INT64_T, MPI_ANY_SOURCE, kTagControl, comm_, &receive_),
       "MPI_Irecv");
 }
 
@@ -150,56 +202,94 @@ bool Scheduler::poll() {
     MPI_Status st;
     mpi_check(MPI_Test(&receive_, &flag, &st), "MPI_Test");
     if (!flag) break;
-    handle_message(st.MPI_SOURCE, st.MPI_TAG, receive_payload_);
+    handle_control(st.MPI_SOURCE);
     post_receive();
+    handled = true;
+  }
+  // Rows from the workers.
+  while (mpi_.size() > 1) {
+    int flag = 0;
+    MPI_Status st;
+    mpi_check(MPI_Iprobe(MPI_ANY_SOURCE, kTagData, comm_, &flag, &st), "MPI_Iprobe");
+    if (!flag) break;
+    int bytes = 0;
+    mpi_check(MPI_Get_count(&st, MPI_BYTE, &bytes), "MPI_Get_count");
+    std::vector<std::byte> msg(static_cast<size_t>(bytes));
+    mpi_check(
+        MPI_Recv(msg.data(), bytes, MPI_BYTE, st.MPI_SOURCE, kTagData, comm_, MPI_STATUS_IGNORE),
+        "MPI_Recv");
+    RAPID_ASSERT(msg.size() >= sizeof(int64_t), "a DATA message holds its chunk");
+    int64_t first = 0;
+    std::memcpy(&first, msg.data(), sizeof first);
+    std::vector<std::byte> block(msg.begin() + sizeof(int64_t), msg.end());
+    ++data_received_[static_cast<size_t>(st.MPI_SOURCE)];
+    deliver(first, RowBlock(std::move(block)));
     handled = true;
   }
   print_progress(false);
   return handled;
 }
 
-void Scheduler::handle_message(int source, int tag, int64_t payload) {
+void Scheduler::handle_control(int source) {
   RAPID_ASSERT(source > 0 && source < mpi_.size(), "message from a worker");
-  reported_[static_cast<size_t>(source)] = payload;
-  if (tag == kTagFinished) {
+  const int64_t kind = receive_payload_[0];
+  reported_[static_cast<size_t>(source)] = receive_payload_[1];
+  if (kind == kFinished) {
+    data_expected_[static_cast<size_t>(source)] = receive_payload_[2];
     ++workers_finished_;
     return;
   }
-  RAPID_ASSERT(tag == kTagRequest, "a request or a final report");
+  RAPID_ASSERT(kind == kRequest, "a request or a final report");
   const Chunk c = take_chunk();
   const int64_t msg[2] = {c.first, c.count};
   // The worker posted its receive before sending the request: this send completes at once.
   mpi_check(MPI_Send(msg, 2, MPI_INT64_T, source, kTagChunk, comm_), "MPI_Send");
 }
 
+void Scheduler::deliver(int64_t chunk_first, RowBlock block) {
+  if (options_.keep != Keep::Feasible) {
+    if (!block.empty() && options_.write) options_.write(std::move(block));
+    return;
+  }
+  // In point order: hold a block until every chunk handed out before it is written.
+  arrived_.emplace(chunk_first, std::move(block));
+  while (handed_at_ < handed_order_.size()) {
+    const auto it = arrived_.find(handed_order_[handed_at_]);
+    if (it == arrived_.end()) break;
+    if (!it->second.empty() && options_.write) options_.write(std::move(it->second));
+    arrived_.erase(it);
+    ++handed_at_;
+  }
+}
+
 void Scheduler::run_worker() {
   int64_t current[2] = {0, 0};
   int64_t next[2] = {0, 0};
   int64_t finished = 0;
-  int64_t request_payload = 0;
+  int64_t request[3] = {kRequest, 0, 0};
   MPI_Request recv_req = MPI_REQUEST_NULL;
   MPI_Request send_req = MPI_REQUEST_NULL;
 
   mpi_check(MPI_Irecv(current, 2, MPI_INT64_T, 0, kTagChunk, comm_, &recv_req), "MPI_Irecv");
-  mpi_check(MPI_Send(&request_payload, 1, MPI_INT64_T, 0, kTagRequest, comm_), "MPI_Send");
-  mpi_check(MPI_Wait(&recv_req, MPI_STATUS_IGNORE), "MPI_Wait");
+  mpi_check(MPI_Send(request, 3, MPI_INT64_T, 0, kTagControl, comm_), "MPI_Send");
+  quiet_wait(recv_req);
   while (current[1] > 0 && !stop_requested()) {
     // Prefetch: ask for the next chunk before evaluating this one.
-    request_payload = finished;
+    request[1] = finished;
     mpi_check(MPI_Irecv(next, 2, MPI_INT64_T, 0, kTagChunk, comm_, &recv_req), "MPI_Irecv");
-    mpi_check(MPI_Isend(&request_payload, 1, MPI_INT64_T, 0, kTagRequest, comm_, &send_req),
-              "MPI_Isend");
+    mpi_check(MPI_Isend(request, 3, MPI_INT64_T, 0, kTagControl, comm_, &send_req), "MPI_Isend");
     finished += evaluate_chunk(Chunk{current[0], current[1]}, false);
-    mpi_check(MPI_Wait(&send_req, MPI_STATUS_IGNORE), "MPI_Wait");
-    mpi_check(MPI_Wait(&recv_req, MPI_STATUS_IGNORE), "MPI_Wait");
+    quiet_wait(send_req);
+    quiet_wait(recv_req);
     current[0] = next[0];
     current[1] = next[1];
   }
+  quiet_wait(data_send_);
   // A prefetched chunk left unevaluated after a stop stays missing (the done mask says so).
   stats_.interrupted = stop_requested();
-  mpi_check(MPI_Send(&finished, 1, MPI_INT64_T, 0, kTagFinished, comm_), "MPI_Send");
+  const int64_t last[3] = {kFinished, finished, data_sent_};
+  mpi_check(MPI_Send(last, 3, MPI_INT64_T, 0, kTagControl, comm_), "MPI_Send");
 }
-
 void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t)>& index_of,
                               Fidelity fidelity, int grain, bool poll_while_evaluating,
                               const std::function<double(int64_t)>& analytical_step) {
@@ -209,6 +299,7 @@ void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
   std::exception_ptr error;
   int64_t since_poll = 0;  // touched by thread 0 only
 
+  const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel for schedule(dynamic, grain)
   for (int64_t k = 0; k < count; ++k) {
     if (failed.load(std::memory_order_relaxed)) continue;
@@ -234,7 +325,30 @@ void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
       failed.store(true, std::memory_order_relaxed);
     }
   }
+  stats_.evaluate_s += seconds_since(t0);
   if (error) std::rethrow_exception(error);
+}
+
+RowBlock Scheduler::pack(int64_t from, int64_t to) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::span<const ResultRow> rows(rows_.data() + from, static_cast<size_t>(to - from));
+  RowBlock block;
+  for (const ResultRow& r : rows) {
+    if (r.result.simulated_replicas > 0) ++stats_.simulated_rows;
+    if (options_.keep != Keep::All) seen_.add(r);
+    if (options_.top_k > 0 && r.result.status == Status::Ok)
+      best_.consider(r.point, r.result.step_time_s, r.point.index);
+    if (options_.keep == Keep::TopK && r.result.status == Status::Ok)
+      keep_best_.consider(r.point, r.result.step_time_s, r.point.index, &r);
+  }
+  if (options_.keep == Keep::All) block.pack(rows);
+  if (options_.keep == Keep::Feasible) {
+    block.pack(rows, [](const ResultRow& r) { return r.result.status == Status::Ok; });
+    for (const ResultRow& r : rows)
+      if (r.result.status == Status::Ok) kept_.add(r);
+  }
+  stats_.pack_s += seconds_since(t0);
+  return block;
 }
 
 int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
@@ -244,6 +358,7 @@ int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
       evaluator_.fidelity() == Fidelity::Des ? Fidelity::Des : Fidelity::Analytical, 16,
       poll_while_evaluating);
   // Every run of evaluated rows (the whole chunk unless a stop request cut it short).
+  RowBlock block;
   int64_t written = 0;
   for (int64_t a = 0; a < c.count;) {
     if (!evaluated_[static_cast<size_t>(a)]) {
@@ -252,14 +367,29 @@ int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
     }
     int64_t b = a;
     while (b < c.count && evaluated_[static_cast<size_t>(b)]) ++b;
-    if (options_.top_k > 0) keep_best(c.first, a, b);
-    sink_(c.first + a, std::span<const ResultRow>(rows_.data() + a, static_cast<size_t>(b - a)));
+    block.append(pack(a, b));
     written += b - a;
     a = b;
+  }
+  if (mpi_.is_root()) {
+    deliver(c.first, std::move(block));
+  } else if (options_.keep != Keep::TopK) {
+    // The previous block's send is long done (a chunk's evaluation ago): then this one.
+    quiet_wait(data_send_);
+    outgoing_ = std::move(block);
+    const std::vector<std::byte>& bytes = outgoing_.bytes();
+    message_.resize(sizeof(int64_t) + bytes.size());
+    std::memcpy(message_.data(), &c.first, sizeof c.first);
+    if (!bytes.empty()) std::memcpy(message_.data() + sizeof(int64_t), bytes.data(), bytes.size());
+    mpi_check(MPI_Isend(message_.data(), static_cast<int>(message_.size()), MPI_BYTE, 0, kTagData,
+                        comm_, &data_send_),
+              "MPI_Isend");
+    ++data_sent_;
   }
   stats_.points_evaluated += written;
   stats_.chunks += 1;
   if (mpi_.is_root()) reported_[0] += written;
+  if (options_.after_chunk) options_.after_chunk();
   return written;
 }
 
@@ -300,57 +430,53 @@ void Scheduler::print_progress(bool final) {
 
 namespace rapid {
 
-void Scheduler::keep_best(int64_t first, int64_t from, int64_t to) {
-  for (int64_t j = from; j < to; ++j) {
-    const ResultRow& row = rows_[static_cast<size_t>(j)];
-    consider(row.point, row.result.status, row.result.step_time_s, first + j);
-  }
-}
-
 void Scheduler::consider(const Point& p, Status status, double step_time_s, int64_t index) {
-  if (status != Status::Ok) return;
-  const auto k = static_cast<size_t>(options_.top_k);
-  auto& list = best_[{p.par.num_gpus(), p.hardware, p.scenario}];
-  const std::pair<double, int64_t> c{step_time_s, index};
-  if (list.size() == k && !(c < list.back())) return;
-  list.insert(std::upper_bound(list.begin(), list.end(), c), c);
-  if (list.size() > k) list.pop_back();
+  if (status == Status::Ok) best_.consider(p, step_time_s, index);
 }
 
-int64_t Scheduler::refine() {
-  // Every rank's candidates as (gpus, hardware, scenario, index, step time), gathered on all
-  // ranks.
-  constexpr size_t kFields = 5;
-  std::vector<double> mine;
-  for (const auto& [group, list] : best_)
-    for (const auto& [step, index] : list)
-      mine.insert(mine.end(),
-                  {static_cast<double>(std::get<0>(group)), static_cast<double>(std::get<1>(group)),
-                   static_cast<double>(std::get<2>(group)), static_cast<double>(index), step});
-  const int ranks = mpi_.size();
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<size_t>(ranks)), offsets(static_cast<size_t>(ranks), 0);
-  mpi_check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+namespace {
+
+// Collective over `comm`: every rank's block at rank 0 (the others get an empty one).
+std::vector<RowBlock> gather_blocks(MPI_Comm comm, int rank, int ranks, const RowBlock& mine) {
+  const std::vector<std::byte>& bytes = mine.bytes();
+  const auto size = static_cast<int>(bytes.size());
+  std::vector<int> sizes(static_cast<size_t>(ranks), 0), offsets(static_cast<size_t>(ranks), 0);
+  mpi_check(MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
   for (int r = 1; r < ranks; ++r)
     offsets[static_cast<size_t>(r)] =
-        offsets[static_cast<size_t>(r) - 1] + counts[static_cast<size_t>(r) - 1];
-  std::vector<double> all(static_cast<size_t>(offsets.back() + counts.back()));
-  mpi_check(MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(),
-                           offsets.data(), MPI_DOUBLE, comm_),
-            "MPI_Allgatherv");
-  // The global best K per group: the same list on every rank.
-  std::map<std::tuple<int64_t, int32_t, int32_t>, std::vector<std::pair<double, int64_t>>> best;
-  for (size_t i = 0; i + kFields - 1 < all.size(); i += kFields)
-    best[{static_cast<int64_t>(all[i]), static_cast<int32_t>(all[i + 1]),
-          static_cast<int32_t>(all[i + 2])}]
-        .push_back({all[i + 4], static_cast<int64_t>(all[i + 3])});
-  std::vector<std::pair<int64_t, double>> chosen;  // (index, analytical step time)
-  for (auto& [group, list] : best) {
-    std::sort(list.begin(), list.end());
-    for (size_t j = 0; j < list.size() && j < static_cast<size_t>(options_.top_k); ++j)
-      chosen.push_back({list[j].second, list[j].first});
+        offsets[static_cast<size_t>(r) - 1] + sizes[static_cast<size_t>(r) - 1];
+  std::vector<std::byte> all(rank == 0 ? static_cast<size_t>(offsets.back() + sizes.back()) : 0);
+  mpi_check(MPI_Gatherv(bytes.data(), size, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
+                        MPI_BYTE, 0, comm),
+            "MPI_Gatherv");
+  std::vector<RowBlock> out;
+  if (rank != 0) return out;
+  for (int r = 0; r < ranks; ++r) {
+    const auto at = static_cast<size_t>(offsets[static_cast<size_t>(r)]);
+    const auto n = static_cast<size_t>(sizes[static_cast<size_t>(r)]);
+    if (n > 0)
+      out.emplace_back(std::vector<std::byte>(all.begin() + static_cast<std::ptrdiff_t>(at),
+                                              all.begin() + static_cast<std::ptrdiff_t>(at + n)));
   }
-  std::sort(chosen.begin(), chosen.end());
+  return out;
+}
+
+// The blocks' rows in one block, in point order.
+RowBlock merge_in_order(const std::vector<RowBlock>& blocks) {
+  RowBlock all;
+  for (const RowBlock& b : blocks) all.append(b);
+  std::vector<size_t> order(static_cast<size_t>(all.count()));
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return all.index(a) < all.index(b); });
+  return all.select(order);
+}
+
+}  // namespace
+
+int64_t Scheduler::refine() {
+  const std::vector<std::pair<int64_t, double>> chosen = best_.agree(comm_);
+  const int ranks = mpi_.size();
   std::vector<std::pair<int64_t, double>> here;
   for (size_t j = static_cast<size_t>(mpi_.rank()); j < chosen.size();
        j += static_cast<size_t>(ranks))
@@ -361,20 +487,48 @@ int64_t Scheduler::refine() {
                  "rapid-sweep: discrete-event simulation of %zu points (the best %lld per GPU "
                  "count, hardware and scenario)\n",
                  chosen.size(), static_cast<long long>(options_.top_k));
-  // In blocks of a few points per thread, each block's rows written when it is done: a
-  // sweep stopped (a signal) or killed here keeps the simulations finished so far.
+  // In blocks of a few points per thread; a stop request (a signal) ends it after the
+  // current block, and the rows simulated so far still go to the file.
   const auto block = static_cast<size_t>(4 * std::max(omp_get_max_threads(), 1));
+  RowBlock simulated;
   for (size_t b = 0; b < here.size() && !stop_requested(); b += block) {
     const size_t n = std::min(block, here.size() - b);
     evaluate_rows(
         static_cast<int64_t>(n), [&](int64_t k) { return here[b + static_cast<size_t>(k)].first; },
         Fidelity::Des, 1, false,
         [&](int64_t k) { return here[b + static_cast<size_t>(k)].second; });
+    RowBlock done;
+    done.pack(std::span<const ResultRow>(rows_.data(), n));
+    std::vector<size_t> take;
     for (size_t j = 0; j < n; ++j)
-      if (evaluated_[j]) sink_(here[b + j].first, std::span<const ResultRow>(&rows_[j], 1));
+      if (evaluated_[j]) take.push_back(j);
+    simulated.append(done.select(take));
   }
   stats_.interrupted = stop_requested();
+  const std::vector<RowBlock> blocks = gather_blocks(comm_, mpi_.rank(), ranks, simulated);
+  if (mpi_.is_root() && options_.update) {
+    RowBlock all = merge_in_order(blocks);
+    if (!all.empty()) options_.update(std::move(all));
+  }
   mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
+  return static_cast<int64_t>(chosen.size());
+}
+
+int64_t Scheduler::finish_keep() {
+  RAPID_ASSERT(options_.keep == Keep::TopK, "--keep top-K");
+  const std::vector<std::pair<int64_t, double>> chosen = keep_best_.agree(comm_);
+  RowBlock mine;
+  std::vector<ResultRow> rows;
+  for (const ResultRow* r : keep_best_.rows_in(chosen)) {
+    rows.push_back(*r);
+    kept_.add(*r);
+  }
+  mine.pack(rows);
+  const std::vector<RowBlock> blocks = gather_blocks(comm_, mpi_.rank(), mpi_.size(), mine);
+  if (mpi_.is_root() && options_.write) {
+    RowBlock all = merge_in_order(blocks);
+    if (!all.empty()) options_.write(std::move(all));
+  }
   return static_cast<int64_t>(chosen.size());
 }
 

@@ -103,7 +103,7 @@ def check(path, job, ranks):
             expect(isinstance(a.get("slurm_job_id"), str), "slurm_job_id attribute missing")
             expect(a["mpi_library_version"].startswith("Open MPI"), "mpi_library_version")
             expect(re.fullmatch(r"\d+\.\d+\.\d+", a["hdf5_library_version"]), "hdf5_library_version")
-            expect(a["format_version"] == 2, "format_version")
+            expect(a["format_version"] == 3, "format_version")
             expect(a["num_points"] == N, f"num_points {a['num_points']} != {N}")
             expect(a["ranks"] == ranks, f"ranks {a['ranks']} != {ranks}")
             expect(a["threads_per_rank"] >= 1, "threads_per_rank")

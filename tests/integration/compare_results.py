@@ -12,7 +12,8 @@ import h5py
 import numpy as np
 
 RUN_ATTRIBUTES = {"command_line", "ranks", "threads_per_rank", "wall_time_s", "points_per_s",
-                  "peak_rss_bytes", "created", "slurm_job_id", "hostnames"}
+                  "peak_rss_bytes", "created", "slurm_job_id", "hostnames", "time_enumerate_s",
+                  "time_evaluate_s", "time_pack_s", "time_wait_s", "time_write_s"}
 # The HDF5 dimension-scale bookkeeping (object references into the file): compared as the
 # names of the scales attached instead.
 SCALE_ATTRIBUTES = {"DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME"}

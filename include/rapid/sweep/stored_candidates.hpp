@@ -22,11 +22,14 @@ namespace rapid {
 std::vector<std::pair<int64_t, int64_t>> done_ranges(
     const std::vector<std::pair<int64_t, int64_t>>& missing, int64_t n);
 
-/// Every rank: reads its share (rows [n r / P, n (r + 1) / P)) of the rows in `done`
-/// from `store` (status, step_time_analytical_s, fidelity; in pieces of bounded size) and
-/// offers each to `scheduler` (Scheduler::consider). Throws InternalError on an HDF5
-/// failure.
-void offer_stored_rows(const MpiEnv& mpi, ResultStore& store, const Enumerator& enumerator,
-                       const std::vector<std::pair<int64_t, int64_t>>& done, Scheduler& scheduler);
+/// Collective: rank 0 (the store's only reader) reads the rows in `done` from `store`
+/// (status, step_time_analytical_s, fidelity; in pieces of bounded size) and offers each
+/// to its `scheduler` (Scheduler::consider; refine() agrees over the ranks). Returns, on
+/// every rank, the sorted indices of the rows an earlier refine() simulated. Throws
+/// InternalError on an HDF5 failure.
+std::vector<int64_t> offer_stored_rows(const MpiEnv& mpi, ResultStore& store,
+                                       const Enumerator& enumerator,
+                                       const std::vector<std::pair<int64_t, int64_t>>& done,
+                                       Scheduler& scheduler);
 
 }  // namespace rapid

@@ -1,0 +1,53 @@
+// A block of result rows in storage form (issue 13 part 2): the rows' point indices, then
+// each column of result_columns() converted to its storage type (int32, uint8, uint32,
+// float64; enums as uint8), one contiguous run per column. It is what a worker rank sends
+// the writing rank (one MPI message: bytes()), and what the result file's writer takes, so
+// rows are converted once, on the rank that evaluated them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "rapid/io/result_schema.hpp"
+
+namespace rapid {
+
+/// Storage bytes of one element of a column.
+size_t column_element_bytes(const Column& c);
+
+class RowBlock {
+ public:
+  RowBlock() = default;
+  /// A block received as bytes (a message of another rank's bytes()).
+  explicit RowBlock(std::vector<std::byte> bytes);
+
+  /// Replaces the contents with the rows `keep` accepts (all when empty), in order.
+  void pack(std::span<const ResultRow> rows,
+            const std::function<bool(const ResultRow&)>& keep = {});
+  /// Appends another block's rows (same schema).
+  void append(const RowBlock& other);
+  /// The block's rows whose positions `take` lists (ascending or not), in that order.
+  RowBlock select(std::span<const size_t> take) const;
+
+  int64_t count() const;
+  /// Point index of row k.
+  int64_t index(size_t k) const;
+  /// Column c's storage bytes (count() elements of column_element_bytes()).
+  std::span<const std::byte> column(size_t c) const;
+  /// Column c as doubles (the codes for enums; exact for the integer types).
+  double value(size_t c, size_t k) const;
+  const std::vector<std::byte>& bytes() const { return bytes_; }
+  bool empty() const { return count() == 0; }
+
+  /// Storage bytes of one row: its index and every column.
+  static size_t row_bytes();
+
+ private:
+  size_t column_offset(size_t c, int64_t n) const;
+  std::vector<std::byte> bytes_;  ///< int64 count, int64 index[count], columns
+};
+
+}  // namespace rapid
