@@ -274,28 +274,27 @@ void ResultStore::maybe_flush() {
   last_flush_s_ = now_s();
 }
 
-void ResultStore::write(RowBlock block) {
+void ResultStore::queue(RowBlock block, bool rewrite) {
   RAPID_ASSERT(mpi_.is_root() && writer_, "rank 0 writes");
   const size_t bytes = block.bytes().size();
   auto shared = std::make_shared<RowBlock>(std::move(block));
   writer_->submit(
-      [this, shared] {
-        table_.write(*shared);
+      [this, shared, rewrite] {
+        if (rewrite)
+          table_.update(*shared);
+        else
+          table_.write(*shared);
         maybe_flush();
       },
       bytes);
 }
 
+void ResultStore::write(RowBlock block) {
+  queue(std::move(block), false);
+}
+
 void ResultStore::update(RowBlock block) {
-  RAPID_ASSERT(mpi_.is_root() && writer_, "rank 0 writes");
-  const size_t bytes = block.bytes().size();
-  auto shared = std::make_shared<RowBlock>(std::move(block));
-  writer_->submit(
-      [this, shared] {
-        table_.update(*shared);
-        maybe_flush();
-      },
-      bytes);
+  queue(std::move(block), true);
 }
 
 std::vector<double> ResultStore::read_column(std::string_view name, int64_t first_index,

@@ -41,7 +41,7 @@ class PointsTable {
   /// so a column run holding only the fill value is skipped. Throws InternalError.
   void write(const RowBlock& block, bool first_write = true);
   /// Rewrites rows already written, found by point index (appended: a binary search of
-  /// /points/point). Throws InternalError.
+  /// /points/point; a point the table lacks is skipped). Throws InternalError.
   void update(const RowBlock& block);
   /// Rows [first, first + count) of column `name` (a schema column) as doubles.
   std::vector<double> read_column(std::string_view name, int64_t first, int64_t count);
@@ -64,7 +64,9 @@ class PointsTable {
   void extend(int64_t rows);
   /// Writes `count` elements of `data` at rows [row, row + count) of `dataset`.
   void put(hid_t dataset, hid_t mem_type, int64_t row, int64_t count, const void* data);
+  /// The row holding point `index` in an appended table, or -1.
   int64_t position_of(int64_t index);
+  int64_t point_at(int64_t row);
   /// The block's rows [from, to) at rows [row, ...): every column, the index, done.
   void put_run(const RowBlock& b, size_t from, size_t to, int64_t row, bool skip_fill);
 

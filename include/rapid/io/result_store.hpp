@@ -159,6 +159,8 @@ class ResultStore {
   /// Rank 0: creates the file with the enum types, the string tables and /points.
   void create_file(const std::string& resume_key);
   void write_root_attributes(const RunProvenance& run);
+  /// Rank 0: hands the block to the writer thread (`rewrite`: rows written before).
+  void queue(RowBlock block, bool rewrite);
   /// Rank 0: after each write, a flush when the last is kFlushInterval old.
   void maybe_flush();
   void close_all();
