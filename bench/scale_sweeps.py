@@ -60,7 +60,7 @@ def run(build, out_dir, size, ranks, keep):
            os.path.join(build, "rapid-sweep"), job, "-o", out, "--overwrite", "--threads", "1",
            "--keep", keep]
     if ranks == 1:
-        cmd = cmd[5:]  # a singleton: no mpirun
+        cmd = cmd[6:]  # a singleton: no mpirun
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -9,7 +9,8 @@ namespace rapid {
 namespace {
 
 // Column offsets (in bytes, after the header and the indices) per element: the prefix sums
-// of the storage sizes, so column c of an n-row block starts at 8 + 8 n + n * prefix[c].
+// of the storage sizes, so column c of an n-row block starts at 16 + 8 n + n * prefix[c].
+constexpr size_t kHeader = 2 * sizeof(int64_t);  // count, tag
 const std::vector<size_t>& prefix() {
   static const std::vector<size_t> p = [] {
     std::vector<size_t> out{0};
@@ -52,11 +53,24 @@ size_t RowBlock::row_bytes() {
   return sizeof(int64_t) + prefix().back();
 }
 
+int64_t RowBlock::tag() const {
+  if (bytes_.empty()) return 0;
+  int64_t t;
+  std::memcpy(&t, bytes_.data() + sizeof(int64_t), sizeof t);
+  return t;
+}
+
+void RowBlock::start(int64_t n, int64_t tag) {
+  bytes_.resize(kHeader + static_cast<size_t>(n) * row_bytes());
+  std::memcpy(bytes_.data(), &n, sizeof n);
+  std::memcpy(bytes_.data() + sizeof(int64_t), &tag, sizeof tag);
+}
+
 RowBlock::RowBlock(std::vector<std::byte> bytes) : bytes_(std::move(bytes)) {
-  RAPID_ASSERT(bytes_.empty() ||
-                   (bytes_.size() >= sizeof(int64_t) &&
-                    bytes_.size() == sizeof(int64_t) + static_cast<size_t>(count()) * row_bytes()),
-               "a row block of the schema's size");
+  RAPID_ASSERT(
+      bytes_.empty() || (bytes_.size() >= kHeader &&
+                         bytes_.size() == kHeader + static_cast<size_t>(count()) * row_bytes()),
+      "a row block of the schema's size");
 }
 
 int64_t RowBlock::count() const {
@@ -68,12 +82,12 @@ int64_t RowBlock::count() const {
 
 size_t RowBlock::column_offset(size_t c, int64_t n) const {
   const auto rows = static_cast<size_t>(n);
-  return sizeof(int64_t) * (1 + rows) + rows * prefix()[c];
+  return kHeader + sizeof(int64_t) * rows + rows * prefix()[c];
 }
 
 int64_t RowBlock::index(size_t k) const {
   int64_t v;
-  std::memcpy(&v, bytes_.data() + sizeof(int64_t) * (1 + k), sizeof v);
+  std::memcpy(&v, bytes_.data() + kHeader + sizeof(int64_t) * k, sizeof v);
   return v;
 }
 
@@ -101,36 +115,42 @@ double RowBlock::value(size_t c, size_t k) const {
 }
 
 void RowBlock::pack(std::span<const ResultRow> rows,
-                    const std::function<bool(const ResultRow&)>& keep) {
+                    const std::function<bool(const ResultRow&)>& keep, int64_t tag) {
   std::vector<const ResultRow*> kept;
   kept.reserve(rows.size());
   for (const ResultRow& r : rows)
     if (!keep || keep(r)) kept.push_back(&r);
   const auto n = static_cast<int64_t>(kept.size());
-  bytes_.resize(sizeof(int64_t) + kept.size() * row_bytes());
-  std::memcpy(bytes_.data(), &n, sizeof n);
-  for (size_t k = 0; k < kept.size(); ++k)
-    std::memcpy(bytes_.data() + sizeof(int64_t) * (1 + k), &kept[k]->point.index, sizeof(int64_t));
+  start(n, tag);
   const auto columns = result_columns();
-  for (size_t c = 0; c < columns.size(); ++c) {
-    const Column& col = columns[c];
-    std::byte* out = bytes_.data() + column_offset(c, n);
-    const size_t w = column_element_bytes(col);
-    for (size_t k = 0; k < kept.size(); ++k, out += w) {
-      const double v = col.get(*kept[k]);
+  // Row by row (each row read once; the columns' runs written as streams).
+  thread_local std::vector<std::byte*> out;
+  out.resize(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) out[c] = bytes_.data() + column_offset(c, n);
+  std::byte* index = bytes_.data() + kHeader;
+  for (const ResultRow* r : kept) {
+    std::memcpy(index, &r->point.index, sizeof(int64_t));
+    index += sizeof(int64_t);
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const Column& col = columns[c];
+      const double v = col.get(*r);
       switch (col.type) {
         case ColumnType::Int32:
-          store<int32_t>(out, v);
+          store<int32_t>(out[c], v);
+          out[c] += 4;
           break;
         case ColumnType::UInt32:
-          store<uint32_t>(out, v);
+          store<uint32_t>(out[c], v);
+          out[c] += 4;
           break;
         case ColumnType::UInt8:
         case ColumnType::Enum8:
-          store<uint8_t>(out, v);
+          store<uint8_t>(out[c], v);
+          out[c] += 1;
           break;
         case ColumnType::Float64:
-          store<double>(out, v);
+          store<double>(out[c], v);
+          out[c] += 8;
           break;
       }
     }
@@ -140,11 +160,10 @@ void RowBlock::pack(std::span<const ResultRow> rows,
 RowBlock RowBlock::select(std::span<const size_t> take) const {
   RowBlock out;
   const auto n = static_cast<int64_t>(take.size());
-  out.bytes_.resize(sizeof(int64_t) + take.size() * row_bytes());
-  std::memcpy(out.bytes_.data(), &n, sizeof n);
+  out.start(n, tag());
   for (size_t k = 0; k < take.size(); ++k) {
     const int64_t idx = index(take[k]);
-    std::memcpy(out.bytes_.data() + sizeof(int64_t) * (1 + k), &idx, sizeof idx);
+    std::memcpy(out.bytes_.data() + kHeader + sizeof(int64_t) * k, &idx, sizeof idx);
   }
   const size_t columns = prefix().size() - 1;
   for (size_t c = 0; c < columns; ++c) {
@@ -158,20 +177,19 @@ RowBlock RowBlock::select(std::span<const size_t> take) const {
 
 void RowBlock::append(const RowBlock& other) {
   if (other.empty()) return;
-  if (empty()) {
+  if (empty()) {  // its rows under this block's tag
+    const int64_t t = tag();
     bytes_ = other.bytes_;
+    std::memcpy(bytes_.data() + sizeof(int64_t), &t, sizeof t);
     return;
   }
-  std::vector<size_t> all;
   const auto a = static_cast<size_t>(count()), b = static_cast<size_t>(other.count());
   RowBlock merged;
   const auto n = static_cast<int64_t>(a + b);
-  merged.bytes_.resize(sizeof(int64_t) + (a + b) * row_bytes());
-  std::memcpy(merged.bytes_.data(), &n, sizeof n);
-  std::memcpy(merged.bytes_.data() + sizeof(int64_t), bytes_.data() + sizeof(int64_t),
-              a * sizeof(int64_t));
-  std::memcpy(merged.bytes_.data() + sizeof(int64_t) * (1 + a),
-              other.bytes_.data() + sizeof(int64_t), b * sizeof(int64_t));
+  merged.start(n, tag());
+  std::memcpy(merged.bytes_.data() + kHeader, bytes_.data() + kHeader, a * sizeof(int64_t));
+  std::memcpy(merged.bytes_.data() + kHeader + a * sizeof(int64_t), other.bytes_.data() + kHeader,
+              b * sizeof(int64_t));
   const size_t columns = prefix().size() - 1;
   for (size_t c = 0; c < columns; ++c) {
     std::byte* o = merged.bytes_.data() + merged.column_offset(c, n);

@@ -218,12 +218,10 @@ bool Scheduler::poll() {
     mpi_check(
         MPI_Recv(msg.data(), bytes, MPI_BYTE, st.MPI_SOURCE, kTagData, comm_, MPI_STATUS_IGNORE),
         "MPI_Recv");
-    RAPID_ASSERT(msg.size() >= sizeof(int64_t), "a DATA message holds its chunk");
-    int64_t first = 0;
-    std::memcpy(&first, msg.data(), sizeof first);
-    std::vector<std::byte> block(msg.begin() + sizeof(int64_t), msg.end());
+    RowBlock block(std::move(msg));
+    const int64_t first = block.tag();
     ++data_received_[static_cast<size_t>(st.MPI_SOURCE)];
-    deliver(first, RowBlock(std::move(block)));
+    deliver(first, std::move(block));
     handled = true;
   }
   print_progress(false);
@@ -329,7 +327,7 @@ void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
   if (error) std::rethrow_exception(error);
 }
 
-RowBlock Scheduler::pack(int64_t from, int64_t to) {
+RowBlock Scheduler::pack(int64_t from, int64_t to, int64_t tag) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::span<const ResultRow> rows(rows_.data() + from, static_cast<size_t>(to - from));
   RowBlock block;
@@ -341,9 +339,10 @@ RowBlock Scheduler::pack(int64_t from, int64_t to) {
     if (options_.keep == Keep::TopK && r.result.status == Status::Ok)
       keep_best_.consider(r.point, r.result.step_time_s, r.point.index, &r);
   }
-  if (options_.keep == Keep::All) block.pack(rows);
+  if (options_.keep == Keep::All) block.pack(rows, {}, tag);
   if (options_.keep == Keep::Feasible) {
-    block.pack(rows, [](const ResultRow& r) { return r.result.status == Status::Ok; });
+    block.pack(
+        rows, [](const ResultRow& r) { return r.result.status == Status::Ok; }, tag);
     for (const ResultRow& r : rows)
       if (r.result.status == Status::Ok) kept_.add(r);
   }
@@ -357,8 +356,10 @@ int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
       c.count, [&](int64_t k) { return c.first + k; },
       evaluator_.fidelity() == Fidelity::Des ? Fidelity::Des : Fidelity::Analytical, 16,
       poll_while_evaluating);
-  // Every run of evaluated rows (the whole chunk unless a stop request cut it short).
+  // Every run of evaluated rows (the whole chunk unless a stop request cut it short),
+  // tagged with the chunk (also when nothing is kept: rank 0 orders the blocks by it).
   RowBlock block;
+  block.pack({}, {}, c.first);
   int64_t written = 0;
   for (int64_t a = 0; a < c.count;) {
     if (!evaluated_[static_cast<size_t>(a)]) {
@@ -367,7 +368,10 @@ int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
     }
     int64_t b = a;
     while (b < c.count && evaluated_[static_cast<size_t>(b)]) ++b;
-    block.append(pack(a, b));
+    if (block.empty())
+      block = pack(a, b, c.first);
+    else
+      block.append(pack(a, b, c.first));
     written += b - a;
     a = b;
   }
@@ -378,11 +382,8 @@ int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
     quiet_wait(data_send_);
     outgoing_ = std::move(block);
     const std::vector<std::byte>& bytes = outgoing_.bytes();
-    message_.resize(sizeof(int64_t) + bytes.size());
-    std::memcpy(message_.data(), &c.first, sizeof c.first);
-    if (!bytes.empty()) std::memcpy(message_.data() + sizeof(int64_t), bytes.data(), bytes.size());
-    mpi_check(MPI_Isend(message_.data(), static_cast<int>(message_.size()), MPI_BYTE, 0, kTagData,
-                        comm_, &data_send_),
+    mpi_check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kTagData, comm_,
+                        &data_send_),
               "MPI_Isend");
     ++data_sent_;
   }

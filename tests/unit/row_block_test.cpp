@@ -39,8 +39,8 @@ TEST(RowBlock, PacksIndicesAndColumnsInStorageTypes) {
   RowBlock b;
   b.pack(r);
   ASSERT_EQ(b.count(), 5);
-  // 8 bytes of count, then per row its index and every column's storage bytes.
-  EXPECT_EQ(b.bytes().size(), 8 + 5 * RowBlock::row_bytes());
+  // 16 bytes of count and tag, then per row its index and every column's storage bytes.
+  EXPECT_EQ(b.bytes().size(), 16 + 5 * RowBlock::row_bytes());
   const size_t tp = column_of("tp"), step = column_of("step_time_s"), st = column_of("status");
   EXPECT_EQ(b.column(tp).size(), 5u * 4u);    // int32
   EXPECT_EQ(b.column(step).size(), 5u * 8u);  // float64

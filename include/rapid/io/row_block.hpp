@@ -1,4 +1,5 @@
-// A block of result rows in storage form (issue 13 part 2): the rows' point indices, then
+// A block of result rows in storage form (issue 13 part 2): a tag (the scheduler's chunk),
+// the rows' point indices, then
 // each column of result_columns() converted to its storage type (int32, uint8, uint32,
 // float64; enums as uint8), one contiguous run per column. It is what a worker rank sends
 // the writing rank (one MPI message: bytes()), and what the result file's writer takes, so
@@ -24,15 +25,17 @@ class RowBlock {
   /// A block received as bytes (a message of another rank's bytes()).
   explicit RowBlock(std::vector<std::byte> bytes);
 
-  /// Replaces the contents with the rows `keep` accepts (all when empty), in order.
-  void pack(std::span<const ResultRow> rows,
-            const std::function<bool(const ResultRow&)>& keep = {});
+  /// Replaces the contents with the rows `keep` accepts (all when empty), in order; `tag`
+  /// travels with them (the scheduler's chunk).
+  void pack(std::span<const ResultRow> rows, const std::function<bool(const ResultRow&)>& keep = {},
+            int64_t tag = 0);
   /// Appends another block's rows (same schema).
   void append(const RowBlock& other);
   /// The block's rows whose positions `take` lists (ascending or not), in that order.
   RowBlock select(std::span<const size_t> take) const;
 
   int64_t count() const;
+  int64_t tag() const;
   /// Point index of row k.
   int64_t index(size_t k) const;
   /// Column c's storage bytes (count() elements of column_element_bytes()).
@@ -47,7 +50,8 @@ class RowBlock {
 
  private:
   size_t column_offset(size_t c, int64_t n) const;
-  std::vector<std::byte> bytes_;  ///< int64 count, int64 index[count], columns
+  void start(int64_t n, int64_t tag);  ///< sized for n rows, the header written
+  std::vector<std::byte> bytes_;       ///< int64 count, int64 tag, int64 index[count], columns
 };
 
 }  // namespace rapid

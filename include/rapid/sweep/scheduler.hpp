@@ -6,8 +6,8 @@
 //    CHUNK{first, count}; count == 0 means "no work left". It keeps one request outstanding:
 //    right after receiving a chunk it asks for the next one (nonblocking), then evaluates the
 //    current chunk, packs its rows (io/row_block.hpp: what --keep keeps) and sends them to
-//    rank 0 as DATA{chunk first, block} (nonblocking: the next chunk is evaluated while it
-//    goes), so the next chunk is usually there when it is done.
+//    rank 0 as DATA{block tagged with the chunk's first index} (nonblocking: the next chunk
+//    is evaluated while it goes), so the next chunk is usually there when it is done.
 //  - after the "no work left" reply a worker sends CONTROL{finished, points, DATA messages
 //    sent}; rank 0 returns from run() once every worker has finished and every DATA message
 //    has arrived, so rank 0's progress ends at N exactly and every row reached the writer.
@@ -197,8 +197,9 @@ class Scheduler {
   void deliver(int64_t chunk_first, RowBlock block);
   /// Waits for `req` without spinning (test, then sleep); counts the time as waiting.
   void quiet_wait(MPI_Request& req);
-  /// The rows of rows_[from, to) the file keeps, packed (none for Keep::TopK: kept aside).
-  RowBlock pack(int64_t from, int64_t to);
+  /// The rows of rows_[from, to) the file keeps, packed with `tag` (the chunk's first
+  /// index; none for Keep::TopK: kept aside).
+  RowBlock pack(int64_t from, int64_t to, int64_t tag);
   void print_progress(bool final);
 
   const MpiEnv& mpi_;
