@@ -141,7 +141,7 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
       // The metadata on disk once, before any row.
       h5::check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "H5Fflush");
       last_flush_s_ = now_s();
-      writer_ = std::make_unique<BackgroundWriter>(size_t{16} << 20);  // docs/production.md sec 4
+      writer_ = std::make_unique<BackgroundWriter>(size_t{8} << 20);  // docs/production.md sec 4
     } catch (const std::exception& e) {
       error = e.what();
       abandon();
@@ -215,7 +215,7 @@ bool ResultStore::open_partial(const std::string& resume_key, ResumeMode mode) {
   missing_ = parse_ranges(mpi_.broadcast(missing));
   if (mpi_.is_root()) {
     last_flush_s_ = now_s();
-    writer_ = std::make_unique<BackgroundWriter>(size_t{16} << 20);  // docs/production.md sec 4
+    writer_ = std::make_unique<BackgroundWriter>(size_t{8} << 20);  // docs/production.md sec 4
   }
   resumed_ = true;
   return true;

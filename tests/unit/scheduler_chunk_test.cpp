@@ -1,5 +1,5 @@
 // Guided chunk sizes of the sweep scheduler (sweep/scheduler.hpp):
-// chunk = clamp(remaining / (4 * ranks), 64, 16384), capped by what remains.
+// chunk = clamp(remaining / (4 * ranks), 64, 8192), capped by what remains.
 #include <gtest/gtest.h>
 
 #include "rapid/sweep/scheduler.hpp"
@@ -8,8 +8,8 @@ namespace rapid {
 namespace {
 
 TEST(SchedulerChunks, GuidedSizesShrinkTowardsTheEnd) {
-  // 1e6 points on 4 ranks: 1e6 / 16 = 62500 -> capped at 16384.
-  EXPECT_EQ(next_chunk_size(1'000'000, 4, 0), 16384);
+  // 1e6 points on 4 ranks: 1e6 / 16 = 62500 -> capped at 8192.
+  EXPECT_EQ(next_chunk_size(1'000'000, 4, 0), 8192);
   // 100000 on 4 ranks: 100000 / 16 = 6250 (between the bounds).
   EXPECT_EQ(next_chunk_size(100'000, 4, 0), 6250);
   // 1000 on 4 ranks: 1000 / 16 = 62 -> raised to the floor of 64.
@@ -19,6 +19,14 @@ TEST(SchedulerChunks, GuidedSizesShrinkTowardsTheEnd) {
   EXPECT_EQ(next_chunk_size(0, 4, 0), 0);
   // One rank: 400 / 4 = 100.
   EXPECT_EQ(next_chunk_size(400, 1, 0), 100);
+}
+
+TEST(SchedulerChunks, AlignedToTheFilesChunks) {
+  // align 4096: 100000 / 16 = 6250 -> 4096 (rounded down to a multiple); below the
+  // alignment the size stays (the tail): 1000 / 16 = 62 -> 64.
+  EXPECT_EQ(next_chunk_size(100'000, 4, 0, 4096), 4096);
+  EXPECT_EQ(next_chunk_size(1'000'000, 4, 0, 4096), 8192);
+  EXPECT_EQ(next_chunk_size(1000, 4, 0, 4096), 64);
 }
 
 TEST(SchedulerChunks, FixedSizeOverridesGuided) {

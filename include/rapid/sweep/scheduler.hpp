@@ -54,7 +54,7 @@
 namespace rapid {
 
 inline constexpr int64_t kMinChunk = 64;
-inline constexpr int64_t kMaxChunk = 16384;
+inline constexpr int64_t kMaxChunk = 8192;
 inline constexpr int64_t kPollInterval = 32;  ///< rank 0's thread-0 points between polls
 
 /// Size of the next chunk: `fixed` when > 0, else clamp(remaining / (4 * ranks), kMinChunk,
