@@ -359,7 +359,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
         mpi, store, *p.enumerator, rapid::done_ranges(store.missing(), store.num_points()),
         scheduler);
   // --keep top-K: the kept rows first (refine() then rewrites those it simulates).
-  const int64_t kept_top = p.keep == rapid::Keep::TopK ? scheduler.finish_keep() : 0;
+  if (p.keep == rapid::Keep::TopK) scheduler.finish_keep();
   const int64_t simulated = so.top_k > 0 ? scheduler.refine() : 0;
   if (mpi.allreduce_max(scheduler.stats().interrupted ? 1 : 0) > 0) return stopped(mpi, store);
 
@@ -384,7 +384,6 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
       dropped.step_time_edges_s.push_back(rapid::RowCensus::edge(j));
   }
   if (p.keep != rapid::Keep::All && mpi.is_root()) store.write_dropped(dropped);
-  (void)kept_top;
 
   // Per-phase seconds, summed over the ranks (rank 0's writer thread for write).
   const rapid::SweepStats& st = scheduler.stats();
