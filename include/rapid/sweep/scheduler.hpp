@@ -107,7 +107,6 @@ struct RowCensus {
   static double edge(int j);  ///< bin j covers [edge(j), edge(j + 1)); j = 0 .. kBins
   std::vector<int64_t> by_status = std::vector<int64_t>(kStatuses, 0);
   std::vector<int64_t> by_step = std::vector<int64_t>(kBins, 0);
-  void add(const RowBlock& block);  ///< every row of the block
   void add(const ResultRow& row, int sign = 1);
   void subtract(const RowCensus& other);
 };
