@@ -181,7 +181,8 @@ class ResultStore {
   h5::File file_;
   PointsTable table_;
   std::unique_ptr<BackgroundWriter> writer_;
-  double last_flush_s_ = 0;  ///< writer thread's clock of the last flush
+  double last_flush_s_ = 0;      ///< writer thread's clock of the last flush
+  int64_t rows_since_open_ = 0;  ///< rows written since the file was (re)opened
 };
 
 }  // namespace rapid
