@@ -103,6 +103,27 @@ class Results:
     variants_from_file: bool = False
 
     @property
+    def keep(self) -> str:
+        """--keep of the sweep: all (every point a row), feasible or top-K."""
+        return str(self.attrs.get("keep", "all"))
+
+    def keep_note(self) -> list[str]:
+        """What a --keep feasible / top-K file left out (its /dropped counts are in the
+        file; num_points is the sweep's size)."""
+        if self.keep == "all":
+            return []
+        total = int(self.attrs.get("num_points", len(self.points)))
+        return [f"--keep {self.keep}: {len(self.points)} of the sweep's {total} points are in "
+                f"this file; /dropped counts the others by status and step time."]
+
+    def baseline_missing(self) -> str:
+        """Why there is no baseline row: the job has none, or --keep dropped it."""
+        i = self.baseline_index
+        if i >= 0 and i not in self.points.index:
+            return f"the baseline (point {i}) is not among the rows --keep {self.keep} kept"
+        return "the job has no `baseline:`"
+
+    @property
     def baseline_index(self) -> int:
         return int(self.attrs.get("baseline_index", -1))
 

@@ -42,7 +42,7 @@ def baseline_lines(res, pts, ok):
     """Which layout is the baseline, and the best layout's speedup over it."""
     base = res.baseline
     if base is None:
-        return ["Baseline: none (the job has no `baseline:`), no speedup computed."]
+        return [f"Baseline: none ({res.baseline_missing()}), no speedup computed."]
     if base.name not in pts.index:  # --hardware: the baseline layout on that hardware
         same = rr.same_layout(pts, base)
         if same.empty:
@@ -131,7 +131,7 @@ def main(argv=None):
         print(textout.formatted(table.frame).to_string(index=False))
         print()
     print("\n".join(baseline_lines(res, pts, ok)))
-    print("\n".join(count_lines(pts)))
+    print("\n".join(count_lines(pts) + res.keep_note()))
     if ok.empty:
         print("Heatmap: none (nothing fits)")
         return 0

@@ -64,7 +64,8 @@ def baseline_of(points: pd.DataFrame, res: rr.Results) -> pd.Series | None:
     """The job's baseline row; in a scenario other than its own, the same layout on the same
     hardware in that scenario (None when the job has none)."""
     i = res.baseline_index
-    if not 0 <= i < len(res.points):
+    # A --keep feasible / top-K file holds some points only: the baseline may be absent.
+    if i < 0 or i not in res.points.index:
         return None
     base = common.with_gpus(res.points).loc[i]
     if i in points.index or "scenario" not in points or points.empty:
@@ -100,7 +101,7 @@ def _scope(opts: Options) -> str:
 
 def top_section(res: rr.Results, opts: Options) -> Section:
     pts = selected(res, opts)
-    table = top.top_layouts(pts, job_baseline(res, opts), opts.top)
+    table = top.top_layouts(pts, job_baseline(res, opts), opts.top, res.baseline_missing())
     table.title += _scope(opts)
     return Section(table)
 

@@ -21,9 +21,10 @@ def analytical_step(points: pd.DataFrame) -> pd.Series | None:
     return kept.where(np.isfinite(kept), points.step_time_s.where(analytical))
 
 
-def baseline_note(baseline: pd.Series | None) -> list[str]:
+def baseline_note(baseline: pd.Series | None,
+                  missing: str = "the job has no `baseline:`") -> list[str]:
     if baseline is None:
-        return ["No baseline (the job has no `baseline:`): no speedup."]
+        return [f"No baseline ({missing}): no speedup."]
     words = (f"Baseline (point {baseline.name}): {common.short_layout(baseline)} "
              f"on {baseline.hardware}, {int(baseline.num_gpus)} GPUs")
     if baseline.status != "ok":
@@ -47,12 +48,13 @@ def congestion(row: pd.Series) -> dict:
             "max link (%)": 100 * float(util) if des else np.nan}
 
 
-def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int) -> common.Table:
+def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int,
+                missing: str = "the job has no `baseline:`") -> common.Table:
     """The n fastest ok rows of each (GPU count, hardware_index), ranked by tokens/s/GPU
     as written (the DES figure where the row was refined), with the analytical rank
     beside in the groups where the DES refined some row (elsewhere the two ranks agree)."""
     ok = common.ok_rows(points)
-    notes = baseline_note(baseline)
+    notes = baseline_note(baseline, missing)
     base_tps = (baseline.tokens_per_s_per_gpu if baseline is not None
                 and baseline.status == "ok" else np.nan)
     analytical = analytical_step(ok)

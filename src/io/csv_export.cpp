@@ -135,6 +135,16 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
     }
     cols.push_back(std::move(v));
   }
+  // The point of each row (/points/point: i with --keep all, the kept points otherwise).
+  std::vector<int64_t> point(static_cast<size_t>(std::max<hssize_t>(rows, 0)));
+  for (size_t i = 0; i < point.size(); ++i) point[i] = static_cast<int64_t>(i);
+  if (H5Lexists(file.get(), "/points/point", H5P_DEFAULT) > 0 && !point.empty()) {
+    h5::Dataset ds(H5Dopen2(file.get(), "/points/point", H5P_DEFAULT), "H5Dopen2");
+    h5::Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
+    if (H5Sget_simple_extent_npoints(space.get()) == rows)
+      h5::check(H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, point.data()),
+                "H5Dread");
+  }
   const std::vector<std::string> hardware = h5::read_strings(file.get(), "/hardware/names");
   const std::vector<std::string> scenarios = h5::read_strings(file.get(), "/scenarios/names");
   auto name_of = [](const std::vector<std::string>& names, double i) {
@@ -150,14 +160,14 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
   const std::string temp = temporary_path_beside(csv_path);
   try {
     Sink out(temp, csv_path.ends_with(".gz"), csv_path);
-    // `point` first: the row index, the file's /points/point (netcdf_layout.hpp).
+    // `point` first: the file's /points/point (netcdf_layout.hpp): the point of the row.
     std::string line = "point,hardware,scenario_name";
     for (const ColumnValues& c : cols) line += fmt::format(",{}", c.column->name);
     out.write(line + "\n");
     for (hssize_t i = 0; i < rows; ++i) {
       const auto r = static_cast<size_t>(i);
-      line = fmt::format("{},", i) + field(name_of(hardware, cols[hw_col].numbers[r])) + "," +
-             field(name_of(scenarios, cols[sc_col].numbers[r]));
+      line = fmt::format("{},", point[r]) + field(name_of(hardware, cols[hw_col].numbers[r])) +
+             "," + field(name_of(scenarios, cols[sc_col].numbers[r]));
       for (const ColumnValues& c : cols) {
         line += ',';
         if (c.column->type == ColumnType::Enum8) {

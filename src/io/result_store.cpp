@@ -134,7 +134,10 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
       appended_(appended) {
   RAPID_ASSERT(num_points_ > 0, "a sweep has at least one point");
   h5::silence_error_printing();
-  temp_path_ = mpi_.broadcast(mpi_.is_root() ? temp_path_for(output_path_) : std::string());
+  // A --keep feasible / top-K file is not resumable: a temporary path of its own, so that a
+  // resumable partial file of the same output survives it.
+  temp_path_ = mpi_.broadcast(
+      mpi_.is_root() ? temp_path_for(output_path_) + (appended ? ".keep" : "") : std::string());
   if (!appended_ && resume != ResumeMode::No && open_partial(resume_key, resume)) return;
   std::string error;
   if (mpi_.is_root()) {

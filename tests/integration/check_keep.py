@@ -73,7 +73,7 @@ def main(mpirun, exe, job, out_dir, np_ranks, k):
                else -1.0)
         groups.setdefault(key, []).append((float(ref["step_time_s"][i]), int(i)))
     top = sorted(i for g in groups.values() for _, i in sorted(g)[:k])
-    statuses = np.bincount(ref["status"].astype(int), minlength=8)
+    statuses = np.bincount(ref["status"].astype(int), minlength=7)
     for mode, rows in (("all", np.arange(n)), ("feasible", ok), (f"top-{k}", np.array(top))):
         files = {}
         for ranks, extra in ((1, ()), (int(np_ranks), ("--chunk", "7"))):
@@ -94,7 +94,7 @@ def main(mpirun, exe, job, out_dir, np_ranks, k):
                                   f"{f.attrs['num_rows']}")
                 if mode != "all":
                     dropped = f["dropped/status_counts"][()]
-                    kept = np.bincount(ref["status"][rows].astype(int), minlength=8)
+                    kept = np.bincount(ref["status"][rows].astype(int), minlength=7)
                     if not np.array_equal(dropped, statuses - kept):
                         errors.append(f"{what}: /dropped/status_counts {dropped.tolist()} "
                                       f"expected {(statuses - kept).tolist()}")

@@ -102,7 +102,7 @@ struct SchedulerOptions {
 /// Rows a --keep sweep saw, by status and (feasible rows) by step time: what it dropped is
 /// seen minus kept. Bins: log-spaced step times, 4 per decade from 1 ms to 100,000 s.
 struct RowCensus {
-  static constexpr int kStatuses = 8;
+  static constexpr int kStatuses = 7;  ///< ok .. overloaded (eval_result.hpp Status)
   static constexpr int kBins = 32;
   static double edge(int j);  ///< bin j covers [edge(j), edge(j + 1)); j = 0 .. kBins
   std::vector<int64_t> by_status = std::vector<int64_t>(kStatuses, 0);
