@@ -425,12 +425,16 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
         static_cast<double>(run.peak_rss_bytes) / (1024.0 * 1024.0), run.fidelity.c_str(),
         simulated > 0 ? fmt::format(", {} points simulated", simulated).c_str() : "",
         o.output.c_str());
+    const auto threads = static_cast<double>(run.threads_per_rank);
     if (des_rows[0] > 0)
       std::printf(
           "rapid-sweep: discrete-event simulation: %lld points simulated, %.1f points/s "
-          "per core (%.2f s of evaluation over the ranks)\n",
+          "per core (%.2f core-s of evaluation)\n",
           static_cast<long long>(des_rows[0]),
-          phases[1] > 0 ? static_cast<double>(des_rows[0]) / phases[1] : 0.0, phases[1]);
+          // evaluate is each rank's time in its OpenMP loops: x threads = core-seconds
+          // (the points that ended at the memory check included)
+          phases[1] > 0 ? static_cast<double>(des_rows[0]) / (phases[1] * threads) : 0.0,
+          phases[1] * threads);
     std::printf(
         "rapid-sweep: seconds over the ranks: enumerate %.2f, evaluate %.2f, pack %.2f, "
         "wait %.2f, write %.2f (rank 0's writer thread)\n",
