@@ -236,9 +236,11 @@ void ResultStore::abandon() noexcept {
     table_ = PointsTable();
     file_.reset();
   }
-  // A resumed run keeps its partial file whatever happens: it holds earlier runs' rows.
+  // Any rank may get here first (a failing rank aborts the job right after): removing is
+  // idempotent. A resumed run keeps its partial file whatever happens: it holds earlier
+  // runs' rows.
   std::error_code ec;
-  if (mpi_.is_root() && !temp_path_.empty() && !resumed_) fs::remove(temp_path_, ec);
+  if (!temp_path_.empty() && !resumed_) fs::remove(temp_path_, ec);
 }
 
 void ResultStore::create_file(const std::string& resume_key) {
