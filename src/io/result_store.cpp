@@ -153,10 +153,7 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
     }
   }
   error = mpi_.broadcast(error);
-  if (!error.empty()) {
-    std::error_code ec;
-    throw InternalError(error);
-  }
+  if (!error.empty()) throw InternalError(error);
   missing_ = {{0, num_points_}};
 }
 
