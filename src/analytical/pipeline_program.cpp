@@ -28,6 +28,8 @@ PipelineProgram::PipelineProgram(int64_t pp, int64_t vpp, int64_t m) : pp_(pp), 
   };
   std::vector<size_t> next(static_cast<size_t>(pp), 0);
   passes_.reserve(total);
+  std::vector<uint32_t> position;  // each placed pass's place in its device's order
+  position.reserve(total);
   // Place each device's passes in its order as far as their inputs are placed, device after
   // device, until all are (the walk's own order: every pass after the one it waits for).
   while (passes_.size() < total) {
@@ -42,6 +44,7 @@ PipelineProgram::PipelineProgram(int64_t pp, int64_t vpp, int64_t m) : pp_(pp), 
         if (!starts && in == 0) break;
         passes_.push_back(Pass{in, static_cast<uint16_t>(j),
                                static_cast<uint16_t>(2 * (j * vpp + o[k].chunk) + (fwd ? 0 : 1))});
+        position.push_back(static_cast<uint32_t>(k));
         const auto self = static_cast<uint32_t>(passes_.size());
         // Its output: the next virtual stage's forward, the previous one's backward, or (the
         // last virtual stage's forward: the loss) its own backward.
@@ -53,10 +56,11 @@ PipelineProgram::PipelineProgram(int64_t pp, int64_t vpp, int64_t m) : pp_(pp), 
     }
     RAPID_ASSERT(passes_.size() > placed, "pipeline schedule without a deadlock");
   }
-  order_by_depth();
+  const std::vector<uint32_t> placed = order_by_depth();
+  if (vpp > 1) find_rounds(position, placed);
 }
 
-void PipelineProgram::order_by_depth() {
+std::vector<uint32_t> PipelineProgram::order_by_depth() {
   // A pass's depth: 1 + that of the latest of the device's previous pass and its input's.
   // Passes of one depth do not wait for one another: run level by level, the devices'
   // chains of max and add overlap in the CPU instead of following each other (stable: each
@@ -83,6 +87,62 @@ void PipelineProgram::order_by_depth() {
     ordered[position[i]] = p;
   }
   passes_ = std::move(ordered);
+  return position;
+}
+
+void PipelineProgram::find_rounds(const std::vector<uint32_t>& position,
+                                  const std::vector<uint32_t>& placed) {
+  // Positions per round on every device: pp micro-batches x vpp chunks, forward and backward.
+  const int64_t round = 2 * pp_ * vpp_, total = m_ * vpp_;
+  // Cuts just before a forward, past the longest warm-up (device 0's: schedule.hpp) and
+  // before device 0's cool-down, where every device is in its steady state.
+  const int64_t warm0 = std::min(2 * (pp_ - 1) + (vpp_ - 1) * pp_, total);
+  const size_t n = passes_.size();
+  std::vector<uint32_t> pos(n);
+  for (size_t i = 0; i < n; ++i) pos[placed[i]] = position[i];
+  struct Crossing {
+    uint32_t device, position, pass;
+    bool operator<(const Crossing& o) const {
+      return device != o.device ? device < o.device : position < o.position;
+    }
+  };
+  std::vector<Crossing> before;  // the previous cut's crossing passes
+  for (int64_t cut = warm0 + 2; cut + 2 <= 2 * total - warm0; cut += round) {
+    const auto c = static_cast<uint32_t>(cut);
+    std::vector<Crossing> crossing;
+    bool closed = true;  // no pass before the cut waits for one after it
+    for (size_t i = 0; i < n; ++i) {
+      const Pass& p = passes_[i];
+      const bool after = pos[i] >= c;
+      if (p.input) {
+        const uint32_t x = p.input - 1;
+        if (after && pos[x] < c) crossing.push_back({passes_[x].device, pos[x], x});
+        if (!after && pos[x] >= c) closed = false;
+      }
+      if (pos[i] + 1 == c) crossing.push_back({p.device, pos[i], static_cast<uint32_t>(i)});
+    }
+    std::sort(crossing.begin(), crossing.end());
+    crossing.erase(std::unique(crossing.begin(), crossing.end(),
+                               [](const Crossing& a, const Crossing& b) {
+                                 return a.device == b.device && a.position == b.position;
+                               }),
+                   crossing.end());
+    if (!closed) crossing.clear();
+    // Successive cuts compared pass for pass: the same crossings a round on.
+    bool aligned = !crossing.empty() && crossing.size() == before.size();
+    for (size_t i = 0; aligned && i < crossing.size(); ++i)
+      aligned = crossing[i].device == before[i].device &&
+                crossing[i].position == before[i].position + round;
+    if (aligned) {
+      Round r;
+      for (size_t i = 0; i < crossing.size(); ++i) {
+        r.from.push_back(before[i].pass + 1);
+        r.to.push_back(crossing[i].pass + 1);
+      }
+      rounds_.push_back(std::move(r));
+    }
+    before = std::move(crossing);
+  }
 }
 
 bool PipelineProgram::runnable(const PipelineInput& in) {
@@ -92,13 +152,57 @@ bool PipelineProgram::runnable(const PipelineInput& in) {
          in.fwd.size() == static_cast<size_t>(in.pp * in.vpp) && in.fwd.size() == in.bwd.size();
 }
 
+namespace {
+
+// Per slot: the pass's duration and the send it waits for after it (none after the last
+// virtual stage's forward and the first one's backward): the walk's free_at = end + p2p_s,
+// and end + 0.0 == end.
+thread_local std::vector<double> duration, sends;
+
+}  // namespace
+
 void PipelineProgram::run(const PipelineInput& in, PipelineTimes& out) const {
   RAPID_ASSERT(is(in.pp, in.vpp, in.m), "pipeline program of another shape");
+  run_passes(in, out);
+}
+
+bool PipelineProgram::extend(const PipelineInput& in, PipelineTimes& out) const {
+  RAPID_ASSERT(in.pp == pp_ && in.vpp == vpp_ && in.m >= m_ && (in.m - m_) % pp_ == 0,
+               "pipeline program extended to another shape");
+  const double* const t = run_passes(in, out);
+  const double g = static_cast<double>((in.m - m_) / pp_);
+  if (g == 0) return true;
+  for (const Round& r : rounds_) {
+    // The crossing times a round on, all moved on by the same lambda (up to rounding).
+    const double lambda = t[r.to[0]] - t[r.from[0]];
+    bool repeats = true;
+    for (size_t i = 0; repeats && i < r.to.size(); ++i)
+      repeats = std::abs(t[r.to[i]] - t[r.from[i]] - lambda) <= 1e-12 * t[r.to[i]];
+    if (!repeats) continue;
+    // Each of the g rounds more: lambda later, and on every device pp micro-batches of each
+    // chunk's passes and their sends more.
+    out.makespan += g * lambda;
+    for (int64_t j = 0; j < pp_; ++j) {
+      double busy = 0;
+      for (size_t k = 2 * static_cast<size_t>(j * vpp_); k < 2 * static_cast<size_t>((j + 1) * vpp_); ++k)
+        busy += duration[k] + sends[k];
+      out.busy[static_cast<size_t>(j)] += g * static_cast<double>(pp_) * busy;
+      out.end[static_cast<size_t>(j)] += g * lambda;
+    }
+    return true;
+  }
+  return false;
+}
+
+void PipelineProgram::walk(const PipelineInput& in, PipelineTimes& out) {
+  const int64_t short_m = kShortGroups * in.pp;
+  if (in.vpp > 1 && in.m > short_m && of(in.pp, in.vpp, short_m).extend(in, out)) return;
+  of(in.pp, in.vpp, in.m).run(in, out);
+}
+
+const double* PipelineProgram::run_passes(const PipelineInput& in, PipelineTimes& out) const {
   const int64_t P = pp_ * vpp_;
-  // Per slot: the pass's duration and the send it waits for after it (none after the last
-  // virtual stage's forward and the first one's backward): the walk's free_at = end +
-  // p2p_s, and end + 0.0 == end.
-  thread_local std::vector<double> duration, sends, times, clock;
+  thread_local std::vector<double> times, clock;
   duration.resize(static_cast<size_t>(2 * P));
   sends.resize(static_cast<size_t>(2 * P));
   for (int64_t j = 0; j < pp_; ++j)
@@ -138,6 +242,7 @@ void PipelineProgram::run(const PipelineInput& in, PipelineTimes& out) const {
   // ends latest on it.
   out.makespan = 0;
   for (double e : out.end) out.makespan = std::max(out.makespan, e);
+  return t;
 }
 
 const PipelineProgram& PipelineProgram::of(int64_t pp, int64_t vpp, int64_t m) {

@@ -151,7 +151,7 @@ void walk(const PipelineInput& in, PipelineTimes& out) {
       out = w.out;
       return;
     }
-  PipelineProgram::of(in.pp, in.vpp, in.m).run(in, out);
+  PipelineProgram::walk(in, out);
   Walked& w = walked[next];
   next = (next + 1) % kKept;
   w.in = in;
