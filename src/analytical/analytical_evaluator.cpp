@@ -34,17 +34,21 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const TrainingS
 
 namespace {
 
-// The template times of the last few layouts this thread evaluated, per evaluator. A
-// sweep's points come in blocks whose innermost axes are the recompute options and the
-// ZeRO stage: a few entries hold a block's layouts.
+// The template times of the layouts this thread evaluated lately, per evaluator: a
+// two-way set-associative table hashed on (evaluator, layout without its ZeRO stage).
+// A sweep's innermost axes are the recompute option and the hardware variant (one
+// evaluator each), then the ZeRO stage: the layouts that share templates (every ZeRO
+// stage of one recompute option on one variant) come 6 x variants points apart, so the
+// table holds thousands (4 MiB per thread, allocated on first use).
 struct TemplateCacheEntry {
-  uint64_t evaluator = 0;
+  uint64_t evaluator = 0;  // 0: empty
+  uint64_t used = 0;       // this thread's tick of its last use: the older way is replaced
   ParallelConfig key;
   AnalyticalEvaluator::TemplateTimes times;
 };
-constexpr size_t kTemplateCacheSize = 32;
-thread_local std::array<TemplateCacheEntry, kTemplateCacheSize> template_cache;
-thread_local size_t template_cache_next = 0;
+constexpr size_t kTemplateCacheSets = 1024;
+thread_local std::vector<std::array<TemplateCacheEntry, 2>> template_cache;
+thread_local uint64_t template_cache_tick = 0;
 
 ParallelConfig template_key(const ParallelConfig& par) {
   ParallelConfig k = par;
@@ -52,22 +56,41 @@ ParallelConfig template_key(const ParallelConfig& par) {
   return k;
 }
 
+std::array<TemplateCacheEntry, 2>& template_set(uint64_t evaluator, const ParallelConfig& k) {
+  if (template_cache.empty()) template_cache.resize(kTemplateCacheSets);
+  // FNV-1a over the layout's fields and the evaluator.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  mix(evaluator);
+  for (int64_t v : {int64_t{k.dp}, int64_t{k.tp}, int64_t{k.pp}, int64_t{k.cp}, int64_t{k.ep},
+                    int64_t{k.etp}, int64_t{k.vpp}, int64_t{k.mbs}, int64_t{k.sp},
+                    static_cast<int64_t>(k.recompute), static_cast<int64_t>(k.recompute_method),
+                    int64_t{k.recompute_layers}, int64_t{k.offload_layers}})
+    mix(static_cast<uint64_t>(v));
+  return template_cache[(h ^ (h >> 29)) % kTemplateCacheSets];
+}
+
 }  // namespace
 
 const AnalyticalEvaluator::TemplateTimes* AnalyticalEvaluator::cached_template_times(
     const ParallelConfig& par) const {
   const ParallelConfig key = template_key(par);
-  for (const TemplateCacheEntry& e : template_cache)
-    if (e.evaluator == id_ && e.key == key) return &e.times;
+  for (TemplateCacheEntry& e : template_set(id_, key))
+    if (e.evaluator == id_ && e.key == key) {
+      e.used = ++template_cache_tick;
+      return &e.times;
+    }
   return nullptr;
 }
 
 const AnalyticalEvaluator::TemplateTimes& AnalyticalEvaluator::template_times(
     const Workload& w) const {
-  TemplateCacheEntry& e = template_cache[template_cache_next];
-  template_cache_next = (template_cache_next + 1) % kTemplateCacheSize;
+  const ParallelConfig key = template_key(w.par);
+  std::array<TemplateCacheEntry, 2>& set = template_set(id_, key);
+  TemplateCacheEntry& e = set[0].used <= set[1].used ? set[0] : set[1];
   e.evaluator = id_;
-  e.key = template_key(w.par);
+  e.used = ++template_cache_tick;
+  e.key = key;
   TemplateTimes& t = e.times;
   const std::vector<Op>* const ops[kTemplatePasses] = {
       &w.layer.forward,      &w.layer.backward,      &w.layer.recompute,   &w.moe_layer.forward,
@@ -163,6 +186,15 @@ struct StageDp {
   double interference() const { return reduce_interference + gather_interference; }
 };
 
+// Whether stage b runs what stage a runs, for a dense model (evaluate() reads these fields
+// of a stage; a MoE model's chunks also depend on which layers are MoE layers).
+bool same_stage_work(const StageInfo& a, const StageInfo& b) {
+  return a.num_layers == b.num_layers && a.num_moe_layers == b.num_moe_layers &&
+         a.has_embedding == b.has_embedding && a.has_lm_head == b.has_lm_head &&
+         a.params == b.params && a.expert_params == b.expert_params &&
+         a.recompute_dense == b.recompute_dense && a.recompute_moe == b.recompute_moe;
+}
+
 // Extra compute time when `overlap` seconds of a collective run beside compute that takes
 // `contended / alone` times as long there: the compute progresses at alone / contended.
 double overlap_cost(double overlap, double alone, double contended) {
@@ -231,8 +263,50 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   DpMemo dp_memo[2];  // dense, experts
   double optimizer_max = 0;
   double lead = 0;  // when the stage's first forward can start: the fill ahead of it
+  // The weight gather's wait before stage k0 / vpp's first forward: its chunks' weights
+  // arrive in order, chunk c needed after the fill ahead and the warm-up's c x pp forwards.
+  auto gather_wait = [&](double gather, double bucket_share, size_t k0) {
+    double wait = gather * std::min(1.0, bucket_share);
+    double done = 0;
+    for (int64_t c = 0; c < vpp; ++c) {
+      const size_t k = k0 + static_cast<size_t>(c);
+      done += gather * chunk_share[k];
+      const double need =
+          lead + static_cast<double>(c * pp) * (fwd_pass[k].time + p2p_one) + fwd_pass[k].time;
+      wait = std::max(wait, done - need);
+    }
+    return wait;
+  };
+  // Per DP group (dense, experts) of the last stage computed: its overlapped gather.
+  struct Gather {
+    bool waits = false;
+    double gather = 0, bucket_share = 0;
+  } gathers[2];
   for (int64_t j = 0; j < pp; ++j) {
     const StageInfo& st = w.stages[static_cast<size_t>(j)];
+    const size_t k0 = static_cast<size_t>(j * vpp);
+    if (j > 0 && !model_.moe.enabled() &&
+        same_stage_work(w.stages[static_cast<size_t>(j) - 1], st)) {
+      // A stage like the one before it (the middle stages of an even split): the same
+      // passes, DP traffic, offload and optimizer shard; only the wait for its weights
+      // (after the longer fill ahead of it) differs.
+      const auto v = static_cast<size_t>(vpp), p0 = k0 - v;
+      std::copy_n(fwd_pass.begin() + p0, v, fwd_pass.begin() + k0);
+      std::copy_n(bwd_pass.begin() + p0, v, bwd_pass.begin() + k0);
+      std::copy_n(chunk_share.begin() + p0, v, chunk_share.begin() + k0);
+      std::copy_n(pipe.fwd.begin() + p0, v, pipe.fwd.begin() + k0);
+      std::copy_n(pipe.bwd.begin() + p0, v, pipe.bwd.begin() + k0);
+      StageDp& sync = dp[static_cast<size_t>(j)];
+      sync = dp[static_cast<size_t>(j) - 1];
+      if (gathers[0].waits || gathers[1].waits) {
+        sync.gather_exposed = 0;
+        for (const Gather& g : gathers)
+          if (g.waits) sync.gather_exposed += gather_wait(g.gather, g.bucket_share, k0);
+      }
+      lead += fwd_pass[k0].time + p2p_one;
+      continue;
+    }
+    gathers[0] = gathers[1] = Gather{};
     PassTime stage_f, stage_b;
     for (int64_t c = 0; c < vpp; ++c) {
       PassTime f, b;
@@ -264,7 +338,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       CommGroup group;
     } groups[2] = {{st.params - st.expert_params, CommGroup::DPCP},
                    {st.expert_params, CommGroup::EDP}};
-    const size_t k0 = static_cast<size_t>(j * vpp);
     for (const auto& [params, group] : groups) {
       if (params <= 0) continue;
       DpTraffic traffic = dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, 2.0);
@@ -317,19 +390,12 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       if (og)
         sync.reduce_interference += overlap_cost(std::min(d.reduce * share0, bwd_pass[k0].time),
                                                  stage_b.compute / c0, stage_b.dp_contended / c0);
+      Gather& gather = gathers[group == CommGroup::EDP ? 1 : 0];
+      gather = {op && d.gather > 0, d.gather, bucket_share};
       if (!op) {
         sync.gather_after += d.gather;
       } else if (d.gather > 0) {
-        double wait = d.gather * std::min(1.0, bucket_share);
-        double done = 0;
-        for (int64_t c = 0; c < vpp; ++c) {
-          const size_t k = k0 + static_cast<size_t>(c);
-          done += d.gather * chunk_share[k];
-          const double need =
-              lead + static_cast<double>(c * pp) * (fwd_pass[k].time + p2p_one) + fwd_pass[k].time;
-          wait = std::max(wait, done - need);
-        }
-        sync.gather_exposed += wait;
+        sync.gather_exposed += gather_wait(d.gather, bucket_share, k0);
         sync.gather_interference += overlap_cost(std::min(d.gather, fwd_pass[k0].time),
                                                  stage_f.compute / c0, stage_f.dp_contended / c0);
       }

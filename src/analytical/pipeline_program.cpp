@@ -184,7 +184,8 @@ bool PipelineProgram::extend(const PipelineInput& in, PipelineTimes& out) const 
     out.makespan += g * lambda;
     for (int64_t j = 0; j < pp_; ++j) {
       double busy = 0;
-      for (size_t k = 2 * static_cast<size_t>(j * vpp_); k < 2 * static_cast<size_t>((j + 1) * vpp_); ++k)
+      for (size_t k = 2 * static_cast<size_t>(j * vpp_);
+           k < 2 * static_cast<size_t>((j + 1) * vpp_); ++k)
         busy += duration[k] + sends[k];
       out.busy[static_cast<size_t>(j)] += g * static_cast<double>(pp_) * busy;
       out.end[static_cast<size_t>(j)] += g * lambda;

@@ -1,6 +1,7 @@
 #include "rapid/eval/point_evaluator.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
@@ -29,8 +30,17 @@ struct PointEvaluator::System {
 
 PointEvaluator::~PointEvaluator() = default;
 
+namespace {
+
+uint64_t next_point_evaluator_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOptions des)
-    : spec_(spec), fidelity_(fidelity) {
+    : spec_(spec), fidelity_(fidelity), id_(next_point_evaluator_id()) {
   if (const char* env = std::getenv("RAPID_SWEEP_TEST_POINT_ERROR")) fail_point_ = std::atoll(env);
   const bool faults = std::any_of(spec.scenarios.begin(), spec.scenarios.end(),
                                   [](const NonIdealSpec& s) { return !s.link_faults.empty(); }) ||
@@ -150,11 +160,27 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
   }
   const HardwareSpec& hw = spec_.hardware[static_cast<size_t>(p.hardware)];
   const System& sys = system(p);
-  build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);
+  // A layout's hardware variants are consecutive points (enumerator.hpp), and its
+  // workload (layout and op templates) and memory depend on the scenario's training
+  // settings, not on the variant: built once for them, kept with the scratch they are in.
+  struct LayoutMemo {
+    uint64_t owner = 0;  // the PointEvaluator
+    const Workload* scratch = nullptr;
+    int32_t scenario = -1;
+    ParallelConfig par;
+    bool ops = false;  // the scratch's op templates are the layout's
+    MemoryBreakdown mem;
+  };
+  thread_local LayoutMemo memo;
+  if (!(memo.owner == id_ && memo.scratch == &w && memo.scenario == p.scenario &&
+        memo.par == p.par && w.par == p.par && w.stages.size() == static_cast<size_t>(p.par.pp))) {
+    build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);
+    memo = {id_, &w, p.scenario, p.par, false, estimate_memory(spec_.model, sys.training, w)};
+  }
   r = EvalResult{};
   r.num_microbatches = w.num_microbatches;
 
-  const MemoryBreakdown mem = estimate_memory(spec_.model, sys.training, w);
+  const MemoryBreakdown& mem = memo.mem;
   r.peak_memory_bytes = mem.peak_bytes;
   r.weights_bytes = mem.weights_bytes;
   r.grads_bytes = mem.grads_bytes;
@@ -183,7 +209,8 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
     return;
   }
   if (f == Fidelity::Des) {
-    build_workload_ops(spec_.model, sys.training, w);
+    if (!memo.ops) build_workload_ops(spec_.model, sys.training, w);
+    memo.ops = true;
     simulate(p, w, r, DesOutputs{});
   } else {
     if (sys.no_route) {  // the closed form's verdict on hard link failures (docs/faults.md)
@@ -196,7 +223,10 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
     const AnalyticalEvaluator::TemplateTimes* t = ev.cached_template_times(w.par);
     // The non-ideal model reads the op templates themselves: built even when their times
     // are cached (never timed twice).
-    if (!t || sys.nonideal) build_workload_ops(spec_.model, sys.training, w);
+    if ((!t || sys.nonideal) && !memo.ops) {
+      build_workload_ops(spec_.model, sys.training, w);
+      memo.ops = true;
+    }
     if (!t) t = &ev.template_times(w);
     ev.evaluate(w, *t, r);
     if (sys.nonideal) sys.nonideal->apply_analytical(w, r);

@@ -212,8 +212,25 @@ Point Enumerator::decode(int64_t index) const {
   const int64_t outer = scenarios_ * loads_ == 1 ? 0 : index / layouts_;
   const int64_t scenario = outer / loads_, load = outer % loads_;
   const int64_t in_outer = index - outer * layouts_;
-  const int64_t hw = hardware_ == 1 ? 0 : in_outer / per_hardware_;
-  const int64_t i = in_outer - hw * per_hardware_;
+  const int64_t i = hardware_ == 1 ? in_outer : in_outer / hardware_;
+  const int64_t hw = in_outer - i * hardware_;
+  Point p;
+  p.index = index;
+  p.hardware = static_cast<int32_t>(hw);
+  p.scenario = static_cast<int32_t>(scenario);
+  p.load = static_cast<int32_t>(load);
+  // The layout this thread decoded last (the hardware variants of one layout are
+  // consecutive indices).
+  struct Last {
+    uint64_t owner = 0;
+    int64_t layout = -1;
+    ParallelConfig par;
+  };
+  thread_local Last last;
+  if (last.owner == id_ && last.layout == i) {
+    p.par = last.par;
+    return p;
+  }
   // The frame holding i: the last one whose first index is <= i.
   auto fit = std::upper_bound(frames_.begin(), frames_.end(), i,
                               [](int64_t v, const Frame& f) { return v < f.first; });
@@ -239,12 +256,8 @@ Point Enumerator::decode(int64_t index) const {
   int64_t j = in_frame - b.first;  // the j-th legal option of the block
   uint32_t mask = b.options;
   while (j-- > 0) mask &= mask - 1;
-  Point p;
-  p.index = index;
-  p.hardware = static_cast<int32_t>(hw);
-  p.scenario = static_cast<int32_t>(scenario);
-  p.load = static_cast<int32_t>(load);
   p.par = layout(f, b.combo, static_cast<size_t>(std::countr_zero(mask)));
+  last = {id_, i, p.par};
   return p;
 }
 
@@ -259,12 +272,12 @@ std::optional<int64_t> Enumerator::encode(int32_t hardware, const ParallelConfig
     uint32_t used = 0;
     build_inner(f, table, used);
     for (const Inner& b : table) {
-      int64_t idx =
-          (scenario * loads_ + load) * layouts_ + hardware * per_hardware_ + f.first + b.first;
+      int64_t layout_index = f.first + b.first;
       for (size_t r = 0; r < options_.size(); ++r) {
         if (!(b.options & (1u << r))) continue;
-        if (layout(f, b.combo, r) == par) return idx;
-        ++idx;
+        if (layout(f, b.combo, r) == par)
+          return (scenario * loads_ + load) * layouts_ + layout_index * hardware_ + hardware;
+        ++layout_index;
       }
     }
   }

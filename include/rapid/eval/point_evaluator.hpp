@@ -30,10 +30,11 @@ class PointEvaluator {
   ~PointEvaluator();
 
   /// Evaluates point `p` into `r` with the object's fidelity (Auto: analytical), using
-  /// `scratch` for the workload. Thread-safe when each thread passes its own scratch and
-  /// result. `scratch` holds the point's layout afterwards; its op templates are the
-  /// point's under the DES, and under the analytical model unless the point's template
-  /// times were cached (a layout differing only in its ZeRO stage was evaluated before).
+  /// `scratch` for the workload (left as evaluate() leaves it between calls: a point on
+  /// the layout of the last one reuses its workload and memory). Thread-safe when each thread
+  /// passes its own scratch and result. `scratch` holds the point's layout afterwards; its op
+  /// templates are the point's under the DES, and under the analytical model unless the point's
+  /// template times were cached (a layout differing only in its ZeRO stage was evaluated before).
   void evaluate(const Point& p, Workload& scratch, EvalResult& r) const {
     evaluate(p, scratch, r, fidelity_);
   }
@@ -74,6 +75,7 @@ class PointEvaluator {
   Fidelity fidelity_;
   size_t per_scenario_ = 1;  ///< systems per (hardware, scenario): GPU counts with faults
   int64_t fail_point_ = -1;  ///< RAPID_SWEEP_TEST_POINT_ERROR
+  uint64_t id_ = 0;          ///< this object in the thread's layout memo (evaluate())
   std::vector<std::unique_ptr<System>> systems_;
 };
 

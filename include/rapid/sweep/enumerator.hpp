@@ -1,12 +1,13 @@
 // Dense index space of a job's legal points (Calculon's "generators that yield only legal
 // points"), derived without materialising the space (issue 13 part 1).
 //
-// Index order, slowest axis first: (scenario, serving load), hardware variant, then the
-// layout: GPU count, tp, pp, cp, ep, etp (a "frame": they fix dp), then vpp, mbs, offload
-// layers, sp, zero stage and the recompute option (recompute x method x num_layers).
-// Legality does not depend on the hardware variant (illegal_reason reads the job's model,
-// training and network only), so every variant holds the same layouts and the hardware is
-// one radix of the index.
+// Index order, slowest axis first: (scenario, serving load), then the layout: GPU count,
+// tp, pp, cp, ep, etp (a "frame": they fix dp), then vpp, mbs, offload layers, sp, zero
+// stage and the recompute option (recompute x method x num_layers), then the hardware
+// variant. Legality does not depend on the hardware variant (illegal_reason reads the
+// job's model, training and network only), so every variant holds the same layouts and the
+// hardware is one radix of the index, the innermost: a layout's variants are consecutive
+// points, which share its workload and memory (point_evaluator.hpp) and decode.
 //
 // Setup keeps one record per frame: its first index and point count, counted once. With a
 // Share the counting is split over the ranks (each counts a contiguous part of the frames,
