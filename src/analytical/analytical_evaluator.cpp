@@ -38,27 +38,40 @@ namespace {
 // two-way set-associative table hashed on (evaluator, layout without its ZeRO stage).
 // A sweep's innermost axes are the recompute option and the hardware variant (one
 // evaluator each), then the ZeRO stage: the layouts that share templates (every ZeRO
-// stage of one recompute option on one variant) come 6 x variants points apart, so the
-// table holds thousands (4 MiB per thread, allocated on first use).
-struct TemplateCacheEntry {
+// stage of one recompute option on one variant, and every vpp) come up to 6 x variants x
+// ZeRO stages points apart, so the table holds 2048 (2 MiB per thread, allocated on first use). The
+// ways' tags sit apart from the times (48 KiB): a lookup reads one cache line of them.
+struct TemplateTag {
   uint64_t evaluator = 0;  // 0: empty
-  uint64_t used = 0;       // this thread's tick of its last use: the older way is replaced
+  uint64_t hash = 0;
+  uint64_t used = 0;  // this thread's tick of its last use: the older way is replaced
+};
+struct TemplateCacheEntry {
   ParallelConfig key;
   AnalyticalEvaluator::TemplateTimes times;
 };
 constexpr size_t kTemplateCacheSets = 1024;
+thread_local std::vector<std::array<TemplateTag, 2>> template_tags;
 thread_local std::vector<std::array<TemplateCacheEntry, 2>> template_cache;
 thread_local uint64_t template_cache_tick = 0;
 
+// The layout as the op templates and their times see it: not its ZeRO stage (the DP
+// traffic is not in the templates), vpp, recompute method and layer count (how many layers
+// replay, chunk_layers_of, not what one replays) or offloaded layers (offload.hpp).
 ParallelConfig template_key(const ParallelConfig& par) {
   ParallelConfig k = par;
   k.zero_stage = 0;
+  k.vpp = 1;
+  if (k.recompute == Recompute::Full) {
+    k.recompute_method = RecomputeMethod::Uniform;
+    k.recompute_layers = 1;
+  }
+  k.offload_layers = 0;
   return k;
 }
 
-std::array<TemplateCacheEntry, 2>& template_set(uint64_t evaluator, const ParallelConfig& k) {
-  if (template_cache.empty()) template_cache.resize(kTemplateCacheSets);
-  // FNV-1a over the layout's fields and the evaluator.
+uint64_t template_hash(uint64_t evaluator, const ParallelConfig& k) {
+  // FNV-1a over the evaluator and the layout's fields.
   uint64_t h = 1469598103934665603ull;
   auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
   mix(evaluator);
@@ -67,7 +80,15 @@ std::array<TemplateCacheEntry, 2>& template_set(uint64_t evaluator, const Parall
                     static_cast<int64_t>(k.recompute), static_cast<int64_t>(k.recompute_method),
                     int64_t{k.recompute_layers}, int64_t{k.offload_layers}})
     mix(static_cast<uint64_t>(v));
-  return template_cache[(h ^ (h >> 29)) % kTemplateCacheSets];
+  return h;
+}
+
+size_t template_set(uint64_t hash) {
+  if (template_cache.empty()) {
+    template_tags.resize(kTemplateCacheSets);
+    template_cache.resize(kTemplateCacheSets);
+  }
+  return (hash ^ (hash >> 29)) % kTemplateCacheSets;
 }
 
 }  // namespace
@@ -75,21 +96,28 @@ std::array<TemplateCacheEntry, 2>& template_set(uint64_t evaluator, const Parall
 const AnalyticalEvaluator::TemplateTimes* AnalyticalEvaluator::cached_template_times(
     const ParallelConfig& par) const {
   const ParallelConfig key = template_key(par);
-  for (TemplateCacheEntry& e : template_set(id_, key))
-    if (e.evaluator == id_ && e.key == key) {
-      e.used = ++template_cache_tick;
-      return &e.times;
-    }
+  const uint64_t h = template_hash(id_, key);
+  const size_t set = template_set(h);
+  for (size_t way = 0; way < 2; ++way) {
+    TemplateTag& tag = template_tags[set][way];
+    if (tag.evaluator != id_ || tag.hash != h) continue;
+    TemplateCacheEntry& e = template_cache[set][way];
+    if (!(e.key == key)) continue;
+    tag.used = ++template_cache_tick;
+    return &e.times;
+  }
   return nullptr;
 }
 
 const AnalyticalEvaluator::TemplateTimes& AnalyticalEvaluator::template_times(
     const Workload& w) const {
   const ParallelConfig key = template_key(w.par);
-  std::array<TemplateCacheEntry, 2>& set = template_set(id_, key);
-  TemplateCacheEntry& e = set[0].used <= set[1].used ? set[0] : set[1];
-  e.evaluator = id_;
-  e.used = ++template_cache_tick;
+  const uint64_t h = template_hash(id_, key);
+  const size_t set = template_set(h);
+  std::array<TemplateTag, 2>& tags = template_tags[set];
+  const size_t way = tags[0].used <= tags[1].used ? 0 : 1;
+  tags[way] = {id_, h, ++template_cache_tick};
+  TemplateCacheEntry& e = template_cache[set][way];
   e.key = key;
   TemplateTimes& t = e.times;
   const std::vector<Op>* const ops[kTemplatePasses] = {

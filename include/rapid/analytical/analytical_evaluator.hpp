@@ -91,7 +91,8 @@ class AnalyticalEvaluator final : public Evaluator {
   };
   /// What evaluate() reads of the op templates: each template pass's PassTime and split by
   /// class, and the flops. They depend on the layout but not on its ZeRO stage (the DP
-  /// traffic is not in the templates): a sweep's points that differ in it share them.
+  /// traffic is not in the templates), vpp, full recompute's method and layer count or
+  /// offloaded layers: a sweep's points that differ only in those share them.
   struct TemplateTimes {
     std::array<PassTime, kTemplatePasses> pass;        ///< by TemplatePass
     std::array<PassClasses, kTemplatePasses> classes;  ///< by TemplatePass
