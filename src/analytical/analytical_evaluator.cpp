@@ -35,12 +35,14 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const TrainingS
 namespace {
 
 // The template times of the layouts this thread evaluated lately, per evaluator: a
-// two-way set-associative table hashed on (evaluator, layout without its ZeRO stage).
+// two-way set-associative table hashed on (evaluator, layout as the templates see it).
 // A sweep's innermost axes are the recompute option and the hardware variant (one
-// evaluator each), then the ZeRO stage: the layouts that share templates (every ZeRO
-// stage of one recompute option on one variant, and every vpp) come up to 6 x variants x
-// ZeRO stages points apart, so the table holds 2048 (2 MiB per thread, allocated on first use). The
-// ways' tags sit apart from the times (48 KiB): a lookup reads one cache line of them.
+// evaluator each): the layouts that share templates (the ZeRO stages of a recompute option
+// on a variant, its vpp values, the methods of full recompute) come up to
+// (recompute options x variants x mbs x sp) points apart. 8192 entries (8 MiB per thread,
+// allocated on first use): on the 100-variant 10^8-point job 925k points/s instead of
+// 604k with 2048. The ways' tags sit apart from the times (192 KiB): a lookup reads one
+// cache line of them.
 struct TemplateTag {
   uint64_t evaluator = 0;  // 0: empty
   uint64_t hash = 0;
@@ -50,7 +52,7 @@ struct TemplateCacheEntry {
   ParallelConfig key;
   AnalyticalEvaluator::TemplateTimes times;
 };
-constexpr size_t kTemplateCacheSets = 1024;
+constexpr size_t kTemplateCacheSets = 4096;
 thread_local std::vector<std::array<TemplateTag, 2>> template_tags;
 thread_local std::vector<std::array<TemplateCacheEntry, 2>> template_cache;
 thread_local uint64_t template_cache_tick = 0;
