@@ -1,6 +1,7 @@
 #include "rapid/eval/point_evaluator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -170,12 +171,16 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
     ParallelConfig par;
     bool ops = false;  // the scratch's op templates are the layout's
     MemoryBreakdown mem;
+    // Fit hints of an out-of-memory layout by HBM capacity (its variants share a few).
+    std::array<std::pair<double, FitHintResult>, 4> hints{};
+    size_t hinted = 0;  // hints found (the last 4 kept)
   };
   thread_local LayoutMemo memo;
   if (!(memo.owner == id_ && memo.scratch == &w && memo.scenario == p.scenario &&
         memo.par == p.par && w.par == p.par && w.stages.size() == static_cast<size_t>(p.par.pp))) {
     build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);
-    memo = {id_, &w, p.scenario, p.par, false, estimate_memory(spec_.model, sys.training, w)};
+    memo = {id_, &w, p.scenario, p.par, false, estimate_memory(spec_.model, sys.training, w),
+            {},  0};
   }
   r = EvalResult{};
   r.num_microbatches = w.num_microbatches;
@@ -203,7 +208,14 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
   if (mem.peak_bytes > hw.hbm_capacity_bytes) {
     r.status = Status::OutOfMemory;
     r.oom_excess_bytes = mem.peak_bytes - hw.hbm_capacity_bytes;
-    const FitHintResult hint = find_fit_hint(spec_, w, hw.hbm_capacity_bytes);
+    const size_t kept = std::min(memo.hinted, memo.hints.size());
+    size_t k = 0;
+    while (k < kept && memo.hints[k].first != hw.hbm_capacity_bytes) ++k;
+    if (k == kept) {
+      k = memo.hinted++ % memo.hints.size();
+      memo.hints[k] = {hw.hbm_capacity_bytes, find_fit_hint(spec_, w, hw.hbm_capacity_bytes)};
+    }
+    const FitHintResult hint = memo.hints[k].second;
     r.fit_hint = static_cast<uint8_t>(hint.hint);
     r.fit_hint_value = hint.value;
     return;

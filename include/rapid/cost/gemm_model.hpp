@@ -47,7 +47,8 @@ class GemmModel {
             double hbm_taken_Bps = 0);
 
   /// C[m,n] = A[m,k] B[k,n], `batch` independent products in one launch. Dimensions >= 1.
-  /// The best tile shape and split-K, no allocation.
+  /// The best tile shape and split-K (remembered per thread for the shapes and parameters
+  /// timed lately).
   GemmTiming time(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
 
   /// The same for one fixed tile shape and split-K (for tests and `rapid op gemm`).
@@ -55,14 +56,20 @@ class GemmModel {
                        int split_k) const;
 
  private:
-  double sms_;
-  double sm_rate_;      // FLOP/s of one SM at the calibrated efficiency
-  double l2_feed_Bps_;  // L2 -> SM operand bandwidth, all SMs, times the multicast factor
-  double l2_bytes_;
-  double hbm_Bps_;  // achievable
-  double elem_;     // bytes per element
-  double prologue_s_;
-  double launch_s_;
+  /// time() without its memo: every tile shape and split-K.
+  GemmTiming search(int64_t m, int64_t n, int64_t k, int64_t batch) const;
+  struct Params {
+    double sms = 0;
+    double sm_rate = 0;      // FLOP/s of one SM at the calibrated efficiency
+    double l2_feed_Bps = 0;  // L2 -> SM operand bandwidth, all SMs, times the multicast factor
+    double l2_bytes = 0;
+    double hbm_Bps = 0;  // achievable
+    double elem = 0;     // bytes per element
+    double prologue_s = 0;
+    double launch_s = 0;
+  };
+  Params params_;
+  uint64_t params_hash_ = 0;
 };
 
 }  // namespace rapid
