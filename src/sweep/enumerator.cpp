@@ -157,16 +157,18 @@ ParallelConfig Enumerator::layout(const Frame& f, uint32_t combo, size_t option)
   const SearchSpace& S = spec_.search;
   const InnerRadix R = inner_radix(S);
   ParallelConfig c = f.par;
+  // combo, slowest axis first: mbs, sp, offload layers, vpp, zero stage (the axes the op
+  // templates do not read innermost: points that share template times come close).
   size_t k = combo;
   c.zero_stage = static_cast<int8_t>(S.zero_stage[k % R.zero]);
   k /= R.zero;
-  c.sp = S.sp[k % R.sp];
-  k /= R.sp;
+  c.vpp = static_cast<int32_t>(S.vpp[k % R.vpp]);
+  k /= R.vpp;
   c.offload_layers = static_cast<int32_t>(S.offload_layers[k % R.offload]);
   k /= R.offload;
-  c.mbs = static_cast<int32_t>(S.mbs[k % R.mbs]);
-  k /= R.mbs;
-  c.vpp = static_cast<int32_t>(S.vpp[k]);
+  c.sp = S.sp[k % R.sp];
+  k /= R.sp;
+  c.mbs = static_cast<int32_t>(S.mbs[k]);
   const RecomputeOption& o = options_[option];
   c.recompute = o.recompute;
   c.recompute_method = o.method;

@@ -131,9 +131,9 @@ TEST(Enumerator, EqualsABruteForceWalkOfEveryCandidate) {
       for (int64_t pp : S.pp) {
         const int64_t dp = data_parallel_degree(gpus, tp, pp, 1);
         if (dp <= 0) continue;
-        for (int64_t vpp : S.vpp)
-          for (int64_t mbs : S.mbs)
-            for (bool sp : S.sp)
+        for (int64_t mbs : S.mbs)
+          for (bool sp : S.sp)
+            for (int64_t vpp : S.vpp)
               for (int64_t zero : S.zero_stage)
                 for (Recompute r : S.recompute)
                   for (RecomputeMethod m : S.recompute_method)

@@ -2,19 +2,20 @@
 // points"), derived without materialising the space (issue 13 part 1).
 //
 // Index order, slowest axis first: (scenario, serving load), then the layout: GPU count,
-// tp, pp, cp, ep, etp (a "frame": they fix dp), then vpp, mbs, offload layers, sp, zero
+// tp, pp, cp, ep, etp (a "frame": they fix dp), then mbs, sp, offload layers, vpp, zero
 // stage and the recompute option (recompute x method x num_layers), then the hardware
-// variant. Legality does not depend on the hardware variant (illegal_reason reads the
-// job's model, training and network only), so every variant holds the same layouts and the
-// hardware is one radix of the index, the innermost: a layout's variants are consecutive
-// points, which share its workload and memory (point_evaluator.hpp) and decode.
+// variant (the axes the op templates do not read, analytical_evaluator.hpp, inside those
+// they do: points that share template times come close). Legality does not depend on the hardware
+// variant (illegal_reason reads the job's model, training and network only), so every variant holds
+// the same layouts and the hardware is one radix of the index, the innermost: a layout's variants
+// are consecutive points, which share its workload and memory (point_evaluator.hpp) and decode.
 //
 // Setup keeps one record per frame: its first index and point count, counted once. With a
 // Share the counting is split over the ranks (each counts a contiguous part of the frames,
 // the sums agree on every rank), so no rank repeats the whole enumeration. Memory is
 // O(frames), independent of the number of points. decode(i) finds the frame by a binary
 // search, then the point inside it in the frame's table of inner blocks (one per
-// vpp x mbs x offload x sp x zero combination, with the bitmask of its legal recompute
+// mbs x sp x offload x vpp x zero combination, with the bitmask of its legal recompute
 // options), built on first use and cached per thread: a chunk of consecutive indices
 // builds each frame's table once.
 #pragma once
@@ -94,7 +95,7 @@ class Enumerator {
     ParallelConfig par;  ///< dp, tp, pp, cp, ep, etp set; the inner knobs at defaults
     int64_t first = 0;   ///< index of its first point within one hardware variant
   };
-  /// One vpp x mbs x offload x sp x zero combination of a frame with a legal option.
+  /// One mbs x sp x offload x vpp x zero combination of a frame with a legal option.
   struct Inner {
     int64_t first;     ///< index of its first point relative to the frame's
     uint32_t combo;    ///< mixed-radix index over (vpp, mbs, offload, sp, zero)
