@@ -95,6 +95,13 @@ size_t template_set(uint64_t hash) {
 
 }  // namespace
 
+void AnalyticalEvaluator::release_thread_caches() {
+  std::vector<std::array<TemplateTag, 2>>().swap(template_tags);
+  std::vector<std::array<TemplateCacheEntry, 2>>().swap(template_cache);
+  release_pipeline_caches();
+  GemmModel::release_thread_cache();
+}
+
 const AnalyticalEvaluator::TemplateTimes* AnalyticalEvaluator::cached_template_times(
     const ParallelConfig& par) const {
   const ParallelConfig key = template_key(par);

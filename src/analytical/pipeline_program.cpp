@@ -158,6 +158,14 @@ namespace {
 // virtual stage's forward and the first one's backward): the walk's free_at = end + p2p_s,
 // and end + 0.0 == end.
 thread_local std::vector<double> duration, sends;
+thread_local std::vector<double> run_times, run_clock;  // run_passes()
+// This thread's programs (of()).
+struct KeptProgram {
+  std::unique_ptr<PipelineProgram> program;
+  uint64_t used = 0;
+};
+thread_local std::array<KeptProgram, 32> kept_programs;
+thread_local uint64_t kept_programs_tick = 0;
 
 }  // namespace
 
@@ -203,7 +211,8 @@ void PipelineProgram::walk(const PipelineInput& in, PipelineTimes& out) {
 
 const double* PipelineProgram::run_passes(const PipelineInput& in, PipelineTimes& out) const {
   const int64_t P = pp_ * vpp_;
-  thread_local std::vector<double> times, clock;
+  std::vector<double>& times = run_times;
+  std::vector<double>& clock = run_clock;
   duration.resize(static_cast<size_t>(2 * P));
   sends.resize(static_cast<size_t>(2 * P));
   for (int64_t j = 0; j < pp_; ++j)
@@ -246,21 +255,25 @@ const double* PipelineProgram::run_passes(const PipelineInput& in, PipelineTimes
   return t;
 }
 
+void PipelineProgram::release_thread_caches() {
+  for (KeptProgram& e : kept_programs) e = KeptProgram{};
+  std::vector<double>().swap(duration);
+  std::vector<double>().swap(sends);
+  std::vector<double>().swap(run_times);
+  std::vector<double>().swap(run_clock);
+}
+
 const PipelineProgram& PipelineProgram::of(int64_t pp, int64_t vpp, int64_t m) {
   // A sweep has a few hundred shapes; a block of points cycles through a few dozen (its
   // vpp x mbs x GPU counts). Kept: 32 programs, at most 2^22 passes (32 MiB) in all, the
   // least recently used replaced.
-  constexpr size_t kKept = 32, kPassBudget = size_t{1} << 22;
-  struct Entry {
-    std::unique_ptr<PipelineProgram> program;
-    uint64_t used = 0;
-  };
-  thread_local std::array<Entry, kKept> kept;
-  thread_local uint64_t tick = 0;
+  constexpr size_t kPassBudget = size_t{1} << 22;
+  auto& kept = kept_programs;
+  uint64_t& tick = kept_programs_tick;
   ++tick;
-  Entry* oldest = &kept[0];
+  KeptProgram* oldest = &kept[0];
   size_t passes = 0;
-  for (Entry& e : kept) {
+  for (KeptProgram& e : kept) {
     if (!e.program) {
       oldest = e.used <= oldest->used ? &e : oldest;
       continue;
@@ -277,8 +290,8 @@ const PipelineProgram& PipelineProgram::of(int64_t pp, int64_t vpp, int64_t m) {
   oldest->program.reset();
   // Over the budget: drop the least recently used others too.
   while (passes + program->passes_.size() > kPassBudget) {
-    Entry* drop = nullptr;
-    for (Entry& e : kept)
+    KeptProgram* drop = nullptr;
+    for (KeptProgram& e : kept)
       if (e.program && (!drop || e.used < drop->used)) drop = &e;
     if (!drop) break;
     passes -= drop->program->passes_.size();

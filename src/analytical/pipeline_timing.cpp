@@ -135,19 +135,21 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 // thread's walks are kept in a two-way table hashed on their inputs' bits: the points of
 // ZeRO 0 and 1 of one layout and hardware variant come 6 x variants points apart (the
 // recompute options and variants are the innermost axes).
+struct Walked {
+  uint64_t hash = 0, used = 0;  // used 0: empty
+  PipelineInput in;
+  PipelineTimes out;
+};
+thread_local std::vector<std::array<Walked, 2>> walked;
+thread_local uint64_t walked_tick = 0;
+
 void walk(const PipelineInput& in, PipelineTimes& out) {
   if (!PipelineProgram::runnable(in)) {
     out = simulate_pipeline(in);
     return;
   }
-  struct Walked {
-    uint64_t hash = 0, used = 0;  // used 0: empty
-    PipelineInput in;
-    PipelineTimes out;
-  };
   constexpr size_t kSets = 512;
-  thread_local std::vector<std::array<Walked, 2>> walked;
-  thread_local uint64_t tick = 0;
+  uint64_t& tick = walked_tick;
   if (walked.empty()) walked.resize(kSets);
   uint64_t h = 1469598103934665603ull;
   auto mix = [&h](const void* p, size_t n) {
@@ -181,6 +183,11 @@ void walk(const PipelineInput& in, PipelineTimes& out) {
 }
 
 }  // namespace
+
+void release_pipeline_caches() {
+  std::vector<std::array<Walked, 2>>().swap(walked);
+  PipelineProgram::release_thread_caches();
+}
 
 PipelineTimes pipeline_timing(const PipelineInput& in) {
   PipelineTimes out;

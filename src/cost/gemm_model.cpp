@@ -95,18 +95,27 @@ GemmTiming GemmModel::time_with(int64_t m, int64_t n, int64_t k, int64_t batch, 
   return t;
 }
 
+struct GemmModel::Timed {
+  Params params;
+  int64_t shape[4] = {-1, -1, -1, -1};
+  GemmTiming timing;
+};
+
+namespace {
+thread_local std::vector<GemmModel::Timed> gemm_memo;  // GemmModel::time()
+}  // namespace
+
+void GemmModel::release_thread_cache() {
+  std::vector<Timed>().swap(gemm_memo);
+}
+
 GemmTiming GemmModel::time(int64_t m, int64_t n, int64_t k, int64_t batch) const {
   // The shapes this thread timed lately, on models with these parameters: a sweep times
   // the same few GEMMs (per tp, cp, mbs and sp) on every layout whose op templates it
   // builds, and 24 tile and split-K candidates each (direct-mapped, 4096 entries, 0.6 MiB
   // per thread, allocated on first use).
-  struct Timed {
-    Params params;
-    int64_t shape[4] = {-1, -1, -1, -1};
-    GemmTiming timing;
-  };
   constexpr size_t kEntries = 4096;
-  thread_local std::vector<Timed> timed;
+  std::vector<Timed>& timed = gemm_memo;
   if (timed.empty()) timed.resize(kEntries);
   const int64_t shape[4] = {m, n, k, batch};
   uint64_t h = params_hash_;

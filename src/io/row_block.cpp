@@ -120,6 +120,10 @@ void RowBlock::pack(std::span<const ResultRow> rows,
   kept.reserve(rows.size());
   for (const ResultRow& r : rows)
     if (!keep || keep(r)) kept.push_back(&r);
+  pack(kept, tag);
+}
+
+void RowBlock::pack(std::span<const ResultRow* const> kept, int64_t tag) {
   const auto n = static_cast<int64_t>(kept.size());
   start(n, tag);
   const auto columns = result_columns();

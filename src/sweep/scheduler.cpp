@@ -1,4 +1,5 @@
 #include "rapid/sweep/scheduler.hpp"
+#include "rapid/analytical/analytical_evaluator.hpp"
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -13,6 +14,7 @@
 #include <numeric>
 #include <thread>
 
+#include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/common/error.hpp"
 
 namespace rapid {
@@ -517,13 +519,13 @@ int64_t Scheduler::refine() {
 
 int64_t Scheduler::finish_keep() {
   RAPID_ASSERT(options_.keep == Keep::TopK, "--keep top-K");
+  // The evaluation is over: its per-thread caches go before the kept rows are gathered.
+#pragma omp parallel
+  AnalyticalEvaluator::release_thread_caches();
   const std::vector<std::pair<int64_t, double>> chosen = keep_best_.agree(comm_);
   RowBlock mine;
-  std::vector<ResultRow> rows;
-  for (const ResultRow* r : keep_best_.rows_in(chosen)) {
-    rows.push_back(*r);
-    kept_.add(*r);
-  }
+  const std::vector<const ResultRow*> rows = keep_best_.rows_in(chosen);
+  for (const ResultRow* r : rows) kept_.add(*r);
   mine.pack(rows);
   const std::vector<RowBlock> blocks = gather_blocks(comm_, mpi_.rank(), mpi_.size(), mine);
   if (mpi_.is_root() && options_.write) {

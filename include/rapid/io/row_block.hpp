@@ -29,6 +29,8 @@ class RowBlock {
   /// travels with them (the scheduler's chunk).
   void pack(std::span<const ResultRow> rows, const std::function<bool(const ResultRow&)>& keep = {},
             int64_t tag = 0);
+  /// The same for the rows `rows` points to, in order (no copies of them).
+  void pack(std::span<const ResultRow* const> rows, int64_t tag = 0);
   /// Appends another block's rows (same schema).
   void append(const RowBlock& other);
   /// The block's rows whose positions `take` lists (ascending or not), in that order.
