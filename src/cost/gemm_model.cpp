@@ -112,9 +112,10 @@ void GemmModel::release_thread_cache() {
 GemmTiming GemmModel::time(int64_t m, int64_t n, int64_t k, int64_t batch) const {
   // The shapes this thread timed lately, on models with these parameters: a sweep times
   // the same few GEMMs (per tp, cp, mbs and sp) on every layout whose op templates it
-  // builds, and 24 tile and split-K candidates each (direct-mapped, 4096 entries, 0.6 MiB
-  // per thread, allocated on first use).
-  constexpr size_t kEntries = 4096;
+  // builds, and 24 tile and split-K candidates each (direct-mapped, 16384 entries, 2.6 MiB
+  // per thread, allocated on first use: on the 100-variant 10^8-point job 1.92 M points/s
+  // per core against 1.77 M with 1024 entries).
+  constexpr size_t kEntries = 16384;
   std::vector<Timed>& timed = gemm_memo;
   if (timed.empty()) timed.resize(kEntries);
   const int64_t shape[4] = {m, n, k, batch};
