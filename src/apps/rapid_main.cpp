@@ -200,7 +200,10 @@ int run_predict(const PredictOptions& o) {
     return 0;
   }
   rapid::DesOptions des;
-  if (o.full) des.replicas = rapid::des::ReplicaMode::All;
+  if (o.full) {
+    des.replicas = rapid::des::ReplicaMode::All;
+    des.steady_state = false;
+  }
   rapid::PointEvaluator eval(spec, fidelity, des);
   rapid::Workload w;
   rapid::EvalResult r;
@@ -294,7 +297,8 @@ int main(int argc, char** argv) {
   predict->add_option("--timeline", po.timeline,
                       "with --fidelity des: write a Chrome trace (Perfetto) of the step");
   predict->add_flag("--full", po.full,
-                    "with --fidelity des: simulate every DP replica even when one stands for all");
+                    "with --fidelity des: simulate every DP replica and every micro-batch (no "
+                    "replica-equivalence or steady-state shortcut)");
 
   rapid::ValidateOptions vo;
   CLI::App* validate =

@@ -197,6 +197,7 @@ void prepare_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p) {
   p.enumerate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rapid::DesOptions des;
   if (o.full || p.spec.simulation.des_full) des.replicas = rapid::des::ReplicaMode::All;
+  if (o.full) des.steady_state = false;
   p.evaluator = std::make_unique<rapid::PointEvaluator>(p.spec, p.fidelity, des);
   check_output_path(o.output, o.job, o.overwrite);
   // Where no file can be created (/proc, a read-only directory) or with no room for the
@@ -481,7 +482,9 @@ int main(int argc, char** argv) {
          "auto: simulate the best K points per GPU count, hardware and scenario (default: the "
          "job's simulation.des_top_k, 4)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  app.add_flag("--full", o.full, "des/auto: simulate every DP replica (no symmetry shortcut)");
+  app.add_flag("--full", o.full,
+               "des/auto: simulate every DP replica and every micro-batch (no symmetry or "
+               "steady-state shortcut)");
   app.add_flag("--resume", o.resume,
                "continue the stopped sweep of the same command, computing only the rows its "
                "partial file lacks, and refuse one of another job, config, fidelity or "

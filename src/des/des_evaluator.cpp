@@ -54,6 +54,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   opt.coalesce = options_.coalesce;
   opt.timeline = timeline;
   opt.max_events = options_.max_events;
+  opt.steady_state = options_.steady_state;
   if (run) {
     in.power = run->power;
     in.derate = run->derate;
@@ -114,6 +115,8 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   rep.flows = res.flows;
   rep.solves = res.solves;
   rep.folded_ops = res.folded_ops;
+  rep.extrapolated_periods = res.extrapolated_periods;
+  rep.period_microbatches = res.period_microbatches;
   rep.critical_stage =
       static_cast<int32_t>(res.replicas_simulated == 1 ? res.critical : res.critical / w.par.dp);
   rep.critical_replica =
@@ -155,6 +158,11 @@ std::string describe_des_report(const DesReport& r) {
       "(uncontendable), {} rate solves, {:.1f} ms; critical: stage {}{}\n",
       r.events, r.flows, r.folded_ops, r.solves, r.wall_s * 1e3, r.critical_stage,
       r.replicas_simulated > 1 ? fmt::format(" replica {}", r.critical_replica) : "");
+  if (r.extrapolated_periods > 0)
+    out += fmt::format(
+        "            steady state: {} periods of {} micro-batches added to a shorter run, not "
+        "simulated (docs/des.md \"Steady state\"; --full simulates them)\n",
+        r.extrapolated_periods, r.period_microbatches);
   auto line = [](const DesLink& l) {
     return fmt::format(
         "  {:<34} {:>6.1f}% busy, active {:>5.1f}% of the step, peak {} flows, {:.0f} GB/s{}\n",

@@ -115,6 +115,9 @@ void Simulator::Impl::run_events() {
     const Event e = queue.pop();
     RAPID_ASSERT(e.time >= now, "events in time order");
     now = e.time;
+    if (steady.on && (e.kind != kDrain || (net.active(e.target) &&
+                                           net.version(e.target) == static_cast<uint32_t>(e.data))))
+      steady_event(e);
     switch (e.kind) {
       case kResume:
         ++events;
@@ -415,6 +418,9 @@ void Simulator::Impl::resume(int32_t i) {
         s.item = 0;
         s.hook = sp.hook_begin[static_cast<size_t>(s.pass)];
         s.seg = sp.segment_range(pr.chunk, pr.dir).first;
+        if (steady.on && s.stage == 0 && s.replica == 0 && pr.dir == PassDir::Forward &&
+            pr.chunk == 0 && pr.mb % steady.delta == 0)
+          steady_cut(s);
         break;
       }
       case Phase::InPass:

@@ -115,9 +115,9 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   d.latency = to_ps(d.plan.latency_s + extra + d.plan.net_steps * loss_s);
   d.alone = drain + d.latency;
   // A timed fault changes its links' capacity during the step: never folded.
-  const bool steady = (faults & topo->timed_faults()) == 0;
-  d.foldable = d.foldable && d.participants <= 1 && steady;
-  d.quiet_foldable = d.quiet_foldable && d.participants <= 1 && steady;
+  const bool untimed = (faults & topo->timed_faults()) == 0;
+  d.foldable = d.foldable && d.participants <= 1 && untimed;
+  d.quiet_foldable = d.quiet_foldable && d.participants <= 1 && untimed;
 }
 
 void Simulator::Impl::collect_comms(int32_t inst_id, const std::vector<Op>& list) {

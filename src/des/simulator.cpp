@@ -63,6 +63,20 @@ void Simulator::run(const Workload& w, const SimInputs& in, const SimOptions& op
 
 void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOptions& opt,
                          SimResult& out) {
+  // A step of many micro-batches: the same step with g periods fewer, extrapolated when it
+  // is periodic in the middle (docs/des.md "Steady state"); else the whole step.
+  int32_t delta = 1;
+  if (const int64_t g = Impl::steady_periods(w, in, opt, &delta); g > 0) {
+    thread_local Workload shorter;
+    shorter = w;
+    shorter.num_microbatches -= g * delta;
+    if (simulate(shorter, in, opt, out, delta, g)) return;
+  }
+  simulate(w, in, opt, out, 1, 0);
+}
+
+bool Simulator::simulate(const Workload& w, const SimInputs& in, const SimOptions& opt,
+                         SimResult& out, int32_t delta, int64_t periods) {
   Impl& s = *impl_;
   out = SimResult{};
   if (opt.timeline) opt.timeline->clear();
@@ -70,7 +84,7 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
   if (!s.setup(w, in, opt, topo_, one)) {
     out.no_route = s.no_route;
     if (s.no_route) out.no_route_reason = s.layouts.no_route_reason();
-    return;
+    return true;
   }
   // Replicas of a stage that run at different derates (stragglers, thermal throttling,
   // docs/nonideal.md) are never equivalent, whatever the network.
@@ -89,11 +103,16 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
       opt.power->first_gpu[i] = s.layouts.first_gpu(static_cast<int32_t>(i));
     }
   }
+  s.steady_begin(delta, periods);
   s.run_events();
+  if (periods > 0 && !s.steady.accepted) return false;
+  s.steady_apply();
   out.ok = true;
   out.replicas_simulated = s.one_replica ? 1 : w.par.dp;
   out.events = s.events;
-  out.solves = static_cast<uint64_t>(s.net.solves());
+  out.solves = static_cast<uint64_t>(s.net.solves() + s.extra_solves);
+  out.extrapolated_periods = s.steady.accepted ? s.steady.periods : 0;
+  out.period_microbatches = s.steady.delta;
   out.flows = s.flows_started;
   const SimTime end = s.step_end;
   out.step_time_s = to_seconds(end);
@@ -124,8 +143,8 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
   std::vector<SimTime> busy(static_cast<size_t>(nc), 0);
   std::vector<int32_t> peak(static_cast<size_t>(nc), 0);
   for (int32_t c = 0; c < nc; ++c) {
-    bytes[static_cast<size_t>(c)] = s.net.carried_bytes(c);
-    busy[static_cast<size_t>(c)] = s.net.busy_time(c, end);
+    bytes[static_cast<size_t>(c)] = s.net.carried_bytes(c) + s.extra_bytes[static_cast<size_t>(c)];
+    busy[static_cast<size_t>(c)] = s.net.busy_time(c, end) + s.extra_busy[static_cast<size_t>(c)];
     peak[static_cast<size_t>(c)] = s.net.peak_flows(c);
   }
   for (const Item& it : s.items) {
@@ -170,6 +189,7 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
   std::stable_sort(out.links.begin(), out.links.end(), [](const LinkStat& a, const LinkStat& b) {
     return a.utilization > b.utilization;
   });
+  return true;
 }
 
 }  // namespace rapid::des

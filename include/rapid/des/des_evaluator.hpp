@@ -23,6 +23,9 @@ struct DesOptions {
   /// own `faults:` are added to them.
   std::vector<LinkFault> link_faults;
   uint64_t max_events = des::SimOptions{}.max_events;  ///< the DES event budget (SimOptions)
+  /// Extrapolate a long step's periodic middle (SimOptions::steady_state); false: simulate
+  /// every micro-batch (`--full`, tests).
+  bool steady_state = true;
 };
 
 /// What the non-ideal model adds to one simulation (nonideal/nonideal_evaluator.hpp): op
@@ -53,7 +56,9 @@ struct DesReport {
   std::string no_route;          ///< the flow a failed link leaves without a path (Status::NoRoute)
   std::string most_loaded_link;  ///< where `most_loaded` faults went
   uint64_t events = 0, flows = 0, solves = 0, folded_ops = 0;
-  double wall_s = 0;  ///< simulation wall time
+  int64_t extrapolated_periods = 0;  ///< steady-state periods added, not simulated
+  int32_t period_microbatches = 1;   ///< micro-batches per period
+  double wall_s = 0;                 ///< simulation wall time
   int32_t critical_stage = 0, critical_replica = 0;
   std::vector<DesLink> hot_spots;  ///< busier than 90%
   std::vector<DesLink> busiest;    ///< the busiest classes (up to 8)

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace rapid::des {
@@ -59,6 +60,8 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   const Event& top() const { return heap_.front(); }
+  /// The pending events, in heap order.
+  std::span<const Event> pending() const { return heap_; }
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop();
   /// Events scheduled since the last clear().

@@ -81,7 +81,10 @@ enum class ReplicaMode : uint8_t {
 
 struct SimOptions {
   ReplicaMode replicas = ReplicaMode::Auto;
-  bool coalesce = true;          ///< fold uncontendable collectives into compute blocks
+  bool coalesce = true;  ///< fold uncontendable collectives into compute blocks
+  /// Extrapolate the periodic middle of a long step from a shorter run (docs/des.md
+  /// "Steady state"); false: simulate every micro-batch.
+  bool steady_state = true;
   Timeline* timeline = nullptr;  ///< record ops and flows (forces op-level blocks)
   PowerTrace* power = nullptr;   ///< record each instance's compute spans (needs in.power)
   /// Events one run may process; more throw LimitError (the point's row: status error,
@@ -125,6 +128,11 @@ struct SimResult {
   int64_t replicas_simulated = 1;
   std::string asymmetry;  ///< why all replicas were simulated (Auto)
   uint64_t events = 0, flows = 0, solves = 0, folded_ops = 0;
+  /// Periods of the steady state added to a shorter run instead of simulated (0: none;
+  /// docs/des.md "Steady state"). events counts what was simulated, flows and solves the
+  /// whole step.
+  int64_t extrapolated_periods = 0;
+  int32_t period_microbatches = 1;
   std::vector<LinkStat> links;  ///< by descending utilization
 };
 
@@ -146,6 +154,10 @@ class Simulator {
 
  private:
   void run_once(const Workload& w, const SimInputs& in, const SimOptions& opt, SimResult& out);
+  /// One simulation of `w`; with periods > 0 a shortened step to extrapolate by that many
+  /// periods of `delta` micro-batches: false when it was not periodic (out is not filled).
+  bool simulate(const Workload& w, const SimInputs& in, const SimOptions& opt, SimResult& out,
+                int32_t delta, int64_t periods);
 
   Fabric topo_;
   Impl* impl_;
