@@ -9,18 +9,11 @@
 
 #include "rapid/common/error.hpp"
 #include "rapid/spec/go_back_n.hpp"
+#include "splitmix.hpp"
 
 namespace rapid::des {
 
 namespace {
-
-// splitmix64 (Steele, Lea & Flood 2014): the ECMP hash of a (source, destination) pair.
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Sizes of a grid of `rank` dimensions with at least `nodes` positions, as even as possible:
 // the largest divisor of the remaining count not above its rank-th root, per dimension.
@@ -301,10 +294,10 @@ bool Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out) {
     const int64_t position = p_.topology == Topology::RailOptimized
                                  ? (nic_d / p_.nics_per_node) % p_.nodes_per_leaf
                                  : nic_d % (p_.nodes_per_leaf * p_.nics_per_node);
-    const uint64_t pick =
-        p_.routing == Routing::DestinationModK
-            ? static_cast<uint64_t>(position)
-            : mix(static_cast<uint64_t>(src) * 0x100000001B3ull ^ static_cast<uint64_t>(dst));
+    const uint64_t pick = p_.routing == Routing::DestinationModK
+                              ? static_cast<uint64_t>(position)
+                              : splitmix64(static_cast<uint64_t>(src) * 0x100000001B3ull ^
+                                           static_cast<uint64_t>(dst));
     int64_t spine = static_cast<int64_t>(pick % static_cast<uint64_t>(spines_));
     // Around failed uplinks: another alive spine of the pair (only the failed path's flows
     // move).

@@ -4,25 +4,17 @@
 #include <cmath>
 
 #include "sim_impl.hpp"
+#include "splitmix.hpp"
 
 namespace rapid::des {
 
 namespace {
 
-// splitmix64's finalizer (Steele, Lea & Flood, "Fast splittable pseudorandom number
-// generators", OOPSLA 2014): a well-mixed 64-bit hash of a 64-bit value.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // An order-dependent digest of one record's fields.
 struct Digest {
   uint64_t h = 0;
   Digest& operator<<(int64_t v) {
-    h = mix(h ^ static_cast<uint64_t>(v));
+    h = splitmix64(h ^ static_cast<uint64_t>(v));
     return *this;
   }
 };
@@ -105,7 +97,7 @@ uint64_t Simulator::Impl::event_shape(const Event& e) const {
 
 void Simulator::Impl::steady_event(const Event& e) {
   if (!steady.on) return;
-  steady.hash = mix(steady.hash ^ event_shape(e));  // in processing order
+  steady.hash = splitmix64(steady.hash ^ event_shape(e));  // in processing order
   steady.event_times.push_back(e.time - steady.t_ref);
 }
 
