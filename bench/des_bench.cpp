@@ -5,6 +5,7 @@
 //    jobs/llama3-70b-256xh100.yaml (Llama 3 70B on 256 H100; or env RAPID_BENCH_JOB),
 //    with its counters events/s (simulation events processed per second of DES time,
 //    including rate solves and setup) and events/point;
+//  - BM_DesDemoLayoutsEveryMicrobatch: the same without the steady-state extrapolation;
 //  - BM_DesDemoLayoutsThermal/27, /65: the same with the thermal model on (inlet 27, 65 C);
 //  - BM_DesBaseline: the job's baseline layout alone.
 // items_per_second is events/s (BM_EventQueue) or points/s (the others); one iteration of
@@ -61,8 +62,9 @@ const Points& feasible() {
 }
 
 void run_des(benchmark::State& state, const std::vector<rapid::Point>& points,
-             const rapid::SweepSpec& spec = rapid::bench::demo_spec()) {
-  const rapid::PointEvaluator eval(spec, rapid::Fidelity::Des);
+             const rapid::SweepSpec& spec = rapid::bench::demo_spec(),
+             const rapid::DesOptions& options = {}) {
+  const rapid::PointEvaluator eval(spec, rapid::Fidelity::Des, options);
   rapid::Workload w;
   rapid::EvalResult r;
   rapid::DesReport report;
@@ -91,6 +93,15 @@ void BM_DesDemoLayouts(benchmark::State& state) {
   run_des(state, feasible().points);
 }
 BENCHMARK(BM_DesDemoLayouts)->Unit(benchmark::kMillisecond);
+
+// The same without the steady-state extrapolation (every micro-batch simulated, `--full`'s
+// half that is not about replicas): what docs/des.md "Steady state" saves.
+void BM_DesDemoLayoutsEveryMicrobatch(benchmark::State& state) {
+  rapid::DesOptions o;
+  o.steady_state = false;
+  run_des(state, feasible().points, rapid::bench::demo_spec(), o);
+}
+BENCHMARK(BM_DesDemoLayoutsEveryMicrobatch)->Unit(benchmark::kMillisecond);
 
 // The same layouts with the thermal model on (docs/nonideal.md), air cooling at the inlet
 // temperature of the argument: 27 C (ASHRAE's recommended limit: nothing throttles, one
