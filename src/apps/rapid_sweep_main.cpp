@@ -417,10 +417,11 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   if (mpi.is_root() && !o.quiet) {
     const std::string of = n == store.num_points() ? "" : fmt::format(" of {}", store.num_points());
     std::printf(
-        "rapid-sweep: %lld%s points in %.3f s (%.0f points/s) on %d ranks x %lld threads, "
+        "rapid-sweep: %lld%s points in %.3f s (%.0f points/s) on %d rank%s x %lld thread%s, "
         "peak RSS %.1f MiB (max over ranks); fidelity %s%s; wrote %s\n",
         static_cast<long long>(n), of.c_str(), wall, wall > 0 ? static_cast<double>(n) / wall : 0.0,
-        mpi.size(), static_cast<long long>(run.threads_per_rank),
+        mpi.size(), mpi.size() == 1 ? "" : "s", static_cast<long long>(run.threads_per_rank),
+        run.threads_per_rank == 1 ? "" : "s",
         static_cast<double>(run.peak_rss_bytes) / (1024.0 * 1024.0), run.fidelity.c_str(),
         simulated > 0 ? fmt::format(", {} points simulated", simulated).c_str() : "",
         o.output.c_str());

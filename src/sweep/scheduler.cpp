@@ -420,7 +420,10 @@ void Scheduler::print_progress(bool final) {
   const std::string line =
       fmt::format("rapid-sweep: {}/{} points ({:.1f}%), {:.0f} points/s, elapsed {}, ETA {}", done,
                   total, 100.0 * static_cast<double>(done) / static_cast<double>(total), rate,
-                  format_duration(elapsed), final ? "0.0s" : format_duration(eta));
+                  format_duration(elapsed),
+                  !final          ? format_duration(eta)
+                  : done == total ? "0.0s"
+                                  : "none (stopped)");
   // On a terminal the line is redrawn in place; in a log file each update is its own line.
   if (tty_)
     std::fprintf(stderr, "\r%s\x1b[K%s", line.c_str(), final ? "\n" : "");
