@@ -1,5 +1,7 @@
 // `rapid`: one point at a time. Subcommands:
 //   predict JOB [--tp N --pp N ...]   evaluate one layout of a job (default: its baseline);
+//   predict --from-chakra DIR --hardware H --network N   replay a Chakra trace (docs/chakra.md)
+//   trace JOB [--tp N ...] -o DIR [--ranks A-B]   per-rank Chakra ET files; trace inspect DIR
 //            [--fidelity des [--timeline T.json] [--full]]  by discrete-event simulation
 //   validate [--reference-dir D]      predictions vs published measurements, MAPE per table
 //   calibrate --hardware H --measurements M -o OUT   fit efficiencies to measured rows
@@ -14,6 +16,9 @@
 #include <optional>
 
 #include "apps/calibrate_command.hpp"
+#include "apps/layout_options.hpp"
+#include "apps/replay_command.hpp"
+#include "apps/trace_command.hpp"
 #include "apps/model_command.hpp"
 #include "apps/op_command.hpp"
 #include "rapid/analytical/analytical_evaluator.hpp"
@@ -34,10 +39,7 @@ namespace {
 
 struct PredictOptions {
   std::string job;
-  std::optional<int> tp, pp, cp, ep, etp, vpp, mbs, zero, gpus, hardware, recompute_layers,
-      offload_layers;
-  std::optional<bool> sp;
-  std::optional<std::string> recompute, recompute_method;
+  rapid::LayoutOptions layout;  ///< --tp, --pp, ... (shared with `rapid trace`)
   bool ops = false;
   std::string fidelity = "analytical";
   std::optional<std::string> precision;
@@ -45,6 +47,7 @@ struct PredictOptions {
   bool full = false;
   std::optional<std::string> scenario;
   bool power = false;
+  rapid::ChakraReplayOptions replay;  ///< --from-chakra DIR --hardware H --network N
 };
 
 // `--fidelity analytical|des` (`--precision high` is `des`, `standard` is `analytical`).
@@ -67,16 +70,16 @@ rapid::Fidelity predict_fidelity(const PredictOptions& o) {
 /// A serving job's layout is tp, pp, ep (and the GPU count): the training knobs are refused.
 void refuse_training_flags(const PredictOptions& o) {
   const std::pair<const char*, bool> flags[] = {
-      {"--cp", o.cp.has_value()},
-      {"--etp", o.etp.has_value()},
-      {"--vpp", o.vpp.has_value()},
-      {"--mbs", o.mbs.has_value()},
-      {"--zero", o.zero.has_value()},
-      {"--sp", o.sp.has_value()},
-      {"--recompute", o.recompute.has_value()},
-      {"--recompute-method", o.recompute_method.has_value()},
-      {"--recompute-num-layers", o.recompute_layers.has_value()},
-      {"--cpu-offload-layers", o.offload_layers.has_value()},
+      {"--cp", o.layout.cp.has_value()},
+      {"--etp", o.layout.etp.has_value()},
+      {"--vpp", o.layout.vpp.has_value()},
+      {"--mbs", o.layout.mbs.has_value()},
+      {"--zero", o.layout.zero.has_value()},
+      {"--sp", o.layout.sp.has_value()},
+      {"--recompute", o.layout.recompute.has_value()},
+      {"--recompute-method", o.layout.recompute_method.has_value()},
+      {"--recompute-num-layers", o.layout.recompute_layers.has_value()},
+      {"--cpu-offload-layers", o.layout.offload_layers.has_value()},
       {"--scenario", o.scenario.has_value()},
       {"--power", o.power},
       {"--timeline", o.timeline.has_value()},
@@ -95,60 +98,8 @@ int run_predict(const PredictOptions& o) {
   if (spec.mode == rapid::JobMode::Inference) refuse_training_flags(o);
   if (o.power)  // the power columns for this prediction whatever the job says
     for (rapid::NonIdealSpec& s : spec.scenarios) s.power = true;
-  rapid::ParallelConfig c = spec.baseline.value_or(rapid::ParallelConfig{});
-  if (o.tp) c.tp = *o.tp;
-  if (o.pp) c.pp = *o.pp;
-  if (o.cp) c.cp = *o.cp;
-  if (o.ep) c.ep = *o.ep;
-  if (o.etp) c.etp = *o.etp;
-  if (o.vpp) c.vpp = *o.vpp;
-  if (o.mbs) c.mbs = *o.mbs;
-  if (o.zero) c.zero_stage = static_cast<int8_t>(*o.zero);
-  if (o.sp) c.sp = *o.sp;
-  if (o.recompute) {
-    if (*o.recompute == "none")
-      c.recompute = rapid::Recompute::None;
-    else if (*o.recompute == "selective")
-      c.recompute = rapid::Recompute::Selective;
-    else if (*o.recompute == "full")
-      c.recompute = rapid::Recompute::Full;
-    else
-      throw rapid::InputError("<command line>", "--recompute", *o.recompute,
-                              "none, selective or full");
-  }
-  if (c.recompute != rapid::Recompute::Full) {
-    c.recompute_method = rapid::RecomputeMethod::Uniform;
-    c.recompute_layers = 1;
-  }
-  if (o.recompute_method) {
-    if (*o.recompute_method != "uniform" && *o.recompute_method != "block")
-      throw rapid::InputError("<command line>", "--recompute-method", *o.recompute_method,
-                              "uniform or block");
-    c.recompute_method = *o.recompute_method == "block" ? rapid::RecomputeMethod::Block
-                                                        : rapid::RecomputeMethod::Uniform;
-  }
-  if (o.recompute_layers) c.recompute_layers = *o.recompute_layers;
-  if (o.offload_layers) c.offload_layers = *o.offload_layers;
-  const int64_t gpus = o.gpus ? *o.gpus : spec.search.num_gpus.front();
-  const int64_t dp = rapid::data_parallel_degree(gpus, c.tp, c.pp, c.cp);
-  if (dp == 0)
-    throw rapid::InputError("<command line>", "--tp/--pp/--cp",
-                            fmt::format("{}*{}*{}", c.tp, c.pp, c.cp),
-                            fmt::format("tp*pp*cp dividing the GPU count {}", gpus));
-  c.dp = static_cast<int32_t>(dp);
+  rapid::Point p = rapid::resolve_layout(spec, o.layout);
   const bool serving = spec.mode == rapid::JobMode::Inference;
-  if (const char* why =
-          serving ? rapid::serving_illegal_reason(spec, c) : rapid::illegal_reason(spec, c))
-    throw rapid::InputError(
-        "<command line>", "layout",
-        serving ? fmt::format("dp{} tp{} pp{} ep{}", c.dp, c.tp, c.pp, c.ep) : c.describe(),
-        fmt::format("a legal layout ({})", why));
-  rapid::Point p;
-  p.hardware = o.hardware.value_or(0);
-  if (p.hardware < 0 || p.hardware >= static_cast<int>(spec.hardware.size()))
-    throw rapid::InputError("<command line>", "--hardware-index", std::to_string(p.hardware),
-                            fmt::format("an index below {}", spec.hardware.size()));
-  p.par = c;
   if (o.scenario) {  // a name or an index of the job's scenarios
     const auto& all = spec.scenarios;
     auto it = std::find_if(all.begin(), all.end(),
@@ -259,32 +210,9 @@ int main(int argc, char** argv) {
 
   PredictOptions po;
   CLI::App* predict = app.add_subcommand("predict", "evaluate one layout of a job file");
-  predict->add_option("job", po.job, "job YAML file")->required();
-  predict->add_option("--tp", po.tp, "tensor parallel degree")->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--pp", po.pp, "pipeline stages")->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--cp", po.cp, "context parallel degree")->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--ep", po.ep, "expert parallel degree (MoE models)")
-      ->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--etp", po.etp, "expert tensor parallel degree (MoE models)")
-      ->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--vpp", po.vpp, "virtual stages per GPU")->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--mbs", po.mbs, "micro-batch size")->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--zero", po.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
-  predict->add_option("--sp", po.sp, "sequence parallel (true/false)");
-  predict->add_option("--recompute", po.recompute, "none, selective or full");
-  predict->add_option("--recompute-method", po.recompute_method,
-                      "full recompute: uniform (groups) or block (the first layers of each chunk)");
-  predict
-      ->add_option("--recompute-num-layers", po.recompute_layers,
-                   "full recompute: layers per group (uniform) or per chunk (block)")
-      ->check(CLI::Range(1, 100000));
-  predict
-      ->add_option("--cpu-offload-layers", po.offload_layers,
-                   "layers whose activations go to host memory")
-      ->check(CLI::Range(0, 100000));
-  predict->add_option("--gpus", po.gpus, "GPU count (default: the job's first)")
-      ->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--hardware-index", po.hardware, "hardware variant of the job (default 0)");
+  predict->add_option("job", po.job, "job YAML file (not with --from-chakra)");
+  rapid::add_layout_options(*predict, po.layout);
+  rapid::add_replay_options(*predict, po.replay);
   predict->add_flag("--power", po.power,
                     "energy and power of the step (the power model on, as `nonideal: {power: "
                     "true}`)");
@@ -307,6 +235,7 @@ int main(int argc, char** argv) {
 
   rapid::OpCommand op(app);        // `rapid op attention ...` (src/apps/op_command.hpp)
   rapid::ModelCommand model(app);  // `rapid model import ...` (src/apps/model_command.hpp)
+  rapid::TraceCommand trace(app);  // `rapid trace JOB -o DIR`, `rapid trace inspect DIR`
 
   rapid::CalibrateOptions co;
   CLI::App* calibrate = app.add_subcommand(
@@ -327,12 +256,21 @@ int main(int argc, char** argv) {
   }
   if (app.get_subcommands().empty()) {
     std::fprintf(stderr,
-                 "rapid: a subcommand is required: predict, validate, op, model, calibrate "
-                 "or export (--help for more)\n");
+                 "rapid: a subcommand is required: predict, trace, validate, op, model, "
+                 "calibrate or export (--help for more)\n");
     return rapid::kExitBadInput;
   }
   try {
+    if (predict->parsed() && po.replay.dir) {
+      if (!po.job.empty())
+        throw rapid::InputError("<command line>", "job", po.job,
+                                "no job file with --from-chakra (the trace is the workload)");
+      return rapid::run_replay(po.replay);
+    }
+    if (predict->parsed() && po.job.empty())
+      throw rapid::InputError("<command line>", "job", "<none>", "a job YAML file");
     if (predict->parsed()) return run_predict(po);
+    if (trace.parsed()) return trace.run();
     if (exporter->parsed()) {
       const int64_t rows = rapid::export_csv(export_file, export_csv);
       std::printf("%lld rows written to %s\n", static_cast<long long>(rows), export_csv.c_str());

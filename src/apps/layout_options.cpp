@@ -1,0 +1,90 @@
+#include "apps/layout_options.hpp"
+
+#include <fmt/format.h>
+
+#include "rapid/common/error.hpp"
+#include "rapid/inference/serving_evaluator.hpp"
+#include "rapid/spec/legality.hpp"
+
+namespace rapid {
+
+void add_layout_options(CLI::App& cmd, LayoutOptions& o) {
+  const auto degree = CLI::Range(1, 1 << 24);
+  cmd.add_option("--tp", o.tp, "tensor parallel degree")->check(degree);
+  cmd.add_option("--pp", o.pp, "pipeline stages")->check(degree);
+  cmd.add_option("--cp", o.cp, "context parallel degree")->check(degree);
+  cmd.add_option("--ep", o.ep, "expert parallel degree (MoE models)")->check(degree);
+  cmd.add_option("--etp", o.etp, "expert tensor parallel degree (MoE models)")->check(degree);
+  cmd.add_option("--vpp", o.vpp, "virtual stages per GPU")->check(degree);
+  cmd.add_option("--mbs", o.mbs, "micro-batch size")->check(degree);
+  cmd.add_option("--zero", o.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
+  cmd.add_option("--sp", o.sp, "sequence parallel (true/false)");
+  cmd.add_option("--recompute", o.recompute, "none, selective or full");
+  cmd.add_option("--recompute-method", o.recompute_method,
+                 "full recompute: uniform (groups) or block (the first layers of each chunk)");
+  cmd.add_option("--recompute-num-layers", o.recompute_layers,
+                 "full recompute: layers per group (uniform) or per chunk (block)")
+      ->check(CLI::Range(1, 100000));
+  cmd.add_option("--cpu-offload-layers", o.offload_layers,
+                 "layers whose activations go to host memory")
+      ->check(CLI::Range(0, 100000));
+  cmd.add_option("--gpus", o.gpus, "GPU count (default: the job's first)")->check(degree);
+  cmd.add_option("--hardware-index", o.hardware, "hardware variant of the job (default 0)");
+}
+
+Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o) {
+  ParallelConfig c = spec.baseline.value_or(ParallelConfig{});
+  if (o.tp) c.tp = *o.tp;
+  if (o.pp) c.pp = *o.pp;
+  if (o.cp) c.cp = *o.cp;
+  if (o.ep) c.ep = *o.ep;
+  if (o.etp) c.etp = *o.etp;
+  if (o.vpp) c.vpp = *o.vpp;
+  if (o.mbs) c.mbs = *o.mbs;
+  if (o.zero) c.zero_stage = static_cast<int8_t>(*o.zero);
+  if (o.sp) c.sp = *o.sp;
+  if (o.recompute) {
+    if (*o.recompute == "none")
+      c.recompute = Recompute::None;
+    else if (*o.recompute == "selective")
+      c.recompute = Recompute::Selective;
+    else if (*o.recompute == "full")
+      c.recompute = Recompute::Full;
+    else
+      throw InputError("<command line>", "--recompute", *o.recompute, "none, selective or full");
+  }
+  if (c.recompute != Recompute::Full) {
+    c.recompute_method = RecomputeMethod::Uniform;
+    c.recompute_layers = 1;
+  }
+  if (o.recompute_method) {
+    if (*o.recompute_method != "uniform" && *o.recompute_method != "block")
+      throw InputError("<command line>", "--recompute-method", *o.recompute_method,
+                       "uniform or block");
+    c.recompute_method =
+        *o.recompute_method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;
+  }
+  if (o.recompute_layers) c.recompute_layers = *o.recompute_layers;
+  if (o.offload_layers) c.offload_layers = *o.offload_layers;
+  const int64_t gpus = o.gpus ? *o.gpus : spec.search.num_gpus.front();
+  const int64_t dp = data_parallel_degree(gpus, c.tp, c.pp, c.cp);
+  if (dp == 0)
+    throw InputError("<command line>", "--tp/--pp/--cp", fmt::format("{}*{}*{}", c.tp, c.pp, c.cp),
+                     fmt::format("tp*pp*cp dividing the GPU count {}", gpus));
+  c.dp = static_cast<int32_t>(dp);
+  const bool serving = spec.mode == JobMode::Inference;
+  if (const char* why = serving ? serving_illegal_reason(spec, c) : illegal_reason(spec, c))
+    throw InputError(
+        "<command line>", "layout",
+        serving ? fmt::format("dp{} tp{} pp{} ep{}", c.dp, c.tp, c.pp, c.ep) : c.describe(),
+        fmt::format("a legal layout ({})", why));
+  Point p;
+  p.hardware = o.hardware.value_or(0);
+  if (p.hardware < 0 || p.hardware >= static_cast<int>(spec.hardware.size()))
+    throw InputError("<command line>", "--hardware-index", std::to_string(p.hardware),
+                     fmt::format("an index below {}", spec.hardware.size()));
+  p.par = c;
+  return p;
+}
+
+}  // namespace rapid

@@ -1,0 +1,32 @@
+// The layout options `rapid predict` and `rapid trace` share (--tp, --pp, ..., --gpus,
+// --hardware-index): their CLI11 declarations and how they turn a job's baseline into the
+// point they name.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "rapid/spec/sweep_spec.hpp"
+#include "rapid/sweep/enumerator.hpp"
+
+namespace rapid {
+
+struct LayoutOptions {
+  std::optional<int> tp, pp, cp, ep, etp, vpp, mbs, zero, gpus, hardware, recompute_layers,
+      offload_layers;
+  std::optional<bool> sp;
+  std::optional<std::string> recompute, recompute_method;
+};
+
+/// Declares the layout options on `cmd` (stored in `o`).
+void add_layout_options(CLI::App& cmd, LayoutOptions& o);
+
+/// The point the options name in `spec`: its baseline layout (or the default one) with the
+/// options applied, dp from the GPU count (--gpus, default the job's first), the hardware
+/// variant --hardware-index. Throws InputError naming the option, its value and what was
+/// expected for a value out of range or an illegal layout (serving jobs: their legality).
+Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o);
+
+}  // namespace rapid

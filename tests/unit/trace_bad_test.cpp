@@ -1,0 +1,153 @@
+// Broken Chakra traces (issue 14 "Done when"): a dangling dependency, a send without its
+// recv, a size that overflows, a truncated file, a wrong attribute kind, a cycle and a
+// deadlocked replay each raise InputError (exit 2 in `rapid`) naming the file and the node.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "rapid/common/error.hpp"
+#include "rapid/trace/et_file.hpp"
+#include "rapid/trace/trace_check.hpp"
+#include "rapid/trace/trace_replay.hpp"
+#include "test_support.hpp"
+
+namespace rapid {
+namespace {
+
+using trace::NodeType;
+using trace::TraceNode;
+
+TraceNode comp(uint64_t id, std::vector<uint64_t> deps = {}) {
+  TraceNode n;
+  n.id = id, n.name = "gemm", n.type = NodeType::Comp, n.data_deps = std::move(deps);
+  n.duration_micros = 10;
+  return n;
+}
+
+TraceNode p2p(uint64_t id, NodeType t, int32_t src, int32_t dst, int32_t tag, int64_t size) {
+  TraceNode n;
+  n.id = id, n.name = t == NodeType::CommSend ? "send" : "recv", n.type = t;
+  n.comm_src = src, n.comm_dst = dst, n.comm_tag = tag, n.comm_size = size;
+  return n;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = test::temp_path(name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void write(const std::string& dir, int64_t rank, const std::vector<TraceNode>& nodes) {
+  trace::EtWriter w(trace::et_path(dir, "bad", rank), trace::TraceMetadata{});
+  for (const TraceNode& n : nodes) w.write(n);
+  w.close();
+}
+
+// The message of the InputError `f` throws ("" when it throws none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TraceBad, DanglingDependencyNamesFileAndNode) {
+  const std::string dir = fresh_dir("dangling");
+  write(dir, 0, {comp(0), comp(1, {7})});
+  const std::string msg = error_of([&] { trace::inspect_trace(dir); });
+  EXPECT_NE(msg.find("bad.0.et"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 7"), std::string::npos) << msg;
+}
+
+TEST(TraceBad, CycleNamesANodeOnIt) {
+  const std::string dir = fresh_dir("cycle");
+  write(dir, 0, {comp(0), comp(1, {0, 2}), comp(2, {1})});
+  const std::string msg = error_of([&] { trace::inspect_trace(dir); });
+  EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 1"), std::string::npos) << msg;
+}
+
+TEST(TraceBad, SendWithoutItsRecv) {
+  // Rank 0 sends to rank 1 with tag 3; rank 1 receives from rank 0 with tag 4 only.
+  const std::string dir = fresh_dir("unmatched");
+  write(dir, 0, {comp(0), p2p(1, NodeType::CommSend, 0, 1, 3, 1024)});
+  write(dir, 1, {p2p(0, NodeType::CommRecv, 0, 1, 4, 1024)});
+  const std::string msg = error_of([&] { trace::inspect_trace(dir); });
+  EXPECT_NE(msg.find("bad.0.et"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 1 (send)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("without its recv"), std::string::npos) << msg;
+  // The replay deadlocks on the recv and says so instead of a silent zero.
+  std::vector<trace::RankTrace> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.push_back(
+        {r, trace::et_path(dir, "bad", r), trace::read_et_file(trace::et_path(dir, "bad", r))});
+  const HardwareSpec hw = test::shipped_hardware("h100-sxm5-80gb");
+  const NetworkSpec net = test::shipped_network("dgx-h100-superpod");
+  const ComputeCost compute(hw, DType::BF16);
+  const CollectiveCost collective(hw, net);
+  const trace::ReplayInputs in{&compute, &collective, 1.0, 8, {}};
+  const std::string replay = error_of([&] { trace::replay_traces(ranks, nullptr, in); });
+  EXPECT_NE(replay.find("bad.1.et"), std::string::npos) << replay;
+  EXPECT_NE(replay.find("never starts"), std::string::npos) << replay;
+}
+
+TEST(TraceBad, SendAndRecvOfDifferentSizes) {
+  const std::string dir = fresh_dir("sizes");
+  write(dir, 0, {p2p(0, NodeType::CommSend, 0, 1, 3, 1024)});
+  write(dir, 1, {p2p(0, NodeType::CommRecv, 0, 1, 3, 2048)});
+  const std::string msg = error_of([&] { trace::inspect_trace(dir); });
+  EXPECT_NE(msg.find("comm_size 1024"), std::string::npos) << msg;
+}
+
+TEST(TraceBad, SizeThatOverflowsADouble) {
+  // 2^60 bytes cannot be held exactly by a double (53-bit mantissa): refused, not rounded.
+  const std::string dir = fresh_dir("overflow");
+  TraceNode n = p2p(4, NodeType::CommSend, 0, 1, 3, int64_t{1} << 60);
+  write(dir, 0, {n});
+  const std::string msg = error_of([&] { trace::inspect_trace(dir); });
+  EXPECT_NE(msg.find("node 4"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("comm_size"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("2^53"), std::string::npos) << msg;
+  // The same for tensor_size at the largest uint64.
+  TraceNode c = comp(2);
+  c.tensor_size = ~uint64_t{0};
+  write(dir, 0, {c});
+  EXPECT_NE(error_of([&] { trace::inspect_trace(dir); }).find("node 2"), std::string::npos);
+}
+
+TEST(TraceBad, TruncatedFileNamesTheLastWholeNode) {
+  const std::string dir = fresh_dir("truncated");
+  write(dir, 0, {comp(0), comp(1, {0}), comp(2, {1})});
+  const std::string path = trace::et_path(dir, "bad", 0);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);  // into node 2
+  const std::string msg = error_of([&] { trace::read_et_file(path); });
+  EXPECT_NE(msg.find("bad.0.et"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("after node 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
+}
+
+TEST(TraceBad, CollectiveOfDifferentSizesOnItsGroup) {
+  const std::string dir = fresh_dir("collective");
+  auto coll = [](int64_t size) {
+    TraceNode n;
+    n.id = 0, n.name = "all_reduce", n.type = NodeType::CommColl;
+    n.comm_type = 0, n.comm_size = size, n.pg_name = "1";
+    return n;
+  };
+  write(dir, 0, {coll(4096)});
+  write(dir, 1, {coll(8192)});
+  trace::ProcessGroups g;
+  g.insert(1, {0, 1}, "test");
+  g.write_json((std::filesystem::path(dir) / "bad.comm_groups.json").string());
+  const std::string msg = error_of([&] { trace::inspect_trace(dir); });
+  EXPECT_NE(msg.find("node 0 (all_reduce)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("group 1"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace rapid
