@@ -452,6 +452,12 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything slow (MPI_Init, which under srun --mpi=pmix on a loaded node took
+  // seconds; parsing, loading, enumerating): a stop request that comes early (Slurm's
+  // time-limit warning, scancel) ends the sweep cleanly instead of by the signal's default
+  // action. Open MPI installs handlers only for SIGSEGV, SIGBUS, SIGFPE and SIGILL (its
+  // opal_signal parameter), so these stay.
+  stop_on_signals();
   std::unique_ptr<rapid::MpiEnv> mpi;
   try {
     mpi = std::make_unique<rapid::MpiEnv>(argc, argv);
@@ -459,10 +465,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rapid-sweep: %s\n", e.what());
     return 1;
   }
-  // Before anything slow (parsing, loading, enumerating): a stop request that comes early
-  // (Slurm's time-limit warning, scancel) ends the sweep cleanly instead of by the signal's
-  // default action.
-  stop_on_signals();
   const std::string command_line = join_args(argc, argv);
 
   Options o;
