@@ -17,10 +17,10 @@
 
 #include "apps/calibrate_command.hpp"
 #include "apps/layout_options.hpp"
-#include "apps/replay_command.hpp"
-#include "apps/trace_command.hpp"
 #include "apps/model_command.hpp"
 #include "apps/op_command.hpp"
+#include "apps/replay_command.hpp"
+#include "apps/trace_command.hpp"
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/common/version.hpp"
