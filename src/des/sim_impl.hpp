@@ -243,6 +243,12 @@ struct Simulator::Impl {
   std::vector<SimTime> extra_busy;
   int64_t extra_solves = 0;
 
+  /// A drain event of a bundle that finished or was re-solved since it was scheduled.
+  bool stale(const Event& e) const {
+    return e.kind == kDrain &&
+           (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data));
+  }
+
   // sim_steady.cpp
   /// Periods of `delta` micro-batches a run may leave out (0: none; the run is not eligible).
   static int64_t steady_periods(const Workload& w, const SimInputs& in, const SimOptions& opt,

@@ -115,9 +115,8 @@ void Simulator::Impl::run_events() {
     const Event e = queue.pop();
     RAPID_ASSERT(e.time >= now, "events in time order");
     now = e.time;
-    if (steady.on && (e.kind != kDrain || (net.active(e.target) &&
-                                           net.version(e.target) == static_cast<uint32_t>(e.data))))
-      steady_event(e);
+    if (stale(e)) continue;
+    if (steady.on) steady_event(e);
     switch (e.kind) {
       case kResume:
         ++events;
@@ -125,7 +124,6 @@ void Simulator::Impl::run_events() {
         resume(e.target);
         break;
       case kDrain:
-        if (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data)) break;
         ++events;
         on_drain(e.target, static_cast<uint32_t>(e.data));
         break;

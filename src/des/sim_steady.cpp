@@ -158,9 +158,7 @@ void Simulator::Impl::steady_cut(const Inst& s0) {
   uint64_t pending = 0;
   const size_t first_pending = times.size();
   for (const Event& e : queue.pending()) {
-    if (e.kind == kDrain &&
-        (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data)))
-      continue;  // stale
+    if (stale(e)) continue;
     pending += event_shape(e);
     times.push_back(e.time - t);
   }
