@@ -57,7 +57,9 @@ int run_replay(const ChakraReplayOptions& o) {
   if (!dtype) throw InputError("<command line>", "--dtype", dt, "bf16, fp16, fp8 or fp32");
   const ComputeCost compute(hw, *dtype);
   const CollectiveCost collective(hw, net);
-  trace::ReplayInputs in{&compute, &collective, hw.step_efficiency, net.gpus_per_node, {}};
+  trace::ReplayInputs in;
+  in.compute = &compute, in.collective = &collective, in.step_efficiency = hw.step_efficiency;
+  in.network = &net;
   const trace::ReplayResult r =
       trace::replay_traces(ranks, set.groups ? &*set.groups : nullptr, in);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -22,35 +22,10 @@ void node_runs(const Fabric& t, const std::vector<int64_t>& members,
 
 }  // namespace
 
-void CommLayouts::reset(Fabric* topo, int64_t tpcp, int64_t dp, int64_t pp, bool one_replica,
-                        bool check_symmetry) {
-  topo_ = topo;
-  tpcp_ = tpcp;
-  dp_ = dp;
-  pp_ = pp;
-  one_replica_ = one_replica;
-  check_symmetry_ = check_symmetry;
-  symmetric_ = true;
-  asymmetry_.clear();
-  no_route_.clear();
-  layouts_.clear();
-  uses_.clear();
-  parts_.clear();
-  flow_paths_.clear();
-  path_links_.clear();
-  bases_.clear();
-  class_cap_.clear();
-  class_links_.clear();
-  class_link_begin_.clear();
-  gpu_mark_.assign(static_cast<size_t>(tpcp * dp * pp), 0);
-  mark_epoch_ = 0;
-}
-
-void CommLayouts::add_flows(const GroupShape& g, FlowPattern pattern, const std::vector<int64_t>& m,
-                            std::vector<int64_t>& src, std::vector<int64_t>& dst) const {
-  (void)g;
+void pattern_flows(const Fabric& topo, FlowPattern pattern, const std::vector<int64_t>& m,
+                   std::vector<int64_t>& src, std::vector<int64_t>& dst) {
   thread_local std::vector<std::pair<size_t, size_t>> runs;
-  node_runs(*topo_, m, runs);
+  node_runs(topo, m, runs);
   auto flow = [&](int64_t a, int64_t b) {
     if (a == b) return;
     src.push_back(a);
@@ -85,12 +60,42 @@ void CommLayouts::add_flows(const GroupShape& g, FlowPattern pattern, const std:
     case FlowPattern::InterPairs:
       for (size_t i = 0; i < m.size(); ++i)
         for (size_t j = 0; j < m.size(); ++j)
-          if (topo_->node_of(m[i]) != topo_->node_of(m[j])) flow(m[i], m[j]);
+          if (topo.node_of(m[i]) != topo.node_of(m[j])) flow(m[i], m[j]);
       break;
     case FlowPattern::Peer:  // send/recv inside a group (CP ring attention): the ring
       for (size_t j = 0; j < m.size(); ++j) flow(m[j], m[(j + 1) % m.size()]);
       break;
   }
+}
+
+double extra_route_latency_s(const CollectivePlan& plan, int32_t network_links,
+                             double link_latency_s) {
+  const int assumed = plan.crosses_spine ? 4 : 2;
+  return plan.net_steps * std::max(0, network_links - assumed) * link_latency_s;
+}
+
+void CommLayouts::reset(Fabric* topo, int64_t tpcp, int64_t dp, int64_t pp, bool one_replica,
+                        bool check_symmetry) {
+  topo_ = topo;
+  tpcp_ = tpcp;
+  dp_ = dp;
+  pp_ = pp;
+  one_replica_ = one_replica;
+  check_symmetry_ = check_symmetry;
+  symmetric_ = true;
+  asymmetry_.clear();
+  no_route_.clear();
+  layouts_.clear();
+  uses_.clear();
+  parts_.clear();
+  flow_paths_.clear();
+  path_links_.clear();
+  bases_.clear();
+  class_cap_.clear();
+  class_links_.clear();
+  class_link_begin_.clear();
+  gpu_mark_.assign(static_cast<size_t>(tpcp * dp * pp), 0);
+  mark_epoch_ = 0;
 }
 
 bool CommLayouts::collective(const GroupShape& g, FlowPattern pattern, int32_t inst, bool blocking,
@@ -157,7 +162,7 @@ bool CommLayouts::collective(const GroupShape& g, FlowPattern pattern, int32_t i
     for (size_t b = kb; b < kb + kn; ++b) {
       members_.clear();
       for (int64_t i = 0; i < size; ++i) members_.push_back(bases_[b] + i * stride);
-      add_flows(g, pattern, members_, src_, dst_);
+      pattern_flows(*topo_, pattern, members_, src_, dst_);
       copy_.resize(src_.size(), static_cast<int32_t>(b - kb));
     }
     const int32_t id = build(key, src_, dst_, blocking);

@@ -102,9 +102,7 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   }
   std::sort(parts.begin(), parts.end());
   d.participants = static_cast<int32_t>(std::unique(parts.begin(), parts.end()) - parts.begin());
-  const int assumed = d.plan.crosses_spine ? 4 : 2;
-  const double extra =
-      d.plan.net_steps * std::max(0, net_links - assumed) * in.network->link_latency_s;
+  const double extra = extra_route_latency_s(d.plan, net_links, in.network->link_latency_s);
   // Lossy links (docs/faults.md): each network step of the critical path may lose a
   // message's last packet and wait for the RC timeout: p x timeout per step (spec/go_back_n.hpp).
   double loss_s = 0;

@@ -5,17 +5,22 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <queue>
 #include <unordered_map>
 
 #include "rapid/common/error.hpp"
 #include "rapid/des/event_queue.hpp"
+#include "rapid/trace/replay_network.hpp"
 
 namespace rapid::trace {
 
 namespace {
 
 using des::SimTime;
+
+// Event kinds: a node ends (target: node); a bundle drains (target: bundle, data: its
+// version); a communication's last drain plus latency is reached (target: comm); a timed
+// link fault starts or ends (target: its index in the fabric's fault_times()).
+enum Kind : uint32_t { kNodeEnd = 0, kDrain = 1, kCommDone = 2, kFault = 3 };
 
 std::optional<CollectiveKind> collective_kind(int64_t comm_type) {
   switch (static_cast<CommType>(comm_type)) {
@@ -43,12 +48,18 @@ class Replay {
  private:
   struct Rendezvous {
     size_t needed = 0;
-    SimTime start = 0;
     std::vector<uint32_t> nodes;
   };
   struct Transfer {
     SimTime arrival = -1, posted = -1;
     int64_t recv = -1;
+  };
+  // A communication on the network: its nodes end `latency` after its last bundle drains.
+  struct Comm {
+    int32_t pending = 0;
+    SimTime latency = 0;
+    std::vector<uint32_t> nodes;
+    Transfer* transfer = nullptr;  // a send's
   };
 
   const TraceNode& node(uint32_t g) const {
@@ -59,10 +70,16 @@ class Replay {
     const TraceNode& n = node(g);
     throw InputError(file(g), fmt::format("node {} ({})", n.id, n.name), value, expected);
   }
-  void schedule(SimTime t, uint32_t g) { queue_.push({t, seq_++, g}); }
+  void schedule(SimTime t, uint32_t g) { queue_.push(t, kNodeEnd, static_cast<int32_t>(g)); }
   void start(uint32_t g, SimTime now);
   SimTime compute_ps(uint32_t g);
-  SimTime comm_ps(uint32_t g, CollectiveKind kind, const std::vector<int64_t>* members);
+  double slowdown(uint32_t g, const Op* op, double full_s, double flops) const;
+  GroupShape shape(uint32_t g, const std::vector<int64_t>* members) const;
+  /// Starts the flows of communication node g (a collective of `members`, else a send).
+  void start_comm(uint32_t g, CollectiveKind kind, const std::vector<int64_t>* members,
+                  std::vector<uint32_t> nodes, Transfer* transfer);
+  void push_changed();
+  void comm_done(int32_t c);
   const std::vector<int64_t>* members(uint32_t g);
   size_t position(uint32_t g, int64_t rank) const;
 
@@ -78,14 +95,11 @@ class Replay {
   std::map<std::pair<std::string, uint32_t>, Rendezvous> colls_;
   std::map<std::tuple<int64_t, int64_t, int64_t, uint32_t>, Transfer> p2p_;
   std::vector<int64_t> all_ranks_;
-  struct Ev {
-    SimTime t;
-    uint64_t seq;
-    uint32_t g;
-    bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
-  };
-  std::priority_queue<Ev, std::vector<Ev>, std::greater<>> queue_;
-  uint64_t seq_ = 0;
+  std::vector<Comm> comms_;
+  std::vector<int32_t> free_comms_;
+  ReplayNetwork net_;
+  SimTime now_ = 0;
+  des::EventQueue queue_;
   ReplayResult res_;
 };
 
@@ -110,8 +124,6 @@ const std::vector<int64_t>* Replay::members(uint32_t g) {
 
 SimTime Replay::compute_ps(uint32_t g) {
   const TraceNode& n = node(g);
-  const size_t pos = pos_of_[g];
-  const double slow = pos < in_.slowdown.size() ? in_.slowdown[pos] : 1.0;
   if (n.type != NodeType::Comp || n.is_cpu_op) {
     ++res_.by_duration;
     return static_cast<SimTime>(n.duration_micros) * 1'000'000;
@@ -119,52 +131,107 @@ SimTime Replay::compute_ps(uint32_t g) {
   if (n.rapid_op) {
     ++res_.by_model;
     const RapidOp& r = *n.rapid_op;
-    if (r.kind == RapidOpKind::Optimizer)
-      return des::to_ps(in_.compute->memory_time(r.bytes) * slow);
+    if (r.kind == RapidOpKind::Optimizer) {
+      const double t = in_.compute->memory_time(r.bytes);
+      return des::to_ps(t * slowdown(g, nullptr, t, 0));
+    }
     Op op;
     op.name = n.name.c_str();
     op.kind = static_cast<OpKind>(r.kind);
     op.m = r.m, op.n = r.n, op.k = r.k, op.batch = r.batch;
     op.causal = r.causal, op.fp8 = r.fp8, op.gqa_group = static_cast<uint16_t>(r.gqa_group);
     op.flops = r.flops, op.bytes = r.bytes;
-    return des::to_ps(in_.compute->time(op) / in_.step_efficiency * slow);
+    const double t = in_.compute->time(op) / in_.step_efficiency;
+    return des::to_ps(t * slowdown(g, &op, t, 0));
   }
   if (n.num_ops || n.tensor_size) {
     ++res_.by_roofline;
     const double flops = static_cast<double>(n.num_ops.value_or(0));
     const double bytes = static_cast<double>(n.tensor_size.value_or(0));
     const double t = std::max(flops / in_.compute->peak_FLOPs(), in_.compute->memory_time(bytes));
-    return des::to_ps(t / in_.step_efficiency * slow);
+    return des::to_ps(t / in_.step_efficiency * slowdown(g, nullptr, t, flops));
   }
   ++res_.by_duration;
-  return static_cast<SimTime>(n.duration_micros) * 1'000'000;
+  const double t = static_cast<double>(n.duration_micros) * 1e-6;
+  return des::to_ps(t * slowdown(g, nullptr, t, -1));
 }
 
-SimTime Replay::comm_ps(uint32_t g, CollectiveKind kind, const std::vector<int64_t>* m) {
+// Derate::slowdown of the node's roofline split (docs/nonideal.md sec 4): a rapid op's as the
+// DES's power model gives it (PowerModel::op_energy); a roofline node's compute-bound share
+// flops / peak of its full-speed time `full_s` (flops >= 0), the rest memory-bound; a recorded
+// duration (flops < 0) all compute-bound; the optimizer step (op null, flops 0) memory-bound.
+double Replay::slowdown(uint32_t g, const Op* op, double full_s, double flops) const {
+  const int64_t rank = ranks_[pos_of_[g]].rank;
+  if (static_cast<size_t>(rank) >= in_.derate.size()) return 1.0;
+  const Derate& d = in_.derate[static_cast<size_t>(rank)];
+  if (d == Derate{}) return 1.0;
+  if (op) {
+    RAPID_ASSERT(in_.power, "a derated replay needs the power model's roofline split");
+    const WorkPower w = in_.power->op_energy(*op, full_s).power(0);
+    return d.slowdown(w.compute_share, w.memory_share);
+  }
+  if (flops < 0) return d.slowdown(1.0, 0.0);
+  const double cs = full_s > 0 ? std::min(1.0, flops / in_.compute->peak_FLOPs() / full_s) : 0;
+  return d.slowdown(cs, 1.0 - cs);
+}
+
+GroupShape Replay::shape(uint32_t g, const std::vector<int64_t>* m) const {
   const TraceNode& n = node(g);
-  const double bytes = n.rapid_bytes.value_or(static_cast<double>(n.comm_size.value_or(0)));
-  GroupShape shape;
+  const int64_t per_node = in_.network->gpus_per_node;
   if (n.rapid_group) {
     const RapidGroup& r = *n.rapid_group;
-    shape = GroupShape{r.size, r.per_node, r.nodes, r.stride};
-  } else if (m) {  // the group's ranks: size, and the stride of an arithmetic set
-    std::vector<int64_t> s = *m;
-    std::sort(s.begin(), s.end());
-    int64_t stride = s.size() > 1 ? s[1] - s[0] : 1;
-    for (size_t i = 2; i < s.size(); ++i)
-      if (s[i] - s[i - 1] != stride) stride = 1;
-    shape = group_shape(static_cast<int64_t>(s.size()), std::max<int64_t>(stride, 1),
-                        in_.gpus_per_node);
-  } else {  // a transfer between two ranks
-    const int64_t d = std::abs(int64_t{*n.comm_dst} - *n.comm_src);
-    shape = group_shape(2, std::max<int64_t>(d, 1), in_.gpus_per_node);
+    return GroupShape{r.size, r.per_node, r.nodes, r.stride};
   }
-  // As the DES: the plan's latency, then the tiers' bytes drained (rounded up).
-  const CollectivePlan plan = in_.collective->plan(kind, bytes, shape);
-  SimTime drain = 0;
-  for (int t = 0; t < plan.num_tiers; ++t)
-    drain = std::max(drain, des::to_ps_ceil(plan.tiers[static_cast<size_t>(t)].time_s()));
-  return des::to_ps(plan.latency_s) + drain;
+  if (m) {  // the group's ranks: size, and the stride of an arithmetic set
+    int64_t stride = m->size() > 1 ? (*m)[1] - (*m)[0] : 1;
+    for (size_t i = 2; i < m->size(); ++i)
+      if ((*m)[i] - (*m)[i - 1] != stride) stride = 1;
+    return group_shape(static_cast<int64_t>(m->size()), std::max<int64_t>(stride, 1), per_node);
+  }
+  const int64_t d = std::abs(int64_t{*n.comm_dst} - *n.comm_src);  // a transfer
+  return group_shape(2, std::max<int64_t>(d, 1), per_node);
+}
+
+void Replay::push_changed() {
+  for (int32_t b : net_.changed()) queue_.push(net_.drain_time(b), kDrain, b, net_.version(b));
+}
+
+void Replay::start_comm(uint32_t g, CollectiveKind kind, const std::vector<int64_t>* m,
+                        std::vector<uint32_t> nodes, Transfer* transfer) {
+  const TraceNode& n = node(g);
+  const double bytes = n.rapid_bytes.value_or(static_cast<double>(n.comm_size.value_or(0)));
+  const CollectivePlan plan = in_.collective->plan(kind, bytes, shape(g, m));
+  int32_t c;
+  if (free_comms_.empty()) {
+    c = static_cast<int32_t>(comms_.size());
+    comms_.emplace_back();
+  } else {
+    c = free_comms_.back();
+    free_comms_.pop_back();
+  }
+  Comm& comm = comms_[static_cast<size_t>(c)];
+  comm.nodes = std::move(nodes);
+  comm.transfer = transfer;
+  static const std::vector<int64_t> kNone;
+  comm.pending = net_.start(now_, plan, m ? *m : kNone, m ? 0 : *n.comm_src, m ? 0 : *n.comm_dst,
+                            static_cast<uint64_t>(c), &comm.latency);
+  if (comm.pending < 0) {
+    if (res_.no_route.empty()) res_.no_route = net_.no_route_reason();
+    comm.pending = 0;  // it ends after its latency: the step's time is void anyway
+  }
+  if (comm.pending == 0) queue_.push(now_ + comm.latency, kCommDone, c);
+  push_changed();
+}
+
+void Replay::comm_done(int32_t c) {
+  Comm& comm = comms_[static_cast<size_t>(c)];
+  for (uint32_t x : comm.nodes) schedule(now_, x);
+  if (Transfer* tr = comm.transfer) {
+    tr->arrival = now_;
+    if (tr->recv >= 0) schedule(std::max(tr->posted, now_), static_cast<uint32_t>(tr->recv));
+  }
+  comm.nodes.clear();
+  free_comms_.push_back(c);
 }
 
 void Replay::start(uint32_t g, SimTime now) {
@@ -179,21 +246,17 @@ void Replay::start(uint32_t g, SimTime now) {
     const std::vector<int64_t>* m = members(g);
     Rendezvous& rv = colls_[{n.pg_name.value_or(""), kth_[g]}];
     if (rv.nodes.empty()) rv.needed = m->size();
-    rv.start = std::max(rv.start, now);
     rv.nodes.push_back(g);
     if (rv.nodes.size() < rv.needed) return;
-    const SimTime end = rv.start + comm_ps(g, *kind, m);
-    for (uint32_t x : rv.nodes) schedule(end, x);
+    start_comm(g, *kind, m, std::move(rv.nodes), nullptr);
+    colls_.erase({n.pg_name.value_or(""), kth_[g]});
     return;
   }
   if (n.type == NodeType::CommSend || n.type == NodeType::CommRecv) {
     position(g, n.type == NodeType::CommSend ? *n.comm_dst : *n.comm_src);
     Transfer& tr = p2p_[{*n.comm_src, *n.comm_dst, *n.comm_tag, kth_[g]}];
     if (n.type == NodeType::CommSend) {
-      const SimTime end = now + comm_ps(g, CollectiveKind::SendRecv, nullptr);
-      schedule(end, g);
-      tr.arrival = end;
-      if (tr.recv >= 0) schedule(std::max(tr.posted, end), static_cast<uint32_t>(tr.recv));
+      start_comm(g, CollectiveKind::SendRecv, nullptr, {g}, &tr);
     } else {
       tr.posted = now;
       tr.recv = g;
@@ -212,7 +275,7 @@ void Replay::start(uint32_t g, SimTime now) {
 }
 
 ReplayResult Replay::run() {
-  RAPID_ASSERT(in_.compute && in_.collective, "a replay needs its cost models");
+  RAPID_ASSERT(in_.compute && in_.collective && in_.network, "a replay needs its models");
   uint32_t total = 0;
   for (size_t p = 0; p < ranks_.size(); ++p) {
     offset_.push_back(total);
@@ -265,20 +328,47 @@ ReplayResult Replay::run() {
   for (auto& k : kids) children_.insert(children_.end(), k.begin(), k.end());
   kids.clear();
 
+  int64_t gpus = 0;
+  for (int64_t r : all_ranks_) gpus = std::max(gpus, r + 1);
+  if (!net_.reset(*in_.network, in_.collective->nvlink_Bps(), gpus, in_.link_faults))
+    throw InputError(in_.network->name, "torus_dims", "a grid smaller than the trace's nodes",
+                     fmt::format("a grid with a router for each of the {} ranks' nodes", gpus));
+  for (size_t k = 0; k < net_.fault_times().size(); ++k)
+    queue_.push(des::to_ps(net_.fault_times()[k]), kFault, static_cast<int32_t>(k));
   std::vector<SimTime> ready(total, 0);
   for (uint32_t g = 0; g < total; ++g)
     if (pending_[g] == 0) start(g, 0);
   while (!queue_.empty()) {
-    const Ev e = queue_.top();
-    queue_.pop();
+    const des::Event e = queue_.pop();
+    now_ = e.time;
     ++res_.events;
-    end_[e.g] = e.t;
-    for (uint32_t c = child_begin_[e.g]; c < child_begin_[e.g + 1]; ++c) {
+    if (e.kind == kDrain) {
+      if (!net_.current(e.target, static_cast<uint32_t>(e.data))) continue;  // stale
+      const auto c = static_cast<int32_t>(net_.finish(now_, e.target));
+      push_changed();
+      if (--comms_[static_cast<size_t>(c)].pending == 0)
+        queue_.push(now_ + comms_[static_cast<size_t>(c)].latency, kCommDone, c);
+      continue;
+    }
+    if (e.kind == kCommDone) {
+      comm_done(e.target);
+      continue;
+    }
+    if (e.kind == kFault) {
+      net_.fault_change(now_, static_cast<size_t>(e.target));
+      push_changed();
+      continue;
+    }
+    const auto g = static_cast<uint32_t>(e.target);
+    end_[g] = e.time;
+    for (uint32_t c = child_begin_[g]; c < child_begin_[g + 1]; ++c) {
       const uint32_t x = children_[c];
-      ready[x] = std::max(ready[x], e.t);
+      ready[x] = std::max(ready[x], e.time);
       if (--pending_[x] == 0) start(x, ready[x]);
     }
   }
+  res_.bundles = net_.bundles_started();
+  res_.peak_flows = net_.peak_flows();
   res_.rank_end_s.assign(ranks_.size(), 0);
   SimTime step = 0;
   for (uint32_t g = 0; g < total; ++g) {
@@ -289,7 +379,7 @@ ReplayResult Replay::run() {
     res_.rank_end_s[p] = std::max(res_.rank_end_s[p], des::to_seconds(end_[g]));
     if (end_[g] > step) step = end_[g], res_.critical_rank = ranks_[p].rank;
   }
-  res_.step_time_s = des::to_seconds(step);
+  res_.step_time_s = res_.no_route.empty() ? des::to_seconds(step) : 0.0;
   res_.nodes = total;
   return res_;
 }

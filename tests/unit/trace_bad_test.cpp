@@ -90,7 +90,8 @@ TEST(TraceBad, SendWithoutItsRecv) {
   const NetworkSpec net = test::shipped_network("dgx-h100-superpod");
   const ComputeCost compute(hw, DType::BF16);
   const CollectiveCost collective(hw, net);
-  const trace::ReplayInputs in{&compute, &collective, 1.0, 8, {}};
+  trace::ReplayInputs in;
+  in.compute = &compute, in.collective = &collective, in.network = &net;
   const std::string replay = error_of([&] { trace::replay_traces(ranks, nullptr, in); });
   EXPECT_NE(replay.find("bad.1.et"), std::string::npos) << replay;
   EXPECT_NE(replay.find("never starts"), std::string::npos) << replay;

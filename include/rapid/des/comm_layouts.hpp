@@ -43,6 +43,19 @@
 
 namespace rapid::des {
 
+/// The member flows (src[f] -> dst[f], appended) of `pattern` on a group whose members are
+/// `members` in rank order, on `topo`'s nodes: what CommLayouts routes for every group copy,
+/// and what a trace replay routes for one collective (trace/replay_network.hpp).
+void pattern_flows(const Fabric& topo, FlowPattern pattern, const std::vector<int64_t>& members,
+                   std::vector<int64_t>& src, std::vector<int64_t>& dst);
+
+/// Wire latency a communication's routes have beyond its plan's: the plan's latency assumes
+/// one NIC-leaf-NIC (or leaf-spine-leaf, `plan.crosses_spine`) route per network step; each
+/// network link more on the longest member route (`network_links`) adds `link_latency_s` per
+/// step of the critical path (docs/des.md "Latency").
+double extra_route_latency_s(const CollectivePlan& plan, int32_t network_links,
+                             double link_latency_s);
+
 class CommLayouts {
  public:
   /// Starts a point: `pp` stages x `dp` replicas x `tpcp` GPUs on `topo` (which must
@@ -139,8 +152,6 @@ class CommLayouts {
   static int32_t group_of(const Layout& l, const FlowPath& fp, bool faulted);
   void find_redundant_links();
   int32_t first_asymmetric_layout(bool faulted, bool skip_redundant, int32_t* group);
-  void add_flows(const GroupShape& g, FlowPattern pattern, const std::vector<int64_t>& members,
-                 std::vector<int64_t>& src, std::vector<int64_t>& dst) const;
   int32_t instance_of_gpu(int64_t gpu) const {
     const int64_t stage = gpu / (tpcp_ * dp_);
     return instance(stage, (gpu / tpcp_) % dp_);

@@ -8,24 +8,37 @@
 //    (ComputeCost::time / step efficiency; the optimizer step ComputeCost::memory_time),
 //    else a roofline on num_ops and tensor_size (max of FLOPs at the dtype's peak and the
 //    bytes through HBM, / step efficiency), else its duration_micros. is_cpu_op nodes
-//    take their duration_micros.
-//  - A collective (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER(_BLOCK), ALL_TO_ALL) starts when
-//    every member of its group has reached its k-th collective of that group and lasts
-//    CollectiveCost's plan on the group's placement (rapid_group, else the ranks of the
-//    comm-group file): the plan's latency plus its slowest tier rounded up to the
-//    picosecond. Other collective types take their duration_micros.
-//  - A send lasts the send/recv time of its size from its start; its recv (the k-th with
-//    the same source, destination and tag) ends when both it has started and the data is in.
+//    take their duration_micros. A rank's Derate (a straggler's clock and HBM factors,
+//    docs/nonideal.md sec 4) stretches its GPU compute nodes by Derate::slowdown of their
+//    roofline split (PowerModel::op_energy for rapid ops, as the DES; compute-bound time
+//    flops / peak for num_ops nodes, the rest memory-bound; recorded durations: compute-bound).
+//  - Communication runs on the DES's flow network (replay_network.hpp): a collective
+//    (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER(_BLOCK), ALL_TO_ALL) starts when every member of
+//    its group has reached its k-th collective of that group, as the flows of its
+//    CollectivePlan on the group's placement (rapid_group, else the ranks of the comm-group
+//    file) among the group's ranks; flows of concurrent communications that cross one link
+//    share it max-min fairly; it ends when its flows have drained plus its latency. Other
+//    collective types take their duration_micros.
+//  - A send starts its flow comm_src -> comm_dst at its start and ends when the data is in;
+//    its recv (the k-th with the same source, destination and tag) ends when both it has
+//    started and the data is in.
+//  - Link faults (docs/faults.md) degrade, fail or make lossy the fabric's links as in the
+//    DES; a flow with no alive path ends the replay with no_route set.
 // What the DES adds and a replay does not: host issue overhead, compute slowed beside
-// communication kernels (interference), flows sharing links (a replay's network is
-// uncontended), thermal derating, link faults (docs/chakra.md "What a replay leaves out").
+// communication kernels (interference), the TDP cap and thermal derating (docs/chakra.md
+// "What a replay leaves out").
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
+#include "rapid/nonideal/power_model.hpp"
+#include "rapid/nonideal/thermal_model.hpp"
+#include "rapid/spec/link_fault.hpp"
+#include "rapid/spec/network_spec.hpp"
 #include "rapid/trace/trace_set.hpp"
 
 namespace rapid::trace {
@@ -34,10 +47,15 @@ struct ReplayInputs {
   const ComputeCost* compute = nullptr;
   const CollectiveCost* collective = nullptr;
   double step_efficiency = 1.0;
-  int64_t gpus_per_node = 8;
-  /// Per rank (index = rank): compute nodes take this many times longer (a straggler or a
-  /// throttled GPU: Derate::slowdown); empty: 1.
-  std::vector<double> slowdown;
+  /// The cluster the flows run on (rank = GPU id; its gpus_per_node places the ranks).
+  const NetworkSpec* network = nullptr;
+  /// Per rank (index = rank): the clock and HBM bandwidth it keeps (a
+  /// straggler: Derate{clock_factor, hbm_factor}); empty: all full speed. Needs `power`.
+  std::vector<Derate> derate;
+  const PowerModel* power = nullptr;  ///< roofline split of rapid ops (derates only)
+  /// Link faults of the network file and the scenario (at most kMaxLinkFaults); `most_loaded`
+  /// ones apply to nothing here (they need the DES's first, fault-free run of a workload).
+  std::vector<LinkFault> link_faults;
 };
 
 struct ReplayResult {
@@ -45,7 +63,11 @@ struct ReplayResult {
   int64_t critical_rank = 0;  ///< the rank whose last node ends last
   uint64_t nodes = 0, events = 0;
   uint64_t by_model = 0, by_roofline = 0, by_duration = 0;  ///< compute nodes timed so
-  std::vector<double> rank_end_s;                           ///< by position in `ranks`
+  uint64_t bundles = 0;            ///< flow bundles started (a tier of a collective, a send)
+  int32_t peak_flows = 0;          ///< the most flows one link carried at once
+  std::vector<double> rank_end_s;  ///< by position in `ranks`
+  /// A failed link leaves a flow no path ("gpu 3 -> gpu 11: ..."): step_time_s is 0.
+  std::string no_route;
 };
 
 /// Replays `ranks` (every rank of the job: a collective or transfer with a peer outside
