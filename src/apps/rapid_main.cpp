@@ -18,6 +18,7 @@
 #include "apps/calibrate_command.hpp"
 #include "apps/layout_options.hpp"
 #include "apps/model_command.hpp"
+#include "apps/netcheck_command.hpp"
 #include "apps/op_command.hpp"
 #include "apps/replay_command.hpp"
 #include "apps/trace_command.hpp"
@@ -233,9 +234,10 @@ int main(int argc, char** argv) {
       app.add_subcommand("validate", "compare predictions with published measurements");
   rapid::add_validate_options(*validate, vo);
 
-  rapid::OpCommand op(app);        // `rapid op attention ...` (src/apps/op_command.hpp)
-  rapid::ModelCommand model(app);  // `rapid model import ...` (src/apps/model_command.hpp)
-  rapid::TraceCommand trace(app);  // `rapid trace JOB -o DIR`, `rapid trace inspect DIR`
+  rapid::OpCommand op(app);              // `rapid op attention ...` (src/apps/op_command.hpp)
+  rapid::ModelCommand model(app);        // `rapid model import ...` (src/apps/model_command.hpp)
+  rapid::TraceCommand trace(app);        // `rapid trace JOB -o DIR`, `rapid trace inspect DIR`
+  rapid::NetcheckCommand netcheck(app);  // `rapid netcheck --workload W ... -o DIR` (docs/ns3.md)
 
   rapid::CalibrateOptions co;
   CLI::App* calibrate = app.add_subcommand(
@@ -271,6 +273,7 @@ int main(int argc, char** argv) {
       throw rapid::InputError("<command line>", "job", "<none>", "a job YAML file");
     if (predict->parsed()) return run_predict(po);
     if (trace.parsed()) return trace.run();
+    if (netcheck.parsed()) return netcheck.run();
     if (exporter->parsed()) {
       const int64_t rows = rapid::export_csv(export_file, export_csv);
       std::printf("%lld rows written to %s\n", static_cast<long long>(rows), export_csv.c_str());
