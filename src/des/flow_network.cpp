@@ -37,8 +37,62 @@ int32_t FlowNetwork::start(SimTime now, std::span<const ResourceUse> uses, doubl
 }
 
 void FlowNetwork::commit(SimTime now) {
-  solve(now);
+  if (!insert_locally(now)) solve(now);
   seeds_.clear();
+}
+
+// Where a new bundle meets only bundles bottlenecked elsewhere, max-min fairness leaves
+// their rates as they are and gives it what its links have left: each other bundle keeps a
+// saturated bottleneck on which it has the largest rate (the characterisation of the
+// max-min fair allocation, Bertsekas & Gallager sec. 6.5.2), and so does the new one at its
+// tightest link. That needs (a) none of its links saturated now (else some bundle there is
+// bottlenecked on it and would give up rate), (b) no other bundle on its tightest links
+// faster than its rate x = min over its links of (C - load) / mult. Where both hold, the
+// allocation is the one progressive filling would compute (unique), with the other
+// bundles' rates and drain events untouched; else the component is solved. Bundles added
+// together are inserted one after another (each insertion keeps the allocation max-min).
+bool FlowNetwork::insert_locally(SimTime now) {
+  changed_.clear();
+  for (int32_t s : seeds_) {
+    Bundle& b = bundles_[static_cast<size_t>(s)];
+    double x = std::numeric_limits<double>::infinity();
+    tight_.clear();
+    for (int32_t k = 0; k < b.num_inc; ++k) {
+      const Incidence& in = inc_[static_cast<size_t>(b.first_inc + k)];
+      const Load l = load(in.res, s);
+      const double cap = res_[static_cast<size_t>(in.res)].cap;
+      if (cap - l.sum <= kSaturated * cap) return false;
+      const double level = (cap - l.sum) / in.mult;
+      x = std::min(x, level);
+      tight_.push_back({level, l.fastest});
+    }
+    for (const Tight& t : tight_)  // no other bundle faster on a link it saturates
+      if (t.level <= x * (1 + kSaturated) && t.fastest > x) return false;
+    b.next_rate = x;
+    b.rate = x;  // seen by the next insertions; fresh until all are in
+  }
+  ++solves_;
+  for (int32_t s : seeds_) {
+    Bundle& b = bundles_[static_cast<size_t>(s)];
+    b.fresh = false;
+    b.drain = now + to_ps_ceil(b.remaining / b.rate);
+    ++b.version;
+    changed_.push_back(s);
+  }
+  return true;
+}
+
+FlowNetwork::Load FlowNetwork::load(int32_t r, int32_t except) const {
+  Load l;
+  for (int32_t j = res_[static_cast<size_t>(r)].head; j >= 0;
+       j = inc_[static_cast<size_t>(j)].next) {
+    const Incidence& in = inc_[static_cast<size_t>(j)];
+    if (in.bundle == except) continue;
+    const double rate = bundles_[static_cast<size_t>(in.bundle)].rate;
+    l.sum += rate * in.mult;
+    l.fastest = std::max(l.fastest, rate);
+  }
+  return l;
 }
 
 int32_t FlowNetwork::add(SimTime now, std::span<const ResourceUse> uses, double bytes,
@@ -90,9 +144,17 @@ int32_t FlowNetwork::add(SimTime now, std::span<const ResourceUse> uses, double 
 
 void FlowNetwork::finish(SimTime now, int32_t b) {
   Bundle& x = bundles_[static_cast<size_t>(b)];
+  seeds_.clear();
+  // Bundles bottlenecked on one of its links gain rate when it leaves; where none of its
+  // links is saturated, no bundle is, and every rate stays (see insert_locally()).
+  bool saturated = false;
+  for (int32_t k = 0; k < x.num_inc && !saturated; ++k) {
+    const int32_t r = inc_[static_cast<size_t>(x.first_inc + k)].res;
+    const double cap = res_[static_cast<size_t>(r)].cap;
+    saturated = cap - load(r, -1).sum <= kSaturated * cap;
+  }
   x.active = false;
   x.remaining = 0;
-  seeds_.clear();
   for (int32_t k = 0; k < x.num_inc; ++k) {
     const Incidence& in = inc_[static_cast<size_t>(x.first_inc + k)];
     Resource& r = res_[static_cast<size_t>(in.res)];
@@ -104,12 +166,14 @@ void FlowNetwork::finish(SimTime now, int32_t b) {
     r.active_mult -= in.mult;
     r.carried += x.bytes * in.mult;
     if (r.active_mult == 0) r.busy += now - r.busy_since;
-    for (int32_t j = r.head; j >= 0; j = inc_[static_cast<size_t>(j)].next)
-      seeds_.push_back(inc_[static_cast<size_t>(j)].bundle);
+    if (saturated)
+      for (int32_t j = r.head; j >= 0; j = inc_[static_cast<size_t>(j)].next)
+        seeds_.push_back(inc_[static_cast<size_t>(j)].bundle);
   }
   free_bundles_.push_back(b);
   free_inc_[static_cast<size_t>(x.num_inc)].push_back(x.first_inc);
   solve(now);
+  seeds_.clear();  // the next add()s seed the next commit() alone
 }
 
 void FlowNetwork::set_capacity(SimTime now, int32_t r, double capacity_Bps) {

@@ -103,6 +103,20 @@ class FlowNetwork {
   };
 
   void solve(SimTime now);  // over the component reachable from seeds_
+  /// The seeds' rates without a solve, where the others' rates stay (false: solve).
+  bool insert_locally(SimTime now);
+  /// What r's bundles other than `except` load it with (sum of mult x rate), the fastest.
+  struct Load {
+    double sum = 0, fastest = 0;
+  };
+  Load load(int32_t r, int32_t except) const;
+  struct Tight {
+    double level = 0, fastest = 0;  // insert_locally() scratch: per link of a new bundle
+  };
+  std::vector<Tight> tight_;
+  /// A resource with at most this fraction of its capacity left counts as saturated: a
+  /// saturated one is left with rounding (~1e-16), an unsaturated one with far more.
+  static constexpr double kSaturated = 1e-9;
 
   std::vector<Resource> res_;
   std::vector<Incidence> inc_;
