@@ -1,6 +1,9 @@
 #include "apps/layout_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "rapid/common/error.hpp"
 #include "rapid/inference/serving_evaluator.hpp"
@@ -85,6 +88,20 @@ Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o) {
                      fmt::format("an index below {}", spec.hardware.size()));
   p.par = c;
   return p;
+}
+
+int resolve_scenario(const SweepSpec& spec, const std::string& name) {
+  const auto& all = spec.scenarios;
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const NonIdealSpec& s) { return s.name == name; });
+  if (it != all.end()) return static_cast<int>(it - all.begin());
+  if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos &&
+      name.size() < 6 && std::stoi(name) < static_cast<int>(all.size()))
+    return std::stoi(name);
+  std::vector<std::string> names;
+  for (const auto& s : all) names.push_back(s.name);
+  throw InputError("<command line>", "--scenario", name,
+                   fmt::format("a scenario of the job: {} (or its index)", fmt::join(names, ", ")));
 }
 
 }  // namespace rapid

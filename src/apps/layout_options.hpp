@@ -29,4 +29,8 @@ void add_layout_options(CLI::App& cmd, LayoutOptions& o);
 /// expected for a value out of range or an illegal layout (serving jobs: their legality).
 Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o);
 
+/// The index of the job's scenario `name` (`--scenario`): a scenario name first, then an
+/// index. Throws InputError listing the job's scenarios.
+int resolve_scenario(const SweepSpec& spec, const std::string& name);
+
 }  // namespace rapid

@@ -101,26 +101,7 @@ int run_predict(const PredictOptions& o) {
     for (rapid::NonIdealSpec& s : spec.scenarios) s.power = true;
   rapid::Point p = rapid::resolve_layout(spec, o.layout);
   const bool serving = spec.mode == rapid::JobMode::Inference;
-  if (o.scenario) {  // a name or an index of the job's scenarios
-    const auto& all = spec.scenarios;
-    auto it = std::find_if(all.begin(), all.end(),
-                           [&](const rapid::NonIdealSpec& s) { return s.name == *o.scenario; });
-    int index = -1;
-    if (it != all.end())
-      index = static_cast<int>(it - all.begin());
-    else if (!o.scenario->empty() &&
-             o.scenario->find_first_not_of("0123456789") == std::string::npos &&
-             o.scenario->size() < 6 && std::stoi(*o.scenario) < static_cast<int>(all.size()))
-      index = std::stoi(*o.scenario);
-    if (index < 0) {
-      std::vector<std::string> names;
-      for (const auto& s : all) names.push_back(s.name);
-      throw rapid::InputError(
-          "<command line>", "--scenario", *o.scenario,
-          fmt::format("a scenario of the job: {} (or its index)", fmt::join(names, ", ")));
-    }
-    p.scenario = index;
-  }
+  if (o.scenario) p.scenario = rapid::resolve_scenario(spec, *o.scenario);
   const rapid::Fidelity fidelity = predict_fidelity(o);
   if (o.timeline && fidelity != rapid::Fidelity::Des)
     throw rapid::InputError("<command line>", "--timeline", *o.timeline,
@@ -264,10 +245,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (predict->parsed() && po.replay.dir) {
-      if (!po.job.empty())
-        throw rapid::InputError("<command line>", "job", po.job,
-                                "no job file with --from-chakra (the trace is the workload)");
-      return rapid::run_replay(po.replay);
+      po.replay.job = po.job;
+      po.replay.scenario = po.scenario;
+      return rapid::run_replay(po.replay, po.layout);
     }
     if (predict->parsed() && po.job.empty())
       throw rapid::InputError("<command line>", "job", "<none>", "a job YAML file");

@@ -73,7 +73,9 @@ class Replay {
   void schedule(SimTime t, uint32_t g) { queue_.push(t, kNodeEnd, static_cast<int32_t>(g)); }
   void start(uint32_t g, SimTime now);
   SimTime compute_ps(uint32_t g);
-  double slowdown(uint32_t g, const Op* op, double full_s, double flops) const;
+  const Derate* derate(uint32_t g) const;  ///< its rank's, null when at full speed
+  double op_scale(uint32_t g, const Op& op, double alone_s) const;
+  double slowdown(uint32_t g, double full_s, double flops) const;
   GroupShape shape(uint32_t g, const std::vector<int64_t>* members) const;
   /// Starts the flows of communication node g (a collective of `members`, else a send).
   void start_comm(uint32_t g, CollectiveKind kind, const std::vector<int64_t>* members,
@@ -133,7 +135,7 @@ SimTime Replay::compute_ps(uint32_t g) {
     const RapidOp& r = *n.rapid_op;
     if (r.kind == RapidOpKind::Optimizer) {
       const double t = in_.compute->memory_time(r.bytes);
-      return des::to_ps(t * slowdown(g, nullptr, t, 0));
+      return des::to_ps(t * slowdown(g, t, 0));
     }
     Op op;
     op.name = n.name.c_str();
@@ -142,34 +144,52 @@ SimTime Replay::compute_ps(uint32_t g) {
     op.causal = r.causal, op.fp8 = r.fp8, op.gqa_group = static_cast<uint16_t>(r.gqa_group);
     op.flops = r.flops, op.bytes = r.bytes;
     const double t = in_.compute->time(op) / in_.step_efficiency;
-    return des::to_ps(t * slowdown(g, &op, t, 0));
+    return des::to_ps(t * op_scale(g, op, t));
   }
   if (n.num_ops || n.tensor_size) {
     ++res_.by_roofline;
     const double flops = static_cast<double>(n.num_ops.value_or(0));
     const double bytes = static_cast<double>(n.tensor_size.value_or(0));
     const double t = std::max(flops / in_.compute->peak_FLOPs(), in_.compute->memory_time(bytes));
-    return des::to_ps(t / in_.step_efficiency * slowdown(g, nullptr, t, flops));
+    return des::to_ps(t / in_.step_efficiency * slowdown(g, t, flops));
   }
   ++res_.by_duration;
   const double t = static_cast<double>(n.duration_micros) * 1e-6;
-  return des::to_ps(t * slowdown(g, nullptr, t, -1));
+  return des::to_ps(t * slowdown(g, t, -1));
 }
 
-// Derate::slowdown of the node's roofline split (docs/nonideal.md sec 4): a rapid op's as the
-// DES's power model gives it (PowerModel::op_energy); a roofline node's compute-bound share
-// flops / peak of its full-speed time `full_s` (flops >= 0), the rest memory-bound; a recorded
-// duration (flops < 0) all compute-bound; the optimizer step (op null, flops 0) memory-bound.
-double Replay::slowdown(uint32_t g, const Op* op, double full_s, double flops) const {
+const Derate* Replay::derate(uint32_t g) const {
   const int64_t rank = ranks_[pos_of_[g]].rank;
-  if (static_cast<size_t>(rank) >= in_.derate.size()) return 1.0;
+  if (static_cast<size_t>(rank) >= in_.derate.size()) return nullptr;
   const Derate& d = in_.derate[static_cast<size_t>(rank)];
-  if (d == Derate{}) return 1.0;
-  if (op) {
-    RAPID_ASSERT(in_.power, "a derated replay needs the power model's roofline split");
-    const WorkPower w = in_.power->op_energy(*op, full_s).power(0);
-    return d.slowdown(w.compute_share, w.memory_share);
+  return d == Derate{} ? nullptr : &d;
+}
+
+// A rapid op with the power model runs as in the DES (des/sim_setup.cpp, docs/nonideal.md
+// secs 1 and 4): under the TDP cap (PowerModel::capped_time; the time it adds is
+// compute-bound), then its rank's Derate::slowdown of the capped op's roofline split.
+double Replay::op_scale(uint32_t g, const Op& op, double alone_s) const {
+  const Derate* d = derate(g);
+  if (!in_.power) {
+    RAPID_ASSERT(!d, "a derated replay needs the power model's roofline split");
+    return 1.0;
   }
+  const OpEnergy e = in_.power->op_energy(op, alone_s);
+  const double capped = in_.power->capped_time(e);
+  const double scale = capped / alone_s;
+  if (!d) return scale;
+  return scale *
+         d->slowdown((e.compute_bound_s + capped - alone_s) / capped, e.memory_bound_s / capped);
+}
+
+// Derate::slowdown of a node's roofline split (docs/nonideal.md sec 4): a roofline node's
+// compute-bound share flops / peak of its full-speed time `full_s` (flops >= 0), the rest
+// memory-bound; a recorded duration (flops < 0) all compute-bound; the optimizer step
+// (flops 0) memory-bound, as the DES's (time / hbm factor).
+double Replay::slowdown(uint32_t g, double full_s, double flops) const {
+  const Derate* dp = derate(g);
+  if (!dp) return 1.0;
+  const Derate& d = *dp;
   if (flops < 0) return d.slowdown(1.0, 0.0);
   const double cs = full_s > 0 ? std::min(1.0, flops / in_.compute->peak_FLOPs() / full_s) : 0;
   return d.slowdown(cs, 1.0 - cs);

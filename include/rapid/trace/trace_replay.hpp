@@ -8,10 +8,12 @@
 //    (ComputeCost::time / step efficiency; the optimizer step ComputeCost::memory_time),
 //    else a roofline on num_ops and tensor_size (max of FLOPs at the dtype's peak and the
 //    bytes through HBM, / step efficiency), else its duration_micros. is_cpu_op nodes
-//    take their duration_micros. A rank's Derate (a straggler's clock and HBM factors,
-//    docs/nonideal.md sec 4) stretches its GPU compute nodes by Derate::slowdown of their
-//    roofline split (PowerModel::op_energy for rapid ops, as the DES; compute-bound time
-//    flops / peak for num_ops nodes, the rest memory-bound; recorded durations: compute-bound).
+//    take their duration_micros. With a power model a rapid op runs under the TDP cap
+//    (PowerModel::capped_time, as the DES with one). A rank's Derate (a straggler's clock
+//    and HBM factors, docs/nonideal.md sec 4) stretches its GPU compute nodes by
+//    Derate::slowdown of their roofline split (PowerModel::op_energy of the capped op for
+//    rapid ops, as the DES; compute-bound time flops / peak for num_ops nodes, the rest
+//    memory-bound; recorded durations: compute-bound; the optimizer step: memory-bound).
 //  - Communication runs on the DES's flow network (replay_network.hpp): a collective
 //    (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER(_BLOCK), ALL_TO_ALL) starts when every member of
 //    its group has reached its k-th collective of that group, as the flows of its
@@ -25,8 +27,8 @@
 //  - Link faults (docs/faults.md) degrade, fail or make lossy the fabric's links as in the
 //    DES; a flow with no alive path ends the replay with no_route set.
 // What the DES adds and a replay does not: host issue overhead, compute slowed beside
-// communication kernels (interference), the TDP cap and thermal derating (docs/chakra.md
-// "What a replay leaves out").
+// communication kernels (interference), thermal derating, `most_loaded` link faults
+// (docs/chakra.md "What a replay leaves out").
 #pragma once
 
 #include <cstdint>
@@ -52,7 +54,9 @@ struct ReplayInputs {
   /// Per rank (index = rank): the clock and HBM bandwidth it keeps (a
   /// straggler: Derate{clock_factor, hbm_factor}); empty: all full speed. Needs `power`.
   std::vector<Derate> derate;
-  const PowerModel* power = nullptr;  ///< roofline split of rapid ops (derates only)
+  /// The TDP cap and the roofline split of rapid ops: set it where the DES has one (the
+  /// scenario needs_power_model()); null: no cap, and no derates.
+  const PowerModel* power = nullptr;
   /// Link faults of the network file and the scenario (at most kMaxLinkFaults); `most_loaded`
   /// ones apply to nothing here (they need the DES's first, fault-free run of a workload).
   std::vector<LinkFault> link_faults;
