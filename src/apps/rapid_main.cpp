@@ -1,6 +1,7 @@
 // `rapid`: one point at a time. Subcommands:
 //   predict JOB [--tp N --pp N ...]   evaluate one layout of a job (default: its baseline);
 //   predict --from-chakra DIR --hardware H --network N   replay a Chakra trace (docs/chakra.md)
+//   predict JOB --from-chakra DIR [--scenario S]   replay it on the job's system and scenario
 //   trace JOB [--tp N ...] -o DIR [--ranks A-B]   per-rank Chakra ET files; trace inspect DIR
 //            [--fidelity des [--timeline T.json] [--full]]  by discrete-event simulation
 //   validate [--reference-dir D]      predictions vs published measurements, MAPE per table
@@ -192,7 +193,8 @@ int main(int argc, char** argv) {
 
   PredictOptions po;
   CLI::App* predict = app.add_subcommand("predict", "evaluate one layout of a job file");
-  predict->add_option("job", po.job, "job YAML file (not with --from-chakra)");
+  predict->add_option("job", po.job,
+                      "job YAML file (with --from-chakra: the system and scenario to replay on)");
   rapid::add_layout_options(*predict, po.layout);
   rapid::add_replay_options(*predict, po.replay);
   predict->add_flag("--power", po.power,
