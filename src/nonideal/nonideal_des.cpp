@@ -10,6 +10,7 @@
 #include "rapid/nonideal/cluster_power.hpp"
 #include "rapid/nonideal/nonideal_evaluator.hpp"
 #include "rapid/nonideal/step_profile.hpp"
+#include "rapid/nonideal/thermal_feedback.hpp"
 
 namespace rapid {
 
@@ -33,7 +34,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     int64_t slow_count = 0;       ///< replicas in the slow state
   };
   std::vector<Stage> stage(static_cast<size_t>(pp));
-  const GpuState normal_gpu = normal_state();
+  const GpuState normal_gpu = normal_gpu_state(hw, spec_);
   DesRun run;
   run.power = &power_;
   bool derated = false;
@@ -81,7 +82,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     }
   }
   const double unthrottled_s = r.step_time_s;
-  const DvfsPolicy policy = dvfs();
+  const DvfsPolicy policy = dvfs_policy(spec_);
   const bool replay = spec_.thermal || derated;
   // What is replayed: per simulated instance its own state, plus (one instance standing
   // for its stage) the stage's normal replicas waiting for it.
@@ -138,11 +139,10 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
         tr.periods += x.steady.periods;
       }
     // Nothing throttled (every steady state kept its GPU's own speed): the step stands.
-    const bool throttled = std::any_of(reps.begin(), reps.end(), [&](const Replayed& x) {
-      return !(x.steady.effective == states[x.state].base) &&
-             (x.steady.throttle_fraction > 0 || x.steady.dvfs_fraction > 0);
+    const bool any = std::any_of(reps.begin(), reps.end(), [&](const Replayed& x) {
+      return throttled(x.steady, states[x.state].base);
     });
-    if (!spec_.thermal || !throttled || iteration >= 8) break;
+    if (!spec_.thermal || !any || iteration >= kMaxThermalSimulations) break;
     // The next simulation: each instance at the derate of its steady state (the stage's
     // slowest class when one instance stands for the stage).
     std::vector<Derate> next(states.size(), Derate{});
@@ -157,7 +157,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     run.derate = next;
     des.simulate(w, r, rep, timeline, &run);
     if (r.status != Status::Ok) return;
-    if (std::abs(r.step_time_s - before) <= 1e-3 * before) break;
+    if (thermal_settled(before, r.step_time_s)) break;
   }
   // Power columns: every replayed class of GPUs over the last simulation's step.
   double energy = 0, peak = 0;

@@ -21,51 +21,21 @@ NonIdealEvaluator::NonIdealEvaluator(const ModelSpec& model, const NetworkSpec& 
       analytical_(analytical),
       power_(analytical.hardware(), analytical.compute_cost()) {}
 
-bool NonIdealEvaluator::GpuState::runs_like(const GpuState& o) const {
-  return base == o.base && same_cooling(thermal, o.thermal);
-}
-
-NonIdealEvaluator::GpuState NonIdealEvaluator::normal_state() const {
-  GpuState g;
-  g.thermal = thermal_params(analytical_.hardware(), spec_.cooling.beta_per_s,
-                             spec_.cooling.ambient_C, spec_.cooling.alpha_C_per_J);
-  if (!spec_.thermal) g.thermal.throttle_C = std::numeric_limits<double>::infinity();
-  return g;
-}
-
-DvfsPolicy NonIdealEvaluator::dvfs() const {
-  DvfsPolicy d;
-  d.enabled = spec_.thermal &&
-              (spec_.mitigation == Mitigation::Dvfs || spec_.mitigation == Mitigation::Both);
-  return d;
-}
-
 void NonIdealEvaluator::instance_states(const ParallelConfig& par,
                                         std::vector<GpuState>& out) const {
-  const GpuState normal = normal_state();
+  const HardwareSpec& hw = analytical_.hardware();
+  const GpuState normal = normal_gpu_state(hw, spec_);
   out.assign(static_cast<size_t>(par.pp) * static_cast<size_t>(par.dp), normal);
   const int64_t tpcp = int64_t{par.tp} * par.cp, gpus = par.num_gpus();
   const int64_t per_node = network_.gpus_per_node;
   for (const StragglerSpec& s : spec_.stragglers) {
     // The GPUs it covers (Megatron rank order tp, cp, dp, pp: nodes hold consecutive ranks).
     const auto [first, count] = s.gpus(per_node, network_.nodes_per_leaf);
-    GpuState st = normal;
-    st.base = Derate{s.clock_factor, s.hbm_factor};
-    if (s.own_cooling) {
-      st.thermal = thermal_params(analytical_.hardware(), s.cooling.beta_per_s, s.cooling.ambient_C,
-                                  s.cooling.alpha_C_per_J);
-      if (!spec_.thermal) st.thermal.throttle_C = normal.thermal.throttle_C;
-    }
-    for (int64_t g = first; g < std::min(gpus, first + count); ++g) {
-      GpuState& x = out[static_cast<size_t>((g / (tpcp * par.dp)) * par.dp + (g / tpcp) % par.dp)];
-      const double tdp = analytical_.hardware().tdp_W;
-      const bool worse = st.base.slowdown(0.5, 0.5) > x.base.slowdown(0.5, 0.5) ||
-                         st.thermal.steady_C(tdp) > x.thermal.steady_C(tdp);
-      if (!worse) continue;
-      x.base = Derate{std::min(x.base.clock, st.base.clock), std::min(x.base.hbm, st.base.hbm)};
-      if (st.thermal.steady_C(tdp) > x.thermal.steady_C(tdp)) x.thermal = st.thermal;
-      x.gpu = g;
-    }
+    const GpuState st = straggler_gpu_state(hw, spec_, s, normal);
+    for (int64_t g = first; g < std::min(gpus, first + count); ++g)
+      merge_gpu_state(
+          out[static_cast<size_t>((g / (tpcp * par.dp)) * par.dp + (g / tpcp) % par.dp)], st, g,
+          hw.tdp_W);
   }
 }
 

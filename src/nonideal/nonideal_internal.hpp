@@ -42,13 +42,6 @@ inline WorkPower under(const WorkPower& w, const Derate& b) {
   return o;
 }
 
-/// Resolution of a replayed profile: 5 ms, or a 200th of the step when that is coarser (a
-/// 14 s step in 70 ms pieces: beta x 70 ms = 1% of the air-cooled time constant, whose
-/// ripple the merge leaves out; peaks are taken before merging).
-inline double merge_s(double step_s) {
-  return std::max(5e-3, step_s / 200.0);
-}
-
 /// Two GPUs heat alike (the hardware's throttle law is common to all).
 inline bool same_cooling(const ThermalParams& a, const ThermalParams& b) {
   return a.alpha_C_per_J == b.alpha_C_per_J && a.beta_per_s == b.beta_per_s &&

@@ -30,13 +30,17 @@ void StepProfile::add_wait(double duration_s, double power_W) {
 }
 
 double waiting_power_W(const PowerModel& pm, const Workload& w, const NetworkSpec& net) {
+  return waiting_power_W(pm, net, w.par.num_gpus(), w.par.tp * w.par.cp > 1);
+}
+
+double waiting_power_W(const PowerModel& pm, const NetworkSpec& net, int64_t num_gpus,
+                       bool nvlink_groups) {
   const HardwareSpec& hw = pm.hardware();
-  const bool multi_node = w.par.num_gpus() > net.gpus_per_node;
+  const bool multi_node = num_gpus > net.gpus_per_node;
   const double sms =
       static_cast<double>(multi_node ? net.nccl_channels_network : net.nccl_channels_nvlink);
   double links_W = 0;
-  if (w.par.tp * w.par.cp > 1 || !multi_node)
-    links_W += hw.nvlink_bandwidth_Bps * hw.power.nvlink_J_per_byte;
+  if (nvlink_groups || !multi_node) links_W += hw.nvlink_bandwidth_Bps * hw.power.nvlink_J_per_byte;
   if (multi_node) links_W += net.nic_bandwidth_per_gpu_Bps() * hw.power.nic_J_per_byte;
   return pm.waiting_W(sms) + links_W;
 }

@@ -14,6 +14,7 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/des/des_evaluator.hpp"
 #include "rapid/nonideal/power_model.hpp"
+#include "rapid/nonideal/thermal_feedback.hpp"
 #include "rapid/nonideal/thermal_replay.hpp"
 #include "rapid/spec/nonideal_spec.hpp"
 
@@ -52,18 +53,8 @@ class NonIdealEvaluator {
   const PowerModel& power() const { return power_; }
 
  private:
-  /// A GPU's own derate and thermal parameters.
-  struct GpuState {
-    Derate base;
-    ThermalParams thermal;
-    int64_t gpu = -1;  ///< the straggler GPU it comes from (-1: a normal GPU)
-    /// The same derate and the same heating (GPUs alike for the simulation).
-    bool runs_like(const GpuState& o) const;
-  };
   /// Per stage instance (stage * dp + replica) of layout `par`: the worst of its GPUs.
   void instance_states(const ParallelConfig& par, std::vector<GpuState>& out) const;
-  GpuState normal_state() const;
-  DvfsPolicy dvfs() const;
 
   const ModelSpec& model_;
   const NetworkSpec& network_;

@@ -33,6 +33,10 @@ struct StepProfile {
 /// Power drawn while a GPU waits on communication: NCCL's polling SMs plus the links it
 /// drives at their rate (docs/nonideal.md sec 1; an upper bound in pipeline bubbles).
 double waiting_power_W(const PowerModel& pm, const Workload& w, const NetworkSpec& net);
+/// The same for a job of `num_gpus` GPUs whose GPUs talk over NVLink when `nvlink_groups`
+/// (TP or CP groups within a node; on one node always).
+double waiting_power_W(const PowerModel& pm, const NetworkSpec& net, int64_t num_gpus,
+                       bool nvlink_groups);
 
 /// Profile of one DES stage instance over [0, step_end): each span's work, the span's
 /// folded communication and the gaps between spans as waits. Spans shorter than

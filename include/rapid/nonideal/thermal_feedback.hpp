@@ -1,0 +1,62 @@
+// The pieces of the thermal fixed point (docs/nonideal.md secs 2-4) that the DES
+// (nonideal_des.cpp) and a trace replay on a job (trace/job_replay.hpp) share: each GPU's
+// own derate and cooling under a scenario, the DVFS policy, the resolution of a replayed
+// power profile, when a steady state counts as throttled and when the loop of simulation ->
+// periodic steady state -> derates fed back stops.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "rapid/nonideal/thermal_replay.hpp"
+#include "rapid/spec/hardware_spec.hpp"
+#include "rapid/spec/nonideal_spec.hpp"
+
+namespace rapid {
+
+/// A GPU's own derate and thermal parameters under a scenario.
+struct GpuState {
+  Derate base;
+  ThermalParams thermal;
+  int64_t gpu = -1;  ///< the straggler GPU it comes from (-1: a normal GPU)
+  /// The same derate and the same heating (GPUs alike for the simulation).
+  bool runs_like(const GpuState& o) const;
+};
+
+/// A GPU no straggler covers: the scenario's cooling (no throttle threshold without the
+/// thermal model).
+GpuState normal_gpu_state(const HardwareSpec& hw, const NonIdealSpec& spec);
+/// The state straggler `s` gives the GPUs it covers: its clock and HBM factors, its own
+/// cooling when it has one.
+GpuState straggler_gpu_state(const HardwareSpec& hw, const NonIdealSpec& spec,
+                             const StragglerSpec& s, const GpuState& normal);
+/// Merges GPU `g` in state `st` into `x`, the state of GPUs that run as one (a DES stage
+/// instance, a replayed rank): when `st` is worse (slower on a half compute-, half
+/// memory-bound op, or hotter at TDP), x keeps the lower of each factor and the hotter
+/// cooling, and names g.
+void merge_gpu_state(GpuState& x, const GpuState& st, int64_t g, double tdp_W);
+
+/// Predictive DVFS (docs/nonideal.md sec 3) when the scenario's mitigation asks for it.
+DvfsPolicy dvfs_policy(const NonIdealSpec& spec);
+
+/// Resolution of a replayed profile: 5 ms, or a 200th of the step when that is coarser (a
+/// 14 s step in 70 ms pieces: beta x 70 ms = 1% of the air-cooled time constant, whose
+/// ripple the merge leaves out; peaks are taken before merging).
+inline double merge_s(double step_s) {
+  return std::max(5e-3, step_s / 200.0);
+}
+
+/// A GPU of `base` throttled at its steady state `steady`: it did not keep its own speed.
+inline bool throttled(const ReplayResult& steady, const Derate& base) {
+  return !(steady.effective == base) && (steady.throttle_fraction > 0 || steady.dvfs_fraction > 0);
+}
+
+/// Simulations of the fixed point at most (the first one included).
+constexpr int kMaxThermalSimulations = 8;
+/// The fixed point is reached when a simulation's step is within 1e-3 of the one before.
+inline bool thermal_settled(double before_s, double after_s) {
+  return std::abs(after_s - before_s) <= 1e-3 * before_s;
+}
+
+}  // namespace rapid
