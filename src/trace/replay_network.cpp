@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <tuple>
 
 #include "rapid/des/comm_layouts.hpp"
 
 namespace rapid::trace {
 
 bool ReplayNetwork::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus,
-                          std::span<const LinkFault> faults) {
+                          std::span<const LinkFault> faults, const des::LinkRef* most_loaded) {
   net_.clear();
   changed_.clear();
   res_of_link_.clear();
@@ -18,7 +19,7 @@ bool ReplayNetwork::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num
   no_route_.clear();
   started_ = 0;
   link_latency_s_ = net.link_latency_s;
-  return fabric_.reset(net, nvlink_Bps, num_gpus, faults, nullptr);
+  return fabric_.reset(net, nvlink_Bps, num_gpus, faults, most_loaded);
 }
 
 int32_t ReplayNetwork::resource(int32_t link) {
@@ -127,6 +128,34 @@ int32_t ReplayNetwork::peak_flows() const {
   int32_t peak = 0;
   for (int32_t r = 0; r < net_.num_resources(); ++r) peak = std::max(peak, net_.peak_flows(r));
   return peak;
+}
+
+int32_t ReplayNetwork::busiest_link() const {
+  // des/simulator.cpp's rule on the link classes sorted by utilization: the first scale-out
+  // one, else the first. Here every link is its own class. Exact ties the DES leaves in
+  // the order its setup created the links, which a replay does not have; they go here to
+  // the lowest (kind, a, b): a GPU's or NIC's up link before the down link, the lower GPU,
+  // NIC or leaf first (docs/chakra.md sec 4).
+  auto key = [&](int32_t l) {
+    const des::LinkRef x = fabric_.link(l).ref();
+    return std::tuple{static_cast<int>(x.kind), x.a, x.b};
+  };
+  int32_t pick = -1;
+  double best = 0;
+  for (int32_t r = 0; r < net_.num_resources(); ++r) {
+    const double bytes = net_.carried_bytes(r);
+    if (bytes <= 0) continue;
+    const int32_t l = link_of_res_[static_cast<size_t>(r)];
+    const double u = bytes / fabric_.link(l).capacity_Bps;
+    const bool net = fabric_.link(l).network();
+    const bool pick_net = pick >= 0 && fabric_.link(pick).network();
+    if (pick < 0 || (net && !pick_net) ||
+        (net == pick_net && (u > best || (u == best && key(l) < key(pick))))) {
+      pick = l;
+      best = u;
+    }
+  }
+  return pick;
 }
 
 }  // namespace rapid::trace

@@ -10,6 +10,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/des/event_queue.hpp"
 #include "rapid/trace/replay_network.hpp"
+#include "replay_compute.hpp"
 
 namespace rapid::trace {
 
@@ -41,7 +42,7 @@ std::optional<CollectiveKind> collective_kind(int64_t comm_type) {
 class Replay {
  public:
   Replay(const std::vector<RankTrace>& ranks, const ProcessGroups* groups, const ReplayInputs& in)
-      : ranks_(ranks), groups_(groups), in_(in) {}
+      : ranks_(ranks), groups_(groups), in_(in), compute_(in, res_) {}
 
   ReplayResult run();
 
@@ -72,10 +73,6 @@ class Replay {
   }
   void schedule(SimTime t, uint32_t g) { queue_.push(t, kNodeEnd, static_cast<int32_t>(g)); }
   void start(uint32_t g, SimTime now);
-  SimTime compute_ps(uint32_t g);
-  const Derate* derate(uint32_t g) const;  ///< its rank's, null when at full speed
-  double op_scale(uint32_t g, const Op& op, double alone_s) const;
-  double slowdown(uint32_t g, double full_s, double flops) const;
   GroupShape shape(uint32_t g, const std::vector<int64_t>* members) const;
   /// Starts the flows of communication node g (a collective of `members`, else a send).
   void start_comm(uint32_t g, CollectiveKind kind, const std::vector<int64_t>* members,
@@ -103,6 +100,7 @@ class Replay {
   SimTime now_ = 0;
   des::EventQueue queue_;
   ReplayResult res_;
+  ReplayCompute compute_;
 };
 
 size_t Replay::position(uint32_t g, int64_t rank) const {
@@ -122,77 +120,6 @@ const std::vector<int64_t>* Replay::members(uint32_t g) {
   if (!m) fail(g, "pg_name " + pg, "a group of the trace's comm-group JSON file");
   for (int64_t r : *m) position(g, r);
   return m;
-}
-
-SimTime Replay::compute_ps(uint32_t g) {
-  const TraceNode& n = node(g);
-  if (n.type != NodeType::Comp || n.is_cpu_op) {
-    ++res_.by_duration;
-    return static_cast<SimTime>(n.duration_micros) * 1'000'000;
-  }
-  if (n.rapid_op) {
-    ++res_.by_model;
-    const RapidOp& r = *n.rapid_op;
-    if (r.kind == RapidOpKind::Optimizer) {
-      const double t = in_.compute->memory_time(r.bytes);
-      return des::to_ps(t * slowdown(g, t, 0));
-    }
-    Op op;
-    op.name = n.name.c_str();
-    op.kind = static_cast<OpKind>(r.kind);
-    op.m = r.m, op.n = r.n, op.k = r.k, op.batch = r.batch;
-    op.causal = r.causal, op.fp8 = r.fp8, op.gqa_group = static_cast<uint16_t>(r.gqa_group);
-    op.flops = r.flops, op.bytes = r.bytes;
-    const double t = in_.compute->time(op) / in_.step_efficiency;
-    return des::to_ps(t * op_scale(g, op, t));
-  }
-  if (n.num_ops || n.tensor_size) {
-    ++res_.by_roofline;
-    const double flops = static_cast<double>(n.num_ops.value_or(0));
-    const double bytes = static_cast<double>(n.tensor_size.value_or(0));
-    const double t = std::max(flops / in_.compute->peak_FLOPs(), in_.compute->memory_time(bytes));
-    return des::to_ps(t / in_.step_efficiency * slowdown(g, t, flops));
-  }
-  ++res_.by_duration;
-  const double t = static_cast<double>(n.duration_micros) * 1e-6;
-  return des::to_ps(t * slowdown(g, t, -1));
-}
-
-const Derate* Replay::derate(uint32_t g) const {
-  const int64_t rank = ranks_[pos_of_[g]].rank;
-  if (static_cast<size_t>(rank) >= in_.derate.size()) return nullptr;
-  const Derate& d = in_.derate[static_cast<size_t>(rank)];
-  return d == Derate{} ? nullptr : &d;
-}
-
-// A rapid op with the power model runs as in the DES (des/sim_setup.cpp, docs/nonideal.md
-// secs 1 and 4): under the TDP cap (PowerModel::capped_time; the time it adds is
-// compute-bound), then its rank's Derate::slowdown of the capped op's roofline split.
-double Replay::op_scale(uint32_t g, const Op& op, double alone_s) const {
-  const Derate* d = derate(g);
-  if (!in_.power) {
-    RAPID_ASSERT(!d, "a derated replay needs the power model's roofline split");
-    return 1.0;
-  }
-  const OpEnergy e = in_.power->op_energy(op, alone_s);
-  const double capped = in_.power->capped_time(e);
-  const double scale = capped / alone_s;
-  if (!d) return scale;
-  return scale *
-         d->slowdown((e.compute_bound_s + capped - alone_s) / capped, e.memory_bound_s / capped);
-}
-
-// Derate::slowdown of a node's roofline split (docs/nonideal.md sec 4): a roofline node's
-// compute-bound share flops / peak of its full-speed time `full_s` (flops >= 0), the rest
-// memory-bound; a recorded duration (flops < 0) all compute-bound; the optimizer step
-// (flops 0) memory-bound, as the DES's (time / hbm factor).
-double Replay::slowdown(uint32_t g, double full_s, double flops) const {
-  const Derate* dp = derate(g);
-  if (!dp) return 1.0;
-  const Derate& d = *dp;
-  if (flops < 0) return d.slowdown(1.0, 0.0);
-  const double cs = full_s > 0 ? std::min(1.0, flops / in_.compute->peak_FLOPs() / full_s) : 0;
-  return d.slowdown(cs, 1.0 - cs);
 }
 
 GroupShape Replay::shape(uint32_t g, const std::vector<int64_t>* m) const {
@@ -284,11 +211,13 @@ void Replay::start(uint32_t g, SimTime now) {
     }
     return;
   }
-  const SimTime d = compute_ps(g);
+  OpEnergy work;
+  const SimTime d = compute_.time(n, ranks_[pos].rank, in_.record_power ? &work : nullptr);
   if (n.type == NodeType::Comp && !n.is_cpu_op) {
     const SimTime s = std::max(now, free_[pos]);
     free_[pos] = s + d;
     schedule(s + d, g);
+    if (in_.record_power && d > 0) res_.power[pos].push_back({s, s + d, d, work});
   } else {
     schedule(now + d, g);
   }
@@ -309,6 +238,7 @@ ReplayResult Replay::run() {
   end_.assign(total, -1);
   kth_.assign(total, 0);
   free_.assign(ranks_.size(), 0);
+  if (in_.record_power) res_.power.assign(ranks_.size(), {});
   std::vector<std::vector<uint32_t>> kids(total);
   for (size_t p = 0; p < ranks_.size(); ++p) {
     const auto& nodes = ranks_[p].et.nodes;
@@ -350,7 +280,8 @@ ReplayResult Replay::run() {
 
   int64_t gpus = 0;
   for (int64_t r : all_ranks_) gpus = std::max(gpus, r + 1);
-  if (!net_.reset(*in_.network, in_.collective->nvlink_Bps(), gpus, in_.link_faults))
+  if (!net_.reset(*in_.network, in_.collective->nvlink_Bps(), gpus, in_.link_faults,
+                  in_.most_loaded ? &*in_.most_loaded : nullptr))
     throw InputError(in_.network->name, "torus_dims", "a grid smaller than the trace's nodes",
                      fmt::format("a grid with a router for each of the {} ranks' nodes", gpus));
   for (size_t k = 0; k < net_.fault_times().size(); ++k)
@@ -389,6 +320,10 @@ ReplayResult Replay::run() {
   }
   res_.bundles = net_.bundles_started();
   res_.peak_flows = net_.peak_flows();
+  if (const int32_t l = net_.busiest_link(); l >= 0) {
+    res_.busiest = net_.link(l).ref();
+    res_.busiest_link = net_.link_name(l);
+  }
   res_.rank_end_s.assign(ranks_.size(), 0);
   SimTime step = 0;
   for (uint32_t g = 0; g < total; ++g) {

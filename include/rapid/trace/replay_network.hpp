@@ -28,8 +28,9 @@ class ReplayNetwork {
  public:
   /// GPUs 0 .. num_gpus - 1 of `net` (rank = GPU); `nvlink_Bps` the collective model's.
   /// False (nothing built) when a torus grid is too small for the job.
+  /// `most_loaded`: the link `most_loaded` faults apply to (nullptr: to nothing).
   bool reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus,
-             std::span<const LinkFault> faults);
+             std::span<const LinkFault> faults, const des::LinkRef* most_loaded = nullptr);
 
   /// Starts communication `tag` at `now`: the tiers of `plan` among `members` (rank order),
   /// or, with `members` empty, one flow `src` -> `dst` of the plan's first tier. Returns its
@@ -58,6 +59,11 @@ class ReplayNetwork {
   /// The most flows one link carried at once.
   int32_t peak_flows() const;
   uint64_t bundles_started() const { return started_; }
+  /// The fabric link `most_loaded` faults go on (trace_replay.hpp ReplayResult::busiest;
+  /// exact ties: the lowest LinkRef (kind, a, b)); -1 when no flow crossed a link.
+  int32_t busiest_link() const;
+  const des::Link& link(int32_t l) const { return fabric_.link(l); }
+  std::string link_name(int32_t l) const { return fabric_.link_name(l); }
 
  private:
   int32_t resource(int32_t link);

@@ -25,18 +25,24 @@
 //    its recv (the k-th with the same source, destination and tag) ends when both it has
 //    started and the data is in.
 //  - Link faults (docs/faults.md) degrade, fail or make lossy the fabric's links as in the
-//    DES; a flow with no alive path ends the replay with no_route set.
+//    DES (`most_loaded` ones on ReplayInputs::most_loaded); a flow with no alive path ends
+//    the replay with no_route set.
+//  - With record_power, each rank's GPU compute nodes as power spans (the DES's power
+//    trace, des/power_trace.hpp): what the thermal model of a replay on a job reads
+//    (job_replay.hpp).
 // What the DES adds and a replay does not: host issue overhead, compute slowed beside
-// communication kernels (interference), thermal derating, `most_loaded` link faults
-// (docs/chakra.md "What a replay leaves out").
+// communication kernels (interference) (docs/chakra.md "What a replay leaves out").
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
+#include "rapid/des/fabric.hpp"
+#include "rapid/des/power_trace.hpp"
 #include "rapid/nonideal/power_model.hpp"
 #include "rapid/nonideal/thermal_model.hpp"
 #include "rapid/spec/link_fault.hpp"
@@ -58,8 +64,11 @@ struct ReplayInputs {
   /// scenario needs_power_model()); null: no cap, and no derates.
   const PowerModel* power = nullptr;
   /// Link faults of the network file and the scenario (at most kMaxLinkFaults); `most_loaded`
-  /// ones apply to nothing here (they need the DES's first, fault-free run of a workload).
+  /// ones apply to `most_loaded` (nothing when it is empty: JobReplay finds it).
   std::vector<LinkFault> link_faults;
+  std::optional<des::LinkRef> most_loaded;
+  /// Record ReplayResult::power (needs `power`).
+  bool record_power = false;
 };
 
 struct ReplayResult {
@@ -72,6 +81,16 @@ struct ReplayResult {
   std::vector<double> rank_end_s;  ///< by position in `ranks`
   /// A failed link leaves a flow no path ("gpu 3 -> gpu 11: ..."): step_time_s is 0.
   std::string no_route;
+  /// The link `most_loaded` faults go on, by the DES's rule (des/simulator.cpp: the highest
+  /// utilization, bytes / capacity, of the scale-out links, of any link when no scale-out
+  /// link carried a byte; exact ties: the lowest (kind, a, b), replay_network.hpp) and its
+  /// name ("" when no flow crossed a link).
+  des::LinkRef busiest{};
+  std::string busiest_link;
+  /// With ReplayInputs::record_power, per rank (by position in `ranks`): its GPU compute
+  /// nodes in time order, each [start, end) with busy = end - start and its full-speed work
+  /// (ReplayCompute, replay_compute.hpp).
+  std::vector<std::vector<des::PowerSpan>> power;
 };
 
 /// Replays `ranks` (every rank of the job: a collective or transfer with a peer outside
