@@ -9,6 +9,8 @@
 #include <memory>
 
 #include "rapid/common/error.hpp"
+#include "rapid/eval/report.hpp"
+#include "rapid/nonideal/thermal_report.hpp"
 #include "rapid/spec/hardware_variant.hpp"
 #include "rapid/spec/network_spec.hpp"
 #include "rapid/spec/sweep_spec.hpp"
@@ -83,7 +85,8 @@ void print_result(const trace::ReplayResult& r, double wall_s) {
 void add_replay_options(CLI::App& predict, ChakraReplayOptions& o) {
   predict.add_option("--from-chakra", o.dir,
                      "replay a Chakra trace directory (PREFIX.RANK.et): on a job's system and "
-                     "scenario (JOB.yaml), or on --hardware and --network");
+                     "scenario (JOB.yaml: stragglers, link faults with most_loaded, the TDP cap, "
+                     "the thermal model with DVFS), or on --hardware and --network");
   predict.add_option("--hardware", o.hardware, "with --from-chakra: hardware file or name");
   predict.add_option("--network", o.network, "with --from-chakra: network file or name");
   predict.add_option("--dtype", o.dtype,
@@ -152,8 +155,13 @@ int run_replay(const ChakraReplayOptions& o, const LayoutOptions& layout) {
     in.step_efficiency = files.hw.step_efficiency;
     in.network = &files.net;
   }
-  const trace::ReplayResult r =
-      trace::replay_traces(ranks, set.groups ? &*set.groups : nullptr, in);
+  const trace::ProcessGroups* groups = set.groups ? &*set.groups : nullptr;
+  trace::JobReplayResult jr;
+  if (job)
+    jr = on_job->run(ranks, groups);
+  else
+    jr.replay = trace::replay_traces(ranks, groups, in);
+  const trace::ReplayResult& r = jr.replay;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const HardwareSpec& hw = job ? on_job->hardware() : files.hw;
   const NetworkSpec& net = *in.network;
@@ -172,6 +180,18 @@ int run_replay(const ChakraReplayOptions& o, const LayoutOptions& layout) {
                       : fmt::format("{}", fmt::join(on_job->left_out(), ", ")).c_str());
   }
   print_result(r, wall);
+  if (!jr.most_loaded_link.empty())
+    std::printf("faults      most_loaded faults on %s\n", jr.most_loaded_link.c_str());
+  if (jr.thermal) {
+    std::fputs(describe_thermal(*jr.thermal).c_str(), stdout);
+    std::fputs(
+        describe_thermal_line(jr.temperature_C, jr.throttle_fraction, jr.thermal_slowdown).c_str(),
+        stdout);
+    if (jr.overheat)
+      std::printf(
+          "status      overheat: the hottest GPU is above its %.0f C shutdown temperature\n",
+          on_job->hardware().thermal.shutdown_C);
+  }
   return 0;
 }
 

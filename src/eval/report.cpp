@@ -95,10 +95,7 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
           100 * r.hbm_utilization);
     }
     if (!std::isnan(r.gpu_temperature_C))
-      out += fmt::format(
-          "thermal     hottest GPU {:.1f} C at the steady state, throttled {:.0f}% of the time; "
-          "step {:+.1f}% against the unthrottled step\n",
-          r.gpu_temperature_C, 100 * r.throttle_fraction, 100 * r.thermal_slowdown);
+      out += describe_thermal_line(r.gpu_temperature_C, r.throttle_fraction, r.thermal_slowdown);
     if (r.bounding_gpu >= 0)
       out += fmt::format("bounded by  GPU {} (a straggler of the scenario)\n", r.bounding_gpu);
     if (!std::isnan(r.goodput))
@@ -157,6 +154,13 @@ std::string describe_ops(const Workload& w, const AnalyticalEvaluator& eval) {
   section("lm head forward", w.lm_head.forward);
   section("lm head backward", w.lm_head.backward);
   return out;
+}
+
+std::string describe_thermal_line(double temperature_C, double throttle_fraction, double slowdown) {
+  return fmt::format(
+      "thermal     hottest GPU {:.1f} C at the steady state, throttled {:.0f}% of the time; "
+      "step {:+.1f}% against the unthrottled step\n",
+      temperature_C, 100 * throttle_fraction, 100 * slowdown);
 }
 
 }  // namespace rapid

@@ -18,37 +18,39 @@ JobReplay::JobReplay(const SweepSpec& spec, size_t hardware, size_t scenario, in
   in_.link_faults = net_.faults;
   if (spec.scenarios.empty()) return;
   const NonIdealSpec& s = spec.scenarios[scenario];
+  scenario_ = &s;
   scenario_name_ = s.name;
+  thermal_ = s.thermal;
   if (s.needs_power_model()) {
     power_.emplace(eval_.hardware(), eval_.compute_cost());
     in_.power = &*power_;
   }
+  // Each rank's own derate and cooling, merged over the stragglers that cover it as the
+  // DES merges a stage instance's GPUs (thermal_feedback.hpp).
+  const HardwareSpec& hw = eval_.hardware();
+  if (s.thermal || !s.stragglers.empty())
+    states_.assign(static_cast<size_t>(world), normal_gpu_state(hw, s));
   for (const StragglerSpec& x : s.stragglers) {
     const auto [first, count] = x.gpus(net_.gpus_per_node, net_.nodes_per_leaf);
-    if (x.clock_factor >= 1 && x.hbm_factor >= 1) continue;  // a NIC or cooling straggler
-    if (in_.derate.empty()) in_.derate.assign(static_cast<size_t>(world), Derate{});
-    for (int64_t g = first; g < std::min(world, first + count); ++g) {
-      Derate& d = in_.derate[static_cast<size_t>(g)];
-      d = Derate{std::min(d.clock, x.clock_factor), std::min(d.hbm, x.hbm_factor)};
-    }
+    const GpuState st = straggler_gpu_state(hw, s, x, states_.front());
+    for (int64_t g = first; g < std::min(world, first + count); ++g)
+      merge_gpu_state(states_[static_cast<size_t>(g)], st, g, hw.tdp_W);
   }
+  for (const GpuState& g : states_) in_.derate.push_back(g.base);
   derated_ranks_ = std::count_if(in_.derate.begin(), in_.derate.end(),
                                  [](const Derate& d) { return !(d == Derate{}); });
-  bool most_loaded = false;
+  if (derated_ranks_ == 0) in_.derate.clear();
   for (const LinkFault& f : s.link_faults) {
-    if (f.selector == LinkSelector::MostLoaded)
-      most_loaded = true;
-    else
-      in_.link_faults.push_back(f);
+    most_loaded_ = most_loaded_ || f.selector == LinkSelector::MostLoaded;
+    in_.link_faults.push_back(f);
   }
   if (in_.link_faults.size() > kMaxLinkFaults)
     throw InputError(net_.name, "link_faults",
                      fmt::format("{} faults with the network's", in_.link_faults.size()),
                      fmt::format("at most {} faults per scenario", kMaxLinkFaults));
   if (s.power || s.thermal) left_out_.push_back("energy and power columns");
-  if (s.thermal) left_out_.push_back("thermal model");
-  if (s.mitigation != Mitigation::None) left_out_.push_back("mitigation");
-  if (most_loaded) left_out_.push_back("most_loaded link faults");
+  if (s.mitigation == Mitigation::Interleave || s.mitigation == Mitigation::Both)
+    left_out_.push_back("interleave mitigation");
   if (s.failures.enabled) left_out_.push_back("failures");
 }
 

@@ -109,14 +109,6 @@ TEST(TraceScenario, HalfHealthNicAddsOneTransferTime) {
   const SweepSpec nic =
       job("nic-straggler", "nonideal: {stragglers: [{gpu: 0, nic_health: 0.5}]}\n", 16);
   EXPECT_EQ(des::to_ps(replay(nic, ranks, 9).step_time_s), des::to_ps(b.step_time_s));
-  // most_loaded needs the DES's fault-free run of a workload: not applied, and said so.
-  const SweepSpec ml =
-      job("nic-most-loaded", "nonideal: {link_faults: [{link: most_loaded, health: 0.5}]}\n", 16);
-  const trace::JobReplay on(ml, 0, 0, 9);
-  ASSERT_EQ(on.left_out().size(), 1u);
-  EXPECT_EQ(on.left_out()[0], "most_loaded link faults");
-  EXPECT_EQ(des::to_ps(trace::replay_traces(ranks, nullptr, on.inputs()).step_time_s),
-            des::to_ps(a.step_time_s));
 }
 
 TEST(TraceScenario, FailedNicLeavesTheSendNoRoute) {
@@ -153,20 +145,33 @@ std::vector<trace::RankTrace> own_trace(const SweepSpec& spec, const Point& p,
 // predict --fidelity des --full's step (every micro-batch simulated: the steady-state
 // extrapolation differs from it by up to 1.1e-9 relative, docs/des.md sec 11) and the
 // replay of the point's own trace on its job, in picoseconds.
-std::pair<int64_t, int64_t> des_and_replay(const SweepSpec& spec, const std::string& name) {
+struct DesAndReplay {
+  EvalResult des;
+  DesReport report;
+  trace::JobReplayResult replay;
+  int64_t des_ps() const { return des::to_ps(des.step_time_s); }
+  int64_t replay_ps() const { return des::to_ps(replay.replay.step_time_s); }
+};
+DesAndReplay run_both(const SweepSpec& spec, const std::string& name) {
   const Point p = Enumerator(spec).decode(0);
   DesOptions full;
   full.steady_state = false;
   const PointEvaluator eval(spec, Fidelity::Des, full);
   Workload w;
-  EvalResult r;
-  eval.evaluate(p, w, r);
-  EXPECT_EQ(r.status, Status::Ok);
+  DesAndReplay out;
+  eval.evaluate(p, w, out.des);
+  EXPECT_EQ(out.des.status, Status::Ok);
+  EvalResult again = out.des;
+  eval.simulate(p, w, again, {&out.report, nullptr, nullptr, false});
   const auto ranks = own_trace(spec, p, name);
   const trace::JobReplay on(spec, 0, 0, p.par.num_gpus());
   const trace::TraceSet set = trace::scan_trace_dir(test::temp_path(name));
-  const trace::ReplayResult rr = trace::replay_traces(ranks, &*set.groups, on.inputs());
-  return {des::to_ps(r.step_time_s), des::to_ps(rr.step_time_s)};
+  out.replay = on.run(ranks, &*set.groups);
+  return out;
+}
+std::pair<int64_t, int64_t> des_and_replay(const SweepSpec& spec, const std::string& name) {
+  const DesAndReplay r = run_both(spec, name);
+  return {r.des_ps(), r.replay_ps()};
 }
 
 TEST(TraceScenario, OwnTraceOnItsJobGivesPredictsDesStep) {
@@ -193,6 +198,111 @@ TEST(TraceScenario, OwnTraceWithAStragglerGivesPredictsDesStep) {
   (void)unused;
   EXPECT_GT(des_ps, ideal_ps);
   EXPECT_EQ(replay_ps, des_ps);
+}
+
+TEST(TraceScenario, HotKernelThrottlesToFullDepth) {
+  // One rank, one 100 us kernel of recorded duration: compute-bound, drawing TDP = 700 W
+  // (replay_compute.hpp; configs/hardware/h100-sxm5-80gb.yaml tdp 700W, idle 130W). The
+  // scenario's cooling: alpha 0.015 C/J, beta 0.15 /s, ambient 81 C, so the steady
+  // temperature at P is 81 + 0.1 P (ThermalParams::steady_C). At 700 W: 151 C, beyond
+  // throttle 95 + span 5 = 100 C, where the linear law is at full depth: clock_keep 0.5,
+  // hbm_keep 0.73 (same file). There the kernel's power is idle + compute_W x 0.5^2 /
+  // (1 / 0.5) = 130 + 570 x 0.125 = 201.25 W (WorkPower::at), whose steady state 81 +
+  // 20.125 = 101.125 C is still above 100 C (the level is released below 99.6875 C,
+  // thermal_replay.cpp) and below the 102 C shutdown: the GPU stays at full depth and its
+  // kernel takes 100 us / 0.5 = 200 us. The step doubles: +100%, throttled all the time.
+  const SweepSpec hot = job("hot-kernel",
+                            "nonideal: {thermal: true, cooling: {beta_per_s: 0.15, ambient_C: 81, "
+                            "alpha_C_per_J: 0.015}}\n");
+  const std::vector<trace::RankTrace> ranks = {
+      {0, "hot.0.et", trace::EtFile{{}, {comp(0, 100, {})}}}};
+  const trace::JobReplay on(hot, 0, 0, 1);
+  EXPECT_TRUE(on.left_out().size() == 1 && on.left_out()[0] == "energy and power columns");
+  const trace::JobReplayResult r = on.run(ranks, nullptr);
+  ASSERT_TRUE(r.thermal.has_value());
+  EXPECT_NEAR(static_cast<double>(des::to_ps(r.replay.step_time_s)), 200e6, 1.0);
+  EXPECT_NEAR(r.thermal_slowdown, 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.throttle_fraction, 1.0);
+  EXPECT_GE(r.temperature_C, 100.0);
+  EXPECT_LE(r.temperature_C, 101.125);
+  EXPECT_FALSE(r.overheat);
+  EXPECT_NEAR(r.thermal->instances[0].effective.clock, 0.5, 1e-12);
+  EXPECT_NEAR(r.thermal->instances[0].effective.hbm, 0.73, 1e-12);
+}
+
+TEST(TraceScenario, OwnTraceUnderThermalGivesPredictsDesStep) {
+  // Ambient 75 C (air cooling, beta 0.15 /s, alpha = rise 40 C x 0.15 / (700 - 130 W) =
+  // 0.0105 C/J: docs/nonideal.md sec 2): the steady temperature 75 + 0.0702 C/W x P passes
+  // the 95 C threshold above P = 285 W, under the step's mean power: both sides throttle.
+  // The DES replays each stage instance's power trace, the replay each rank's; the same
+  // ops at the same times, but the instance's spans fold its TP collectives where the
+  // replay has gaps, so the profiles' 5 ms merge windows (merge_s) close at other points
+  // and the steady states differ in the last digits. Both iterate to the fixed point,
+  // which is only defined to the loop's stop rule: successive steps within 1e-3
+  // (thermal_feedback.hpp). The two steps agree to that.
+  const SweepSpec spec = job("own-thermal", "nonideal: {thermal: true, ambient_C: 75}\n");
+  const DesAndReplay r = run_both(spec, "own-thermal");
+  ASSERT_TRUE(r.replay.thermal.has_value());
+  EXPECT_GT(r.des.thermal_slowdown, 0.0);
+  EXPECT_GT(r.replay.thermal_slowdown, 0.0);
+  EXPECT_NEAR(static_cast<double>(r.replay_ps()), static_cast<double>(r.des_ps()),
+              1e-3 * static_cast<double>(r.des_ps()));
+  EXPECT_NEAR(r.replay.temperature_C, r.des.gpu_temperature_C, 0.1);
+}
+
+// Rank 0 sends 0.9 GB to rank 8 and rank 1 0.45 GB to rank 9, at once, on their rails.
+std::vector<trace::RankTrace> two_rail_sends() {
+  std::vector<trace::RankTrace> ranks;
+  for (int64_t src : {0, 1}) {
+    TraceNode s;
+    s.id = 0, s.name = "send", s.type = NodeType::CommSend;
+    s.comm_src = src, s.comm_dst = src + 8, s.comm_tag = 1;
+    s.comm_size = src == 0 ? 900'000'000 : 450'000'000;
+    TraceNode r = s;
+    r.name = "recv", r.type = NodeType::CommRecv;
+    ranks.push_back({src, "rail." + std::to_string(src) + ".et", trace::EtFile{{}, {s}}});
+    ranks.push_back({src + 8, "rail." + std::to_string(src + 8) + ".et", trace::EtFile{{}, {r}}});
+  }
+  return ranks;
+}
+
+TEST(TraceScenario, MostLoadedFaultHalvesTheBusiestRail) {
+  // Fault-free, rail 0's links carry 0.9 GB (20 ms at 45 GB/s, HalfHealthNicAddsOneTransferTime)
+  // and rail 1's 0.45 GB (10 ms): the scale-out links of most utilization are rail 0's,
+  // NIC up of GPU 0 -> leaf 0 and leaf 0 -> NIC down of GPU 8, alike; the tie goes to the
+  // up link (replay_network.hpp: the lowest kind, NicToLeaf). At health 0.5 it drains
+  // 0.9 GB in 40 ms; rail 1 is untouched (10 ms): the step grows by exactly 20 ms (1 ps of
+  // rounding per drain time), on rank 0 (the send) and rank 8 (its recv) alike.
+  const SweepSpec ideal = job("ml-ideal", "", 16);
+  const SweepSpec ml =
+      job("ml-half", "nonideal: {link_faults: [{link: most_loaded, health: 0.5}]}\n", 16);
+  const auto ranks = two_rail_sends();
+  const trace::JobReplay a(ideal, 0, 0, 10), b(ml, 0, 0, 10);
+  EXPECT_TRUE(b.left_out().empty());
+  const trace::JobReplayResult ra = a.run(ranks, nullptr), rb = b.run(ranks, nullptr);
+  EXPECT_EQ(ra.most_loaded_link, "");
+  EXPECT_EQ(rb.most_loaded_link, "node 0 nic 0 -> leaf 0");
+  EXPECT_EQ(des::to_ps(rb.replay.rank_end_s[0]), des::to_ps(rb.replay.step_time_s));
+  EXPECT_NEAR(
+      static_cast<double>(des::to_ps(rb.replay.step_time_s) - des::to_ps(ra.replay.step_time_s)),
+      20e9, 2.0);
+}
+
+TEST(TraceScenario, OwnTraceWithMostLoadedFaultGivesPredictsDesStep) {
+  // One node: no scale-out link, so most_loaded is the busiest link of any kind. Stage 1's
+  // eight NVLink ports (GPUs 4-7, both ways) carry the same bytes, the most; the DES takes
+  // the one its setup created first, GPU 4's up port, and so does the replay's tie rule
+  // (the lowest kind, GpuToSwitch, then GPU). At health 0.5 it slows what crosses it; both
+  // then run the same step: equal to the picosecond, and slower than without the fault.
+  const SweepSpec spec =
+      job("own-ml", "nonideal: {link_faults: [{link: most_loaded, health: 0.5}]}\n");
+  const DesAndReplay r = run_both(spec, "own-ml");
+  EXPECT_FALSE(r.report.most_loaded_link.empty());
+  EXPECT_EQ(r.replay.most_loaded_link, r.report.most_loaded_link);
+  const auto [ideal_ps, unused] = des_and_replay(job("own-ml-ideal", ""), "own-ml-ideal");
+  (void)unused;
+  EXPECT_GT(r.des_ps(), ideal_ps);
+  EXPECT_EQ(r.replay_ps(), r.des_ps());
 }
 
 }  // namespace
