@@ -26,7 +26,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ns3-harness TOPOLOGY.csv FLOWS.csv OUT.csv [--initial-window bdp|N] "
-    "[--window-bdp W] [--pacing 0|1] [--pacing-ratio PCT] [--mark-at-hosts 0|1] [--ecn-k-bdp X] "
+    "[--window-bdp W] [--ack-first 0|1] [--pacing 0|1] [--pacing-ratio PCT] [--mark-at-hosts 0|1] "
+    "[--ecn-k-bdp X] "
     "[--alpha-init A]\n";
 
 double number(const char* key, const char* v, double lo, double hi) {
@@ -53,6 +54,8 @@ netref::Options options(int argc, char** argv) {
       opt.window_bdp = number(key.c_str(), v, 0.01, 1e3);
     } else if (key == "--pacing-ratio") {
       opt.pacing_ratio = static_cast<uint32_t>(number(key.c_str(), v, 1, 65535));
+    } else if (key == "--ack-first") {
+      opt.ack_first = number(key.c_str(), v, 0, 1) != 0;
     } else if (key == "--pacing") {
       opt.pacing = number(key.c_str(), v, 0, 1) != 0;
     } else if (key == "--mark-at-hosts") {
@@ -64,7 +67,7 @@ netref::Options options(int argc, char** argv) {
     } else {
       throw netref::BadInput(
           "<command line>: option '" + key +
-          "': expected --initial-window, --window-bdp, --pacing, --mark-at-hosts, "
+          "': expected --initial-window, --window-bdp, --ack-first, --pacing, --mark-at-hosts, "
           "--pacing-ratio, --ecn-k-bdp or "
           "--alpha-init");
     }

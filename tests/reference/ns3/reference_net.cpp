@@ -21,6 +21,25 @@ namespace {
 
 using ns3::Ptr;
 
+// Pure ACKs (an IPv4 packet of at most 20 + 20 + 12 header bytes) go to the hosts' first
+// band: an RDMA NIC's responder generates ACKs in its receive pipeline and its transmit
+// arbiter sends them without waiting behind the send queue's data, whereas one FIFO puts a
+// GPU's ACKs for its incoming ring flow behind its own outgoing ring data.
+class AckFirstFilter : public ns3::Ipv4PacketFilter {
+ public:
+  static ns3::TypeId GetTypeId() {
+    static ns3::TypeId tid = ns3::TypeId("netref::AckFirstFilter")
+                                 .SetParent<ns3::Ipv4PacketFilter>()
+                                 .AddConstructor<AckFirstFilter>();
+    return tid;
+  }
+
+ private:
+  int32_t DoClassify(Ptr<ns3::QueueDiscItem> item) const override {
+    return item->GetSize() <= 52 ? 0 : 1;
+  }
+};
+
 constexpr uint16_t kPort = 5000;
 // Wire bytes of a frame: the IP packet (MTU) plus the 2-byte PPP header ns-3's
 // PointToPointNetDevice adds (RFC 1661).
@@ -92,6 +111,7 @@ class Run {
 };
 
 void Run::build_links() {
+  AckFirstFilter::GetTypeId();  // registers the name the helper looks up
   // RTT of each route pair (data one way, ACKs back); each link keeps its largest.
   for (const auto& [sd, path] : topo_.routes) {
     const auto back = topo_.routes.find({sd.second, sd.first});
@@ -136,10 +156,18 @@ void Run::build_links() {
       const double k = std::max(2.0, std::ceil(rate * rtt * opt_.k_bdp / frame_bytes(topo_)));
       ns3::TrafficControlHelper tch;
       const int64_t from = side == 0 ? a : b;
-      if (topo_.is_host[static_cast<size_t>(from)] && !opt_.mark_at_hosts)
+      if (topo_.is_host[static_cast<size_t>(from)] && !opt_.mark_at_hosts && opt_.ack_first) {
+        const uint16_t h = tch.SetRootQueueDisc(
+            "ns3::PrioQueueDisc", "Priomap", ns3::StringValue("1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"));
+        tch.AddPacketFilter(h, "netref::AckFirstFilter");
+        const auto cls = tch.AddQueueDiscClasses(h, 2, "ns3::QueueDiscClass");
+        for (uint16_t band = 0; band < 2; ++band)
+          tch.AddChildQueueDisc(h, cls[band], "ns3::FifoQueueDisc", "MaxSize",
+                                ns3::QueueSizeValue(ns3::QueueSize("1000000p")));
+      } else if (topo_.is_host[static_cast<size_t>(from)] && !opt_.mark_at_hosts) {
         tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
                              ns3::QueueSizeValue(ns3::QueueSize("1000000p")));
-      else
+      } else {
         tch.SetRootQueueDisc("ns3::RedQueueDisc", "MinTh", ns3::DoubleValue(k), "MaxTh",
                              ns3::DoubleValue(k + 1), "QW", ns3::DoubleValue(1.0), "LInterm",
                              ns3::DoubleValue(1.0), "Gentle", ns3::BooleanValue(false), "UseEcn",
@@ -149,6 +177,7 @@ void Run::build_links() {
                              ns3::QueueSizeValue(ns3::QueueSize("1000000p")), "LinkBandwidth",
                              ns3::DataRateValue(ns3::DataRate(static_cast<uint64_t>(rate * 8))),
                              "LinkDelay", ns3::TimeValue(ns3::Seconds(link.delay_s)));
+      }
       qdiscs_.Add(tch.Install(devs.Get(side)));
     }
     const ns3::Ipv4InterfaceContainer ifs = addr.Assign(devs);

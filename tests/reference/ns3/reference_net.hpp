@@ -18,6 +18,9 @@ struct Options {
   /// ECN-mark at the hosts' own egress queues too (default: switches only, DCQCN's
   /// congestion points; a NIC's own queue is its send queue).
   bool mark_at_hosts = false;
+  /// Hosts send pure ACKs ahead of their queued data (an RDMA NIC's ACKs do not wait
+  /// behind its send queue).
+  bool ack_first = true;
   /// Pace each sender at its NIC's line rate (an RDMA NIC's rate limiter). Off by default:
   /// with ns-3's pacing (rate cwnd / RTT x ratio) incast and the degraded ring are far from
   /// both our model and the unpaced run (docs/ns3.md "Calibration of the reference").
