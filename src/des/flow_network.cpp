@@ -13,7 +13,7 @@ void FlowNetwork::clear() {
   for (std::vector<int32_t>& f : free_inc_) f.clear();
   seeds_.clear();
   changed_.clear();
-  solves_ = 0;
+  solves_ = local_updates_ = 0;
 }
 
 int32_t FlowNetwork::add_resource(double capacity_Bps) {
@@ -37,7 +37,7 @@ int32_t FlowNetwork::start(SimTime now, std::span<const ResourceUse> uses, doubl
 }
 
 void FlowNetwork::commit(SimTime now) {
-  if (!insert_locally(now)) solve(now);
+  if (!local_ || !insert_locally(now)) solve(now);
   seeds_.clear();
 }
 
@@ -72,6 +72,7 @@ bool FlowNetwork::insert_locally(SimTime now) {
     b.rate = x;  // seen by the next insertions; fresh until all are in
   }
   ++solves_;
+  ++local_updates_;
   for (int32_t s : seeds_) {
     Bundle& b = bundles_[static_cast<size_t>(s)];
     b.fresh = false;
@@ -147,7 +148,7 @@ void FlowNetwork::finish(SimTime now, int32_t b) {
   seeds_.clear();
   // Bundles bottlenecked on one of its links gain rate when it leaves; where none of its
   // links is saturated, no bundle is, and every rate stays (see insert_locally()).
-  bool saturated = false;
+  bool saturated = !local_;
   for (int32_t k = 0; k < x.num_inc && !saturated; ++k) {
     const int32_t r = inc_[static_cast<size_t>(x.first_inc + k)].res;
     const double cap = res_[static_cast<size_t>(r)].cap;

@@ -155,8 +155,9 @@ void Simulator::Impl::on_op_done(int32_t id) {
       ds.since[static_cast<size_t>(l)] = kNever;
       ++lane.next;
       ds.busy_ps += now - op.start;
-      for (size_t i = 0; i < inst.size(); ++i)
-        if (inst[i].stage == op.a) record(static_cast<int32_t>(i), Timeline::kDpComm, -1, false);
+      if (opt.timeline)
+        for (size_t i = 0; i < inst.size(); ++i)
+          if (inst[i].stage == op.a) record(static_cast<int32_t>(i), Timeline::kDpComm, -1, false);
       // Wake the instances waiting for this op.
       thread_local std::vector<int32_t> woken;
       woken.clear();

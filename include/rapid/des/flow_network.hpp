@@ -77,6 +77,12 @@ class FlowNetwork {
   int32_t peak_flows(int32_t r) const { return res_[static_cast<size_t>(r)].peak; }
   /// Rate computations (component solves) since clear().
   int64_t solves() const { return solves_; }
+  /// Of those, arrivals given their rate by insert_locally() without a solve.
+  int64_t local_updates() const { return local_updates_; }
+  /// Off: every arrival and departure re-solves its component (progressive filling), never
+  /// the local updates of insert_locally() and an unsaturated departure; the same rates,
+  /// for the tests that compare the two (default on).
+  void set_local_updates(bool on) { local_ = on; }
 
  private:
   struct Resource {
@@ -126,7 +132,8 @@ class FlowNetwork {
   std::vector<std::vector<int32_t>> free_inc_;
   std::vector<int32_t> seeds_, comp_bundles_, comp_res_, changed_;
   uint32_t epoch_ = 0;
-  int64_t solves_ = 0;
+  int64_t solves_ = 0, local_updates_ = 0;
+  bool local_ = true;
 };
 
 }  // namespace rapid::des
