@@ -66,6 +66,7 @@ struct WorkPower {
   double memory_W = 0;   ///< dynamic power of the data movement
   double compute_share = 0, memory_share = 0;  ///< of the full-speed time (roofline)
   double full_W() const { return idle_W + compute_W + memory_W; }
+  bool operator==(const WorkPower&) const = default;
   double at(const Derate& d) const {
     const double s = d.slowdown(compute_share, memory_share);
     return idle_W + (compute_W * d.clock * d.clock + memory_W) / s;

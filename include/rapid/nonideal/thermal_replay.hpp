@@ -20,6 +20,7 @@ struct PowerSegment {
   /// Work of this GPU (stretches when it is derated); false: waiting for others (the
   /// network, a slower GPU), a duration the derate does not change.
   bool stretches = true;
+  bool operator==(const PowerSegment&) const = default;
 };
 
 /// Predictive DVFS (mitigation (b)): every `sample_s` of simulated time, if dT/dt over the
