@@ -1,4 +1,5 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
+#include "rapid/common/fnv1a.hpp"
 
 #include <algorithm>
 #include <array>
@@ -75,8 +76,8 @@ ParallelConfig template_key(const ParallelConfig& par) {
 
 uint64_t template_hash(uint64_t evaluator, const ParallelConfig& k) {
   // FNV-1a over the evaluator and the layout's fields.
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  uint64_t h = kFnvOffsetBasis;
+  auto mix = [&h](uint64_t v) { h = fnv1a(h, v); };
   mix(evaluator);
   for (int64_t v : {int64_t{k.dp}, int64_t{k.tp}, int64_t{k.pp}, int64_t{k.cp}, int64_t{k.ep},
                     int64_t{k.etp}, int64_t{k.vpp}, int64_t{k.mbs}, int64_t{k.sp},

@@ -1,4 +1,5 @@
 #include "rapid/analytical/pipeline_timing.hpp"
+#include "rapid/common/fnv1a.hpp"
 
 #include <algorithm>
 #include <array>
@@ -151,13 +152,13 @@ void walk(const PipelineInput& in, PipelineTimes& out) {
   constexpr size_t kSets = 512;
   uint64_t& tick = walked_tick;
   if (walked.empty()) walked.resize(kSets);
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = kFnvOffsetBasis;
   auto mix = [&h](const void* p, size_t n) {
     const auto* b = static_cast<const unsigned char*>(p);
     for (size_t i = 0; i < n; i += 8) {
       uint64_t v = 0;
       std::memcpy(&v, b + i, std::min<size_t>(8, n - i));
-      h = (h ^ v) * 1099511628211ull;
+      h = fnv1a(h, v);
     }
   };
   const int64_t shape[3] = {in.pp, in.vpp, in.m};

@@ -1,4 +1,5 @@
 #include "rapid/cost/gemm_model.hpp"
+#include "rapid/common/fnv1a.hpp"
 
 #include <algorithm>
 #include <array>
@@ -43,10 +44,7 @@ GemmModel::GemmModel(const HardwareSpec& hw, DType dtype, int64_t reserved_sms,
   P.prologue_s = hw.gemm_tile_overhead_s;
   P.launch_s = hw.kernel_launch_s;
   // FNV-1a over the parameters' bytes: the time() memo's key.
-  uint64_t h = 1469598103934665603ull;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&P);
-  for (size_t i = 0; i < sizeof(Params); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  params_hash_ = h;
+  params_hash_ = fnv1a_bytes(kFnvOffsetBasis, &P, sizeof(Params));
 }
 
 GemmTiming GemmModel::time_with(int64_t m, int64_t n, int64_t k, int64_t batch, int tile_m,
@@ -120,7 +118,7 @@ GemmTiming GemmModel::time(int64_t m, int64_t n, int64_t k, int64_t batch) const
   if (timed.empty()) timed.resize(kEntries);
   const int64_t shape[4] = {m, n, k, batch};
   uint64_t h = params_hash_;
-  for (int64_t v : shape) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+  for (int64_t v : shape) h = fnv1a(h, static_cast<uint64_t>(v));
   Timed& e = timed[(h ^ (h >> 29)) % kEntries];
   if (std::memcmp(e.shape, shape, sizeof shape) == 0 &&
       std::memcmp(&e.params, &params_, sizeof(Params)) == 0)

@@ -1,4 +1,5 @@
 #include "rapid/io/result_store.hpp"
+#include "rapid/common/fnv1a.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -32,8 +33,7 @@ std::string ResultStore::temp_path_for(const std::string& output) {
   // can resume it), short (a 64-bit FNV-1a hash of the output's absolute path).
   std::error_code ec;
   const std::string abs = fs::absolute(output, ec).lexically_normal().string();
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64-bit offset basis (Fowler, Noll, Vo)
-  for (unsigned char c : abs) h = (h ^ c) * 1099511628211ull;
+  const uint64_t h = fnv1a_bytes(kFnvOffsetBasis, abs.data(), abs.size());
   return (fs::path(output).parent_path() / fmt::format(".rapid-sweep.partial-{:016x}.h5", h))
       .string();
 }

@@ -1,9 +1,9 @@
 // JobReplay::run (job_replay.hpp): most_loaded faults and the thermal fixed point of a
 // replay on a job, as the DES's (des/simulator.cpp, nonideal/nonideal_des.cpp).
 #include <algorithm>
-#include <cstring>
 #include <unordered_map>
 
+#include "rapid/common/fnv1a.hpp"
 #include "rapid/nonideal/step_profile.hpp"
 #include "rapid/trace/job_replay.hpp"
 
@@ -26,25 +26,11 @@ bool nvlink_groups(const ProcessGroups* groups, int64_t world, int64_t per_node)
 
 // Ranks with the same profile and state reach the same steady state: replayed once.
 uint64_t profile_hash(const std::vector<PowerSegment>& segs, const GpuState& g) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](double x) {
-    uint64_t b;
-    std::memcpy(&b, &x, sizeof b);
-    h = (h ^ b) * 1099511628211ull;
-  };
-  mix(g.base.clock), mix(g.base.hbm), mix(g.thermal.beta_per_s), mix(g.thermal.ambient_C);
-  for (const PowerSegment& s : segs) mix(s.duration_s), mix(s.work.full_W());
+  uint64_t h = kFnvOffsetBasis;
+  for (double x : {g.base.clock, g.base.hbm, g.thermal.beta_per_s, g.thermal.ambient_C})
+    h = fnv1a(h, x);
+  for (const PowerSegment& s : segs) h = fnv1a(fnv1a(h, s.duration_s), s.work.full_W());
   return h;
-}
-
-bool same_profile(const std::vector<PowerSegment>& a, const std::vector<PowerSegment>& b) {
-  return std::equal(
-      a.begin(), a.end(), b.begin(), b.end(), [](const PowerSegment& x, const PowerSegment& y) {
-        return x.duration_s == y.duration_s && x.stretches == y.stretches &&
-               x.work.idle_W == y.work.idle_W && x.work.compute_W == y.work.compute_W &&
-               x.work.memory_W == y.work.memory_W && x.work.compute_share == y.work.compute_share &&
-               x.work.memory_share == y.work.memory_share;
-      });
 }
 
 }  // namespace
@@ -112,7 +98,7 @@ void JobReplay::fixed_point(const std::vector<RankTrace>& ranks, const ProcessGr
       const uint64_t h = profile_hash(prof.segments, g);
       const auto range = seen.equal_range(h);
       const auto it = std::find_if(range.first, range.second, [&](const auto& x) {
-        return x.second.state->runs_like(g) && same_profile(x.second.segments, prof.segments);
+        return x.second.state->runs_like(g) && x.second.segments == prof.segments;
       });
       if (it == range.second) {
         ReplayOptions o;
