@@ -21,6 +21,7 @@
 
 #include "case_io.hpp"
 #include "reference_net.hpp"
+#include "tcp_fast_path.hpp"
 
 namespace {
 
@@ -28,7 +29,7 @@ constexpr const char* kUsage =
     "usage: ns3-harness TOPOLOGY.csv FLOWS.csv OUT.csv [--initial-window bdp|N] "
     "[--window-bdp W] [--ack-first 0|1] [--pacing 0|1] [--pacing-ratio PCT] [--mark-at-hosts 0|1] "
     "[--ecn-k-bdp X] "
-    "[--alpha-init A]\n";
+    "[--alpha-init A] [--verify-fast-path 0|1]\n";
 
 double number(const char* key, const char* v, double lo, double hi) {
   char* end = nullptr;
@@ -64,12 +65,14 @@ netref::Options options(int argc, char** argv) {
       opt.k_bdp = number(key.c_str(), v, 0, 1e3);
     } else if (key == "--alpha-init") {
       opt.alpha_on_init = number(key.c_str(), v, 0, 1);
+    } else if (key == "--verify-fast-path") {
+      // Check every answer of tcp_fast_path.cpp's NextSeg against ns-3's own (slow).
+      netref::fast_path_stats().verify = number(key.c_str(), v, 0, 1) != 0;
     } else {
       throw netref::BadInput(
           "<command line>: option '" + key +
           "': expected --initial-window, --window-bdp, --ack-first, --pacing, --mark-at-hosts, "
-          "--pacing-ratio, --ecn-k-bdp or "
-          "--alpha-init");
+          "--pacing-ratio, --ecn-k-bdp, --alpha-init or --verify-fast-path");
     }
   }
   return opt;
@@ -101,6 +104,11 @@ int main(int argc, char** argv) {
     std::printf("flows,%zu\nconnections,%zu\nmarked,%llu\ndropped,%llu\nwall_s,%.6f\n",
                 flows.size(), r.connections, static_cast<unsigned long long>(r.marked),
                 static_cast<unsigned long long>(r.dropped), wall_s);
+    const netref::FastPathStats& fp = netref::fast_path_stats();
+    std::printf("next_seg_fast,%llu\nnext_seg_library,%llu\nnext_seg_verified,%llu\n",
+                static_cast<unsigned long long>(fp.next_seg_fast),
+                static_cast<unsigned long long>(fp.next_seg_library),
+                static_cast<unsigned long long>(fp.verified));
     if (r.incomplete > 0) {
       std::fprintf(stderr, "ns3-harness: %zu of %zu flows did not complete\n", r.incomplete,
                    flows.size());
