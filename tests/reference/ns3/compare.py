@@ -59,9 +59,17 @@ def read_collectives(flows_csv):
     return [int(r.split(",")[6]) for r in rows if r]
 
 
-def run(cmd):
+def run(cmd, log=None):
+    """Runs cmd; returns its stdout and wall time. With log, its stderr goes to that file as it
+    is written (the harness's --progress lines can be followed there)."""
     t = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    if log:
+        with open(log, "w") as err:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+        with open(log) as err:
+            p.stderr = err.read()
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"compare.py: {' '.join(cmd)} exited {p.returncode}:\n{p.stderr}")
     return p.stdout, time.monotonic() - t
@@ -77,7 +85,7 @@ def compare(args, name, workload, ranks, nbytes, work):
     ours_s = float([ln for ln in out.splitlines() if ln.startswith("wall_s,")][0].split(",")[1])
     hout, ns3_wall = run([args.harness, os.path.join(d, "topology.csv"),
                           os.path.join(d, "flows.csv"), os.path.join(d, "ns3.csv")] +
-                         args.harness_arg)
+                         args.harness_arg, log=os.path.join(d, "ns3-harness.log"))
     stats = dict(ln.split(",", 1) for ln in hout.splitlines() if "," in ln)
     ours = read_finish(os.path.join(d, "ours.csv"))
     ref = read_finish(os.path.join(d, "ns3.csv"))

@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "usage: ns3-harness TOPOLOGY.csv FLOWS.csv OUT.csv [--initial-window bdp|N] "
     "[--window-bdp W] [--ack-first 0|1] [--pacing 0|1] [--pacing-ratio PCT] [--mark-at-hosts 0|1] "
     "[--ecn-k-bdp X] "
-    "[--alpha-init A] [--verify-fast-path 0|1]\n";
+    "[--alpha-init A] [--progress S] [--verify-fast-path 0|1]\n";
 
 double number(const char* key, const char* v, double lo, double hi) {
   char* end = nullptr;
@@ -65,6 +65,8 @@ netref::Options options(int argc, char** argv) {
       opt.k_bdp = number(key.c_str(), v, 0, 1e3);
     } else if (key == "--alpha-init") {
       opt.alpha_on_init = number(key.c_str(), v, 0, 1);
+    } else if (key == "--progress") {
+      opt.progress_s = number(key.c_str(), v, 0, 1e6);
     } else if (key == "--verify-fast-path") {
       // Check every answer of tcp_fast_path.cpp's NextSeg against ns-3's own (slow).
       netref::fast_path_stats().verify = number(key.c_str(), v, 0, 1) != 0;
@@ -72,7 +74,7 @@ netref::Options options(int argc, char** argv) {
       throw netref::BadInput(
           "<command line>: option '" + key +
           "': expected --initial-window, --window-bdp, --ack-first, --pacing, --mark-at-hosts, "
-          "--pacing-ratio, --ecn-k-bdp, --alpha-init or --verify-fast-path");
+          "--pacing-ratio, --ecn-k-bdp, --alpha-init, --progress or --verify-fast-path");
     }
   }
   return opt;

@@ -1,7 +1,9 @@
 #include "reference_net.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <memory>
@@ -106,6 +108,9 @@ class Run {
   std::vector<std::vector<int32_t>> dependents_;
   std::vector<double> finish_;
   size_t done_ = 0, windows_ = 0;
+  uint64_t done_bytes_ = 0;
+  std::chrono::steady_clock::time_point wall0_ = std::chrono::steady_clock::now();
+  double next_progress_s_ = 0;
   ns3::Time t0_;
   ns3::QueueDiscContainer qdiscs_;
 };
@@ -295,7 +300,18 @@ void Run::start(int32_t f) {
 void Run::complete(int32_t f) {
   const ns3::Time now = ns3::Simulator::Now();
   finish_[static_cast<size_t>(f)] = (now - t0_).GetSeconds();
+  done_bytes_ += flows_[static_cast<size_t>(f)].bytes;
   if (++done_ == flows_.size()) ns3::Simulator::Stop();
+  if (opt_.progress_s > 0) {
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
+    if (wall >= next_progress_s_ || done_ == flows_.size()) {
+      next_progress_s_ = wall + opt_.progress_s;
+      std::fprintf(stderr, "progress,wall_s,%.1f,sim_s,%.9g,flows,%zu,of,%zu,bytes,%llu\n", wall,
+                   (now - t0_).GetSeconds(), done_, flows_.size(),
+                   static_cast<unsigned long long>(done_bytes_));
+    }
+  }
   for (int32_t d : dependents_[static_cast<size_t>(f)])
     if (--waiting_[static_cast<size_t>(d)] == 0) {
       const ns3::Time at = t0_ + ns3::Seconds(flows_[static_cast<size_t>(d)].start_s);

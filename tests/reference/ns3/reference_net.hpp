@@ -32,6 +32,9 @@ struct Options {
   /// window). 0: the first reaction is to the marks seen, as a line-rate RDMA sender that
   /// has seen no congestion (docs/ns3.md).
   double alpha_on_init = 0.0;
+  /// Every this many seconds of wall time (checked when a flow completes, so no event is
+  /// added), one line `progress,wall_s,...,sim_s,...,flows,...,bytes,...` on stderr; 0: none.
+  double progress_s = 0.0;
 };
 
 struct Result {
