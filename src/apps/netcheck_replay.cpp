@@ -15,7 +15,8 @@ namespace {
 
 struct Event {
   des::SimTime t;
-  int kind;  // 0: bundle drained (id = bundle, v = version), 1: flow done (id = flow)
+  int kind;  // 0: bundle drained (id = bundle, v = version), 1: flow done (id = flow),
+             // 2: a held flow joins (id = flow)
   int32_t id;
   uint32_t v;
   bool operator>(const Event& o) const {
@@ -64,11 +65,30 @@ std::vector<double> replay_case(const NetCase& c, const des::Fabric& fabric,
       if (net.active(b) && net.drain_time(b) != des::kNever)
         q.push({net.drain_time(b), 0, b, net.version(b)});
   };
-  auto begin = [&](des::SimTime now, int32_t f) {
+  // Flows transmitting on each link, and one frame's serialization there (FramingModel).
+  std::vector<int32_t> on_link(static_cast<size_t>(fabric.num_links()), 0);
+  std::vector<des::SimTime> frame_ps(static_cast<size_t>(fabric.num_links()));
+  for (int32_t l = 0; l < fabric.num_links(); ++l)
+    frame_ps[static_cast<size_t>(l)] =
+        des::to_ps(framing.frame_bytes() / fabric.link(l).capacity_Bps);
+  auto join = [&](des::SimTime now, int32_t f) {
     const int32_t b = net.add(now, uses[static_cast<size_t>(f)],
                               c.flows[static_cast<size_t>(f)].bytes, static_cast<uint64_t>(f));
     if (flow_of.size() <= static_cast<size_t>(b)) flow_of.resize(static_cast<size_t>(b) + 1);
     flow_of[static_cast<size_t>(b)] = f;
+    for (const des::ResourceUse& u : uses[static_cast<size_t>(f)])
+      ++on_link[static_cast<size_t>(u.res)];
+  };
+  // Non-preemptive frames (FramingModel::hold): a flow whose first frame finds a link of its
+  // route transmitting another flow's frame joins the sharing once that frame is out, one
+  // frame time later (the longest such wait on the route); nothing to wait for: at once.
+  auto begin = [&](des::SimTime now, int32_t f) {
+    des::SimTime hold = 0;
+    for (const des::ResourceUse& u : uses[static_cast<size_t>(f)])
+      if (on_link[static_cast<size_t>(u.res)] > 0)
+        hold = std::max(hold, frame_ps[static_cast<size_t>(u.res)]);
+    if (hold == 0) return join(now, f);
+    q.push({now + hold, 2, f, 0});
   };
   // Flows without dependencies start at their start times (ties: one commit).
   std::vector<int32_t> roots;
@@ -87,10 +107,18 @@ std::vector<double> replay_case(const NetCase& c, const des::Fabric& fabric,
   while (!q.empty()) {
     const Event e = q.top();
     q.pop();
+    if (e.kind == 2) {
+      join(e.t, e.id);
+      net.commit(e.t);
+      push_changed();
+      continue;
+    }
     if (e.kind == 0) {
       if (!net.active(e.id) || net.version(e.id) != e.v) continue;  // stale drain
       const int32_t f = flow_of[static_cast<size_t>(e.id)];
       net.finish(e.t, e.id);
+      for (const des::ResourceUse& u : uses[static_cast<size_t>(f)])
+        --on_link[static_cast<size_t>(u.res)];
       push_changed();
       q.push({e.t + latency[static_cast<size_t>(f)], 1, f, 0});
       continue;
