@@ -65,8 +65,7 @@ std::vector<double> replay_case(const NetCase& c, const des::Fabric& fabric,
       if (net.active(b) && net.drain_time(b) != des::kNever)
         q.push({net.drain_time(b), 0, b, net.version(b)});
   };
-  // Flows transmitting on each link, and one frame's serialization there (FramingModel).
-  std::vector<int32_t> on_link(static_cast<size_t>(fabric.num_links()), 0);
+  // One frame's serialization on each link (FramingModel).
   std::vector<des::SimTime> frame_ps(static_cast<size_t>(fabric.num_links()));
   for (int32_t l = 0; l < fabric.num_links(); ++l)
     frame_ps[static_cast<size_t>(l)] =
@@ -76,17 +75,14 @@ std::vector<double> replay_case(const NetCase& c, const des::Fabric& fabric,
                               c.flows[static_cast<size_t>(f)].bytes, static_cast<uint64_t>(f));
     if (flow_of.size() <= static_cast<size_t>(b)) flow_of.resize(static_cast<size_t>(b) + 1);
     flow_of[static_cast<size_t>(b)] = f;
-    for (const des::ResourceUse& u : uses[static_cast<size_t>(f)])
-      ++on_link[static_cast<size_t>(u.res)];
   };
-  // Non-preemptive frames (FramingModel::hold): a flow whose first frame finds a link of its
+  // Non-preemptive frames (FramingModel): a flow whose first frame finds a link of its
   // route transmitting another flow's frame joins the sharing once that frame is out, one
   // frame time later (the longest such wait on the route); nothing to wait for: at once.
   auto begin = [&](des::SimTime now, int32_t f) {
     des::SimTime hold = 0;
     for (const des::ResourceUse& u : uses[static_cast<size_t>(f)])
-      if (on_link[static_cast<size_t>(u.res)] > 0)
-        hold = std::max(hold, frame_ps[static_cast<size_t>(u.res)]);
+      if (net.active_flows(u.res) > 0) hold = std::max(hold, frame_ps[static_cast<size_t>(u.res)]);
     if (hold == 0) return join(now, f);
     q.push({now + hold, 2, f, 0});
   };
@@ -117,8 +113,6 @@ std::vector<double> replay_case(const NetCase& c, const des::Fabric& fabric,
       if (!net.active(e.id) || net.version(e.id) != e.v) continue;  // stale drain
       const int32_t f = flow_of[static_cast<size_t>(e.id)];
       net.finish(e.t, e.id);
-      for (const des::ResourceUse& u : uses[static_cast<size_t>(f)])
-        --on_link[static_cast<size_t>(u.res)];
       push_changed();
       q.push({e.t + latency[static_cast<size_t>(f)], 1, f, 0});
       continue;

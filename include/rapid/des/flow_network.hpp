@@ -75,6 +75,8 @@ class FlowNetwork {
   SimTime busy_time(int32_t r, SimTime now) const;
   /// Most member flows on r at once.
   int32_t peak_flows(int32_t r) const { return res_[static_cast<size_t>(r)].peak; }
+  /// Member flows on r now.
+  int32_t active_flows(int32_t r) const { return res_[static_cast<size_t>(r)].active_mult; }
   /// Rate computations (component solves) since clear().
   int64_t solves() const { return solves_; }
   /// Of those, arrivals given their rate by insert_locally() without a solve.
