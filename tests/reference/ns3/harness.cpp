@@ -1,5 +1,5 @@
 // ns3-harness TOPOLOGY.csv FLOWS.csv OUT.csv [--initial-window bdp|N] [--ecn-k-bdp X]
-//             [--alpha-init A]
+//             [--alpha-init A] [--ack-every N]
 //
 // The packet-level reference of docs/ns3.md: `rapid netcheck`'s topology and flows through
 // ns-3 3.37. Every directed link is one PointToPointNetDevice at our rate (both devices of
@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "usage: ns3-harness TOPOLOGY.csv FLOWS.csv OUT.csv [--initial-window bdp|N] "
     "[--window-bdp W] [--ack-first 0|1] [--pacing 0|1] [--pacing-ratio PCT] [--mark-at-hosts 0|1] "
     "[--ecn-k-bdp X] "
-    "[--alpha-init A] [--progress S] [--verify-fast-path 0|1]\n";
+    "[--alpha-init A] [--ack-every N] [--progress S] [--verify-fast-path 0|1]\n";
 
 double number(const char* key, const char* v, double lo, double hi) {
   char* end = nullptr;
@@ -65,6 +65,8 @@ netref::Options options(int argc, char** argv) {
       opt.k_bdp = number(key.c_str(), v, 0, 1e3);
     } else if (key == "--alpha-init") {
       opt.alpha_on_init = number(key.c_str(), v, 0, 1);
+    } else if (key == "--ack-every") {
+      opt.ack_every_segments = static_cast<uint32_t>(number(key.c_str(), v, 1, 64));
     } else if (key == "--progress") {
       opt.progress_s = number(key.c_str(), v, 0, 1e6);
     } else if (key == "--verify-fast-path") {
@@ -74,7 +76,8 @@ netref::Options options(int argc, char** argv) {
       throw netref::BadInput(
           "<command line>: option '" + key +
           "': expected --initial-window, --window-bdp, --ack-first, --pacing, --mark-at-hosts, "
-          "--pacing-ratio, --ecn-k-bdp, --alpha-init, --progress or --verify-fast-path");
+          "--pacing-ratio, --ecn-k-bdp, --alpha-init, --ack-every, --progress or "
+          "--verify-fast-path");
     }
   }
   return opt;
@@ -103,9 +106,11 @@ int main(int argc, char** argv) {
       out << buf;
     }
     if (!out) throw std::runtime_error(std::string("cannot write ") + argv[3]);
-    std::printf("flows,%zu\nconnections,%zu\nmarked,%llu\ndropped,%llu\nwall_s,%.6f\n",
-                flows.size(), r.connections, static_cast<unsigned long long>(r.marked),
-                static_cast<unsigned long long>(r.dropped), wall_s);
+    std::printf(
+        "flows,%zu\nconnections,%zu\nmarked,%llu\ndropped,%llu\ntimeouts,%llu\nwall_s,%.6f\n",
+        flows.size(), r.connections, static_cast<unsigned long long>(r.marked),
+        static_cast<unsigned long long>(r.dropped), static_cast<unsigned long long>(r.timeouts),
+        wall_s);
     const netref::FastPathStats& fp = netref::fast_path_stats();
     std::printf("next_seg_fast,%llu\nnext_seg_library,%llu\nnext_seg_verified,%llu\n",
                 static_cast<unsigned long long>(fp.next_seg_fast),

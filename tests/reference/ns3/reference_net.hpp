@@ -32,6 +32,11 @@ struct Options {
   /// window). 0: the first reaction is to the marks seen, as a line-rate RDMA sender that
   /// has seen no congestion (docs/ns3.md).
   double alpha_on_init = 0.0;
+  /// The receiver acknowledges every this many segments (ns-3's DelAckCount). 1: every
+  /// segment at once, as an RC responder acknowledges a message's last packet at once
+  /// (docs/ns3.md "Acknowledgments"); ns-3's default 2 holds a lone segment's ACK for its
+  /// 200 ms delayed-ACK timer, which a window of one segment turns into a timeout.
+  uint32_t ack_every_segments = 1;
   /// Every this many seconds of wall time (checked when a flow completes, so no event is
   /// added), one line `progress,wall_s,...,sim_s,...,flows,...,bytes,...` on stderr; 0: none.
   double progress_s = 0.0;
@@ -42,6 +47,9 @@ struct Result {
   size_t connections = 0;
   size_t incomplete = 0;
   uint64_t marked = 0, dropped = 0;  ///< ECN marks and drops over every queue
+  /// Retransmission timeouts over every sender (entries into TCP's Loss state, RFC 5681
+  /// sec. 3.1 / RFC 6298 sec. 5); a lossless run should have none.
+  uint64_t timeouts = 0;
 };
 
 Result simulate(const Topology& topo, const std::vector<Flow>& flows, const Options& opt);
