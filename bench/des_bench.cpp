@@ -6,6 +6,8 @@
 //    with its counters events/s (simulation events processed per second of DES time,
 //    including rate solves and setup) and events/point;
 //  - BM_DesDemoLayoutsEveryMicrobatch: the same without the steady-state extrapolation;
+//  - BM_DesDemoLayoutsNoDynamicFolding: the same with every collective in the flow network
+//    from its start (DesOptions::fold_alone off);
 //  - BM_DesDemoLayoutsThermal/27, /65: the same with the thermal model on (inlet 27, 65 C);
 //  - BM_DesBaseline: the job's baseline layout alone.
 // items_per_second is events/s (BM_EventQueue) or points/s (the others); one iteration of
@@ -102,6 +104,15 @@ void BM_DesDemoLayoutsEveryMicrobatch(benchmark::State& state) {
   run_des(state, feasible().points, rapid::bench::demo_spec(), o);
 }
 BENCHMARK(BM_DesDemoLayoutsEveryMicrobatch)->Unit(benchmark::kMillisecond);
+
+// The same with every collective and transfer in the flow network from its start: what
+// docs/des.md "Dynamic folding" saves.
+void BM_DesDemoLayoutsNoDynamicFolding(benchmark::State& state) {
+  rapid::DesOptions o;
+  o.fold_alone = false;
+  run_des(state, feasible().points, rapid::bench::demo_spec(), o);
+}
+BENCHMARK(BM_DesDemoLayoutsNoDynamicFolding)->Unit(benchmark::kMillisecond);
 
 // The same layouts with the thermal model on (docs/nonideal.md), air cooling at the inlet
 // temperature of the argument: 27 C (ASHRAE's recommended limit: nothing throttles, one

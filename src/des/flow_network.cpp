@@ -28,6 +28,35 @@ SimTime FlowNetwork::busy_time(int32_t r, SimTime now) const {
   return x.busy + (x.active_mult > 0 ? now - x.busy_since : 0);
 }
 
+// insert_locally()'s level with no load: (C - 0) / mult, the lowest over the resources.
+double FlowNetwork::alone_rate(std::span<const ResourceUse> uses) const {
+  double x = std::numeric_limits<double>::infinity();
+  for (const ResourceUse& u : uses) x = std::min(x, res_[static_cast<size_t>(u.res)].cap / u.mult);
+  return x;
+}
+
+void FlowNetwork::account_alone(std::span<const ResourceUse> uses, double bytes, SimTime from,
+                                SimTime to) {
+  for (const ResourceUse& u : uses) {
+    Resource& r = res_[static_cast<size_t>(u.res)];
+    r.carried += bytes * u.mult;
+    r.busy += to - from;
+    r.peak = std::max(r.peak, u.mult);
+  }
+}
+
+int32_t FlowNetwork::add_running(SimTime now, std::span<const ResourceUse> uses, double remaining,
+                                 double rate, SimTime drain, uint64_t tag) {
+  const int32_t b = add(now, uses, remaining, tag);
+  seeds_.pop_back();  // add() seeded it
+  Bundle& x = bundles_[static_cast<size_t>(b)];
+  x.rate = x.next_rate = rate;
+  x.drain = drain;
+  x.fresh = false;
+  ++x.version;
+  return b;
+}
+
 int32_t FlowNetwork::start(SimTime now, std::span<const ResourceUse> uses, double bytes,
                            uint64_t tag) {
   seeds_.clear();

@@ -15,7 +15,9 @@ int32_t Simulator::Impl::new_op(const ActiveOp& op) {
   }
   const int32_t id = free_ops.back();
   free_ops.pop_back();
+  const uint32_t version = ops[static_cast<size_t>(id)].version + 1;  // its old events: stale
   ops[static_cast<size_t>(id)] = op;
+  ops[static_cast<size_t>(id)].version = version;
   return id;
 }
 
@@ -35,22 +37,20 @@ int32_t Simulator::Impl::start_op(CommRole kind, int32_t desc, int32_t a, int32_
   const CommDesc& d = descs[static_cast<size_t>(desc)];
   op.latency = d.latency + (d.timed_loss != 0 ? timed_loss_latency(d) : 0);
   const int32_t id = new_op(op);
+  if (fold_on && try_fold(id)) return id;
   int32_t pending = 0;
-  for (int t = 0; t < d.ntiers; ++t)
-    for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
-      const int32_t l =
-          desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
-      const auto uses = layouts.uses(l);
-      if (uses.empty() || d.bytes[static_cast<size_t>(t)] <= 0) continue;
-      net.add(now, uses, d.bytes[static_cast<size_t>(t)], static_cast<uint64_t>(id));
-      ++pending;
-    }
+  for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
+    if (fold_on) meet_folded(uses);
+    net.add(now, uses, bytes, static_cast<uint64_t>(id));
+    ++pending;
+  });
   if (pending > 0) {
     net.commit(now);
     push_changed();
   }
-  ops[static_cast<size_t>(id)].pending = pending;
-  if (pending == 0) queue.push(now + ops[static_cast<size_t>(id)].latency, kOpDone, id);
+  ActiveOp& o = ops[static_cast<size_t>(id)];
+  o.pending = pending;
+  if (pending == 0) queue.push(now + o.latency, kOpDone, id, o.version);
   return id;
 }
 
@@ -70,7 +70,8 @@ void Simulator::Impl::schedule_fault_changes() {
     ActiveOp op;
     op.kind = CommRole::FaultChange;
     op.a = static_cast<int32_t>(k);
-    queue.push(to_ps(topo->fault_times()[k]), kOpDone, new_op(op));
+    const int32_t id = new_op(op);
+    queue.push(to_ps(topo->fault_times()[k]), kOpDone, id, ops[static_cast<size_t>(id)].version);
   }
 }
 
@@ -96,7 +97,7 @@ void Simulator::Impl::on_drain(int32_t bundle, uint32_t /*version*/) {
   push_changed();
   ActiveOp& op = ops[static_cast<size_t>(id)];
   op.last = now;
-  if (--op.pending == 0) queue.push(now + op.latency, kOpDone, id);
+  if (--op.pending == 0) queue.push(now + op.latency, kOpDone, id, op.version);
 }
 
 void Simulator::Impl::on_op_done(int32_t id) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -159,6 +160,8 @@ struct ActiveOp {
   int32_t desc = 0, pending = 0;
   SimTime start = 0, last = 0;
   SimTime latency = 0;          ///< after the last drain (CommDesc::latency + timed loss)
+  uint32_t version = 0;         ///< its kOpDone events carry it (older ones are stale)
+  bool folded = false;          ///< running outside the flow network (dynamic folding)
   int32_t a = 0, b = 0, c = 0;  ///< Unit: waiters (pool begin, count; a = -1: the one
                                 ///< waiter is c); P2P: sender, receiver, message; Dp: stage,
                                 ///< op; FaultChange: a = the index in Fabric::fault_times()
@@ -236,6 +239,21 @@ struct Simulator::Impl {
   std::vector<uint64_t> class_faults;
   std::vector<int32_t> timed_classes;
 
+  // Dynamic folding (sim_fold.cpp): per resource, the folded op whose bundle runs there
+  // (valid while the op's version is fold_version and now < fold_until), and a scratch mark.
+  bool fold_on = false;
+  std::vector<int32_t> fold_op;
+  std::vector<uint32_t> fold_version;
+  std::vector<SimTime> fold_until;
+  std::vector<uint32_t> fold_mark;
+  uint32_t fold_epoch = 0;
+  struct FoldBundle {
+    std::span<const ResourceUse> uses;
+    double bytes = 0;
+  };
+  std::vector<FoldBundle> fold_scratch;
+  uint64_t dynamic_folds = 0;  ///< ops run outside the network to their end
+
   SteadyProbe steady;
   /// Per link class: what the periods left out of the run carried (bytes per link) and
   /// were busy (ps); rate solves they would have taken.
@@ -245,6 +263,8 @@ struct Simulator::Impl {
 
   /// A drain event of a bundle that finished or was re-solved since it was scheduled.
   bool stale(const Event& e) const {
+    if (e.kind == kOpDone)
+      return ops[static_cast<size_t>(e.target)].version != static_cast<uint32_t>(e.data);
     return e.kind == kDrain &&
            (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data));
   }
@@ -294,6 +314,27 @@ struct Simulator::Impl {
   void schedule_resume(Inst& s, SimTime at);
   /// Posts DP ops first .. first + count - 1 of s's stage at s.t (an event if later).
   void post_dp_at(Inst& s, int32_t first, int32_t count);
+
+  // sim_fold.cpp
+  void fold_reset();
+  /// Runs op `id` outside the network if each of its bundles would start alone (no bundle,
+  /// folded or not, on its resources; no two of its own on one); false: nothing done.
+  bool try_fold(int32_t id);
+  /// A folded op still moving on one of `uses` joins the network (FlowNetwork::add_running).
+  void meet_folded(std::span<const ResourceUse> uses);
+  void unfold(int32_t id);
+  /// Calls f(uses, bytes) for each bundle of desc d, in start_op()'s order.
+  template <class F>
+  void for_each_bundle(const CommDesc& d, F&& f) const {
+    for (int t = 0; t < d.ntiers; ++t)
+      for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
+        const int32_t l =
+            desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
+        const auto uses = layouts.uses(l);
+        if (uses.empty() || d.bytes[static_cast<size_t>(t)] <= 0) continue;
+        f(uses, d.bytes[static_cast<size_t>(t)]);
+      }
+  }
 
   // sim_comm.cpp
   int32_t start_op(CommRole kind, int32_t desc, int32_t a, int32_t b, int32_t c);

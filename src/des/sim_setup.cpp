@@ -438,6 +438,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   }
   for (CommDesc& d : descs) finish_desc(d);
   schedule_fault_changes();
+  fold_reset();
   // 3. Templates -> blocks and units.
   for (int version = 0; version < 2; ++version) {
     desc_cursor = 0;

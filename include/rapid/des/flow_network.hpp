@@ -57,6 +57,28 @@ class FlowNetwork {
   /// up to `now`, then at the re-solved ones; changed() lists those whose drain moved.
   void set_capacity(SimTime now, int32_t r, double capacity_Bps);
 
+  // Bundles run outside the network while nothing meets them (the simulator's dynamic
+  // folding, docs/des.md "Dynamic folding"): where no bundle is on any of its resources, a
+  // bundle's rate is the lowest capacity / member flows of them (what insert_locally() and
+  // solve() give a bundle alone), so its drain is known at its start and the caller need not
+  // add it; account_alone() records at its start what it will carry; when another bundle is
+  // about to meet it, add_running() puts it in with the bytes it has left (and
+  // account_alone() takes back what the network will now count).
+
+  /// A bundle's rate on `uses` with nothing else on them (B/s per member flow).
+  double alone_rate(std::span<const ResourceUse> uses) const;
+  /// Records a bundle moving `bytes` per member flow alone on `uses` over [from, to] outside
+  /// the network: carried bytes, busy time and peak flows as finish() would. Negative bytes
+  /// with to < from take back part of what was recorded.
+  void account_alone(std::span<const ResourceUse> uses, double bytes, SimTime from, SimTime to);
+  /// Adds, at `now`, a bundle that has moved alone since earlier and has `remaining` bytes
+  /// per member flow left at `rate`, draining at `drain` (the caller computed both as
+  /// alone_rate() and its start + to_ps_ceil(bytes / rate)). Not a seed of the next
+  /// commit(): its rate stays unless a later arrival's solve changes it. Returns its id; its
+  /// version() is new (the caller schedules its drain event).
+  int32_t add_running(SimTime now, std::span<const ResourceUse> uses, double remaining, double rate,
+                      SimTime drain, uint64_t tag);
+
   /// Bundles whose drain time changed in the last start()/finish(), in a deterministic
   /// order; each has a new version() (events carrying an older version are stale).
   std::span<const int32_t> changed() const { return changed_; }

@@ -85,6 +85,10 @@ struct SimOptions {
   /// Extrapolate the periodic middle of a long step from a shorter run (docs/des.md
   /// "Steady state"); false: simulate every micro-batch.
   bool steady_state = true;
+  /// Run a collective or transfer that starts alone on its links outside the flow network
+  /// until another flow is about to meet it (docs/des.md "Dynamic folding"); false: every
+  /// one in the network from its start (the same times; tests compare the two).
+  bool fold_alone = true;
   Timeline* timeline = nullptr;  ///< record ops and flows (forces op-level blocks)
   PowerTrace* power = nullptr;   ///< record each instance's compute spans (needs in.power)
   /// Events one run may process; more throw LimitError (the point's row: status error,

@@ -1,0 +1,114 @@
+// Dynamic folding (docs/des.md "Dynamic folding"): a collective or transfer whose bundles
+// all start alone on their links runs outside the flow network. Alone, a bundle moves at
+// the lowest capacity / member flows of its links (FlowNetwork::alone_rate(), the rate
+// insert_locally() and solve() give it) until another flow arrives there, so its drain is
+// known at its start: its completion is scheduled at once (drain + latency), with no drain
+// event and no rate computation, and what it will carry is recorded then
+// (FlowNetwork::account_alone()). The first flow about to share one of its links puts its
+// still-moving bundles into the network with the bytes they have left and the drain times
+// they had (FlowNetwork::add_running()); from there the op is an ordinary one. The times are
+// those of the op in the network all along: a bundle alone keeps its rate and drain there
+// too, and the joining one has the bytes solve() would have left it.
+#include <algorithm>
+
+#include "sim_impl.hpp"
+
+namespace rapid::des {
+
+void Simulator::Impl::fold_reset() {
+  // Timed faults change capacities during the step (a folded bundle's rate would change).
+  fold_on = opt.fold_alone && timed_classes.empty();
+  const auto n = static_cast<size_t>(layouts.num_classes());
+  fold_op.assign(n, -1);
+  fold_version.assign(n, 0);
+  fold_until.assign(n, 0);
+  fold_mark.assign(n, 0);
+  fold_epoch = 0;
+  dynamic_folds = 0;
+}
+
+namespace {
+
+// A folded op's bundle on a resource is still moving at `now`.
+bool moving(const std::vector<ActiveOp>& ops, int32_t op, uint32_t version, SimTime until,
+            SimTime now) {
+  return op >= 0 && until > now && ops[static_cast<size_t>(op)].folded &&
+         ops[static_cast<size_t>(op)].version == version;
+}
+
+}  // namespace
+
+bool Simulator::Impl::try_fold(int32_t id) {
+  ActiveOp& op = ops[static_cast<size_t>(id)];
+  const CommDesc& d = descs[static_cast<size_t>(op.desc)];
+  ++fold_epoch;
+  fold_scratch.clear();
+  bool alone = true;
+  for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
+    if (!alone) return;
+    for (const ResourceUse& u : uses) {
+      const auto r = static_cast<size_t>(u.res);
+      if (net.active_flows(u.res) > 0 || fold_mark[r] == fold_epoch ||
+          moving(ops, fold_op[r], fold_version[r], fold_until[r], now)) {
+        alone = false;
+        return;
+      }
+      fold_mark[r] = fold_epoch;  // no two bundles of the op on one resource
+    }
+    fold_scratch.push_back({uses, bytes});
+  });
+  if (!alone || fold_scratch.empty()) return false;
+  SimTime last = now;
+  for (const FoldBundle& f : fold_scratch) {
+    // As insert_locally(): drain = start + to_ps_ceil(remaining / rate).
+    const SimTime drain = now + to_ps_ceil(f.bytes / net.alone_rate(f.uses));
+    last = std::max(last, drain);
+    net.account_alone(f.uses, f.bytes, now, drain);
+    for (const ResourceUse& u : f.uses) {
+      const auto r = static_cast<size_t>(u.res);
+      fold_op[r] = id;
+      fold_version[r] = op.version;
+      fold_until[r] = drain;
+    }
+  }
+  op.folded = true;
+  op.pending = 0;
+  queue.push(last + op.latency, kOpDone, id, op.version);
+  ++dynamic_folds;
+  return true;
+}
+
+void Simulator::Impl::meet_folded(std::span<const ResourceUse> uses) {
+  for (const ResourceUse& u : uses) {
+    const auto r = static_cast<size_t>(u.res);
+    if (moving(ops, fold_op[r], fold_version[r], fold_until[r], now)) unfold(fold_op[r]);
+  }
+}
+
+void Simulator::Impl::unfold(int32_t id) {
+  ActiveOp& op = ops[static_cast<size_t>(id)];
+  const CommDesc& d = descs[static_cast<size_t>(op.desc)];
+  int32_t pending = 0;
+  SimTime last = now;
+  for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
+    const double rate = net.alone_rate(uses);
+    const SimTime drain = op.start + to_ps_ceil(bytes / rate);
+    if (drain <= now) {  // drained already (its drain event would have come first)
+      last = std::max(last, drain);
+      return;
+    }
+    // As solve()'s update of a bundle's bytes at a later arrival.
+    const double remaining = std::max(0.0, bytes - rate * to_seconds(now - op.start));
+    net.account_alone(uses, -remaining, drain, now);  // the network counts the rest
+    const int32_t b = net.add_running(now, uses, remaining, rate, drain, static_cast<uint64_t>(id));
+    queue.push(drain, kDrain, b, net.version(b));
+    ++pending;
+  });
+  op.folded = false;
+  ++op.version;  // its kOpDone is stale: the drains schedule the new one
+  op.pending = pending;
+  if (pending == 0) queue.push(last + op.latency, kOpDone, id, op.version);
+  --dynamic_folds;
+}
+
+}  // namespace rapid::des
