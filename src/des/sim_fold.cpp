@@ -24,19 +24,7 @@ void Simulator::Impl::fold_reset() {
   fold_until.assign(n, 0);
   fold_mark.assign(n, 0);
   fold_epoch = 0;
-  dynamic_folds = 0;
 }
-
-namespace {
-
-// A folded op's bundle on a resource is still moving at `now`.
-bool moving(const std::vector<ActiveOp>& ops, int32_t op, uint32_t version, SimTime until,
-            SimTime now) {
-  return op >= 0 && until > now && ops[static_cast<size_t>(op)].folded &&
-         ops[static_cast<size_t>(op)].version == version;
-}
-
-}  // namespace
 
 bool Simulator::Impl::try_fold(int32_t id) {
   ActiveOp& op = ops[static_cast<size_t>(id)];
@@ -48,8 +36,7 @@ bool Simulator::Impl::try_fold(int32_t id) {
     if (!alone) return;
     for (const ResourceUse& u : uses) {
       const auto r = static_cast<size_t>(u.res);
-      if (net.active_flows(u.res) > 0 || fold_mark[r] == fold_epoch ||
-          moving(ops, fold_op[r], fold_version[r], fold_until[r], now)) {
+      if (net.active_flows(u.res) > 0 || fold_mark[r] == fold_epoch || fold_moving(r)) {
         alone = false;
         return;
       }
@@ -60,8 +47,7 @@ bool Simulator::Impl::try_fold(int32_t id) {
   if (!alone || fold_scratch.empty()) return false;
   SimTime last = now;
   for (const FoldBundle& f : fold_scratch) {
-    // As insert_locally(): drain = start + to_ps_ceil(remaining / rate).
-    const SimTime drain = now + to_ps_ceil(f.bytes / net.alone_rate(f.uses));
+    const SimTime drain = alone_drain(now, f.uses, f.bytes);
     last = std::max(last, drain);
     net.account_alone(f.uses, f.bytes, now, drain);
     for (const ResourceUse& u : f.uses) {
@@ -74,14 +60,13 @@ bool Simulator::Impl::try_fold(int32_t id) {
   op.folded = true;
   op.pending = 0;
   queue.push(last + op.latency, kOpDone, id, op.version);
-  ++dynamic_folds;
   return true;
 }
 
 void Simulator::Impl::meet_folded(std::span<const ResourceUse> uses) {
   for (const ResourceUse& u : uses) {
     const auto r = static_cast<size_t>(u.res);
-    if (moving(ops, fold_op[r], fold_version[r], fold_until[r], now)) unfold(fold_op[r]);
+    if (fold_moving(r)) unfold(fold_op[r]);
   }
 }
 
@@ -91,13 +76,13 @@ void Simulator::Impl::unfold(int32_t id) {
   int32_t pending = 0;
   SimTime last = now;
   for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
-    const double rate = net.alone_rate(uses);
-    const SimTime drain = op.start + to_ps_ceil(bytes / rate);
+    const SimTime drain = alone_drain(op.start, uses, bytes);
     if (drain <= now) {  // drained already (its drain event would have come first)
       last = std::max(last, drain);
       return;
     }
     // As solve()'s update of a bundle's bytes at a later arrival.
+    const double rate = net.alone_rate(uses);
     const double remaining = std::max(0.0, bytes - rate * to_seconds(now - op.start));
     net.account_alone(uses, -remaining, drain, now);  // the network counts the rest
     const int32_t b = net.add_running(now, uses, remaining, rate, drain, static_cast<uint64_t>(id));
@@ -108,7 +93,6 @@ void Simulator::Impl::unfold(int32_t id) {
   ++op.version;  // its kOpDone is stale: the drains schedule the new one
   op.pending = pending;
   if (pending == 0) queue.push(last + op.latency, kOpDone, id, op.version);
-  --dynamic_folds;
 }
 
 }  // namespace rapid::des

@@ -247,12 +247,21 @@ struct Simulator::Impl {
   std::vector<SimTime> fold_until;
   std::vector<uint32_t> fold_mark;
   uint32_t fold_epoch = 0;
+  /// The folded op's bundle on resource r is still moving at `now`.
+  bool fold_moving(size_t r) const {
+    const int32_t op = fold_op[r];
+    return op >= 0 && fold_until[r] > now && ops[static_cast<size_t>(op)].folded &&
+           ops[static_cast<size_t>(op)].version == fold_version[r];
+  }
+  /// Drain of a bundle alone on `uses` from `start`, as insert_locally() computes it.
+  SimTime alone_drain(SimTime start, std::span<const ResourceUse> uses, double bytes) const {
+    return start + to_ps_ceil(bytes / net.alone_rate(uses));
+  }
   struct FoldBundle {
     std::span<const ResourceUse> uses;
     double bytes = 0;
   };
   std::vector<FoldBundle> fold_scratch;
-  uint64_t dynamic_folds = 0;  ///< ops run outside the network to their end
 
   SteadyProbe steady;
   /// Per link class: what the periods left out of the run carried (bytes per link) and

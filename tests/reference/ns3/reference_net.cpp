@@ -43,6 +43,7 @@ class AckFirstFilter : public ns3::Ipv4PacketFilter {
 };
 
 constexpr uint16_t kPort = 5000;
+constexpr uint32_t kSendBufferBytes = 1U << 31;  // every flow of a connection fits
 // Wire bytes of a frame: the IP packet (MTU) plus the 2-byte PPP header ns-3's
 // PointToPointNetDevice adds (RFC 1661).
 double frame_bytes(const Topology& t) {
@@ -302,7 +303,7 @@ void Run::on_cong_state(size_t conn, ns3::TcpSocketState::TcpCongState_t,
     std::fprintf(
         stderr, "timeout,sim_s,%.9g,src,%lld,dst,%lld,unacked_bytes,%u,pending_flows,%zu\n",
         (ns3::Simulator::Now() - t0_).GetSeconds(), static_cast<long long>(c.src),
-        static_cast<long long>(c.dst), (1U << 31) - c.tx->GetTxAvailable(), c.pending.size());
+        static_cast<long long>(c.dst), kSendBufferBytes - c.tx->GetTxAvailable(), c.pending.size());
   }
 }
 
@@ -358,7 +359,7 @@ Result Run::go() {
   using namespace ns3;
   Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segment_bytes(topo_)));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1U << 31));
+  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(kSendBufferBytes));
   Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1U << 27));
   // No loss is expected (lossless buffers); a retransmission timeout would only come from
   // a stall, and 10 ms keeps one from hiding (ns-3's default minimum is 1 s).
