@@ -268,12 +268,11 @@ bool Simulator::Impl::run_pass(Inst& s) {
         s.sub = s.pos == n ? Sub::PassEnd : Sub::InOwner;
         s.item = 0;
         // Fold what shares links only with this stage's DP traffic while that is idle and
-        // stays so: nothing running or posted, and no DP post left in the pass (an op
-        // cannot start without this instance's post).
-        s.version = streams[static_cast<size_t>(s.stage)].quiet() &&
-                            sp.last_post[static_cast<size_t>(s.pass)] <= s.pos
-                        ? 1
-                        : 0;
+        // stays so for the owners up to the next hook: nothing running, posted or due to be
+        // posted now. An op cannot start without this instance's post, and its next post is
+        // at a later boundary, after these owners' collectives have ended (a post at the
+        // end of a backward owner, its gradient bucket, cannot meet them either).
+        s.version = streams[static_cast<size_t>(s.stage)].quiet() ? 1 : 0;
         break;
       }
       case Sub::PassEnd:

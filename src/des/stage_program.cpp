@@ -108,7 +108,6 @@ void build_stage_program(const Workload& w, const ModelSpec& model, const Traini
   sp.dp_ops.clear();
   sp.hooks.clear();
   sp.hook_begin.assign(1, 0);
-  sp.last_post.clear();
   sp.start_posts = 0;
   sp.tail_gate = -1;
   const int zero = par.zero_stage;
@@ -220,10 +219,6 @@ void build_stage_program(const Workload& w, const ModelSpec& model, const Traini
                               (a.boundary == b.boundary && !a.gate && b.gate);
                      });
     sp.hook_begin.push_back(static_cast<int32_t>(sp.hooks.size()));
-    int32_t last = -1;
-    for (size_t h = first_hook; h < sp.hooks.size(); ++h)
-      if (!sp.hooks[h].gate) last = std::max(last, sp.hooks[h].boundary);
-    sp.last_post.push_back(last);
   }
   for (int32_t i = static_cast<int32_t>(sp.dp_ops.size()) - 1; i >= 0 && sp.tail_gate < 0; --i)
     if (sp.dp_ops[static_cast<size_t>(i)].grad) sp.tail_gate = i;

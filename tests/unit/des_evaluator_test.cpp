@@ -205,8 +205,13 @@ TEST(DesCongestion, TwoDpRingsThroughOneOversubscribedUplink) {
 
 TEST(DesAggregation, FoldingUncontendableCollectivesChangesNothing) {
   // Op by op (every collective a flow, every block an op) vs folded: the same picosecond.
-  for (const ParallelConfig& p : {layout(2, 4, 2, 1, 1), layout(4, 2, 2, 1, 2, false),
-                                  layout(2, 4, 2, 2, 3, true, Recompute::Full)}) {
+  // The last layout (Llama 3 8B's 32 layers on pp 4 x vpp 8: one layer per chunk, ZeRO 2)
+  // posts a gradient bucket at the end of every backward pass: its TP collectives are
+  // folded whenever the stage's DP stream is idle at the pass's start, the post after them
+  // notwithstanding.
+  for (const ParallelConfig& p :
+       {layout(2, 4, 2, 1, 1), layout(4, 2, 2, 1, 2, false),
+        layout(2, 4, 2, 2, 3, true, Recompute::Full), layout(4, 2, 4, 8, 2)}) {
     Case c{test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 32, 4096), p};
     DesOptions op_level;
     op_level.coalesce = false;

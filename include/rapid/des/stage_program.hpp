@@ -79,7 +79,6 @@ struct StageProgram {
   std::vector<DpOpSpec> dp_ops;        ///< the DP stream's collectives, in order
   std::vector<Hook> hooks;             ///< sorted by (pass, boundary, post before gate)
   std::vector<int32_t> hook_begin;     ///< passes + 1 offsets
-  std::vector<int32_t> last_post;      ///< per pass: last boundary with a post (-1: none)
   int32_t start_posts = 0;             ///< DP ops [0, start_posts) posted at step start
   int32_t tail_gate = -1;              ///< DP op to wait for before the optimizer
   int32_t end_posts_begin = 0;         ///< DP ops [end_posts_begin, size) after it
