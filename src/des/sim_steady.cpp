@@ -46,6 +46,8 @@ void Simulator::Impl::steady_begin(int32_t delta, int64_t periods) {
   steady.delta = delta;
   steady.periods = periods;
   steady.equal = steady.cuts = 0;
+  steady.last_cut = static_cast<int32_t>((m + delta - 1) / delta) - 1;
+  steady.hopeless = false;
   steady.hash = steady.last_shape = 0;
   steady.event_times.clear();
   steady.t_ref = steady.period = 0;
@@ -213,6 +215,12 @@ void Simulator::Impl::steady_cut(const Inst& s0) {
   steady.t_ref = t;
   steady.hash = 0;
   ++steady.cuts;
+  // Each cut left can add one matching period: fewer than the two more needed and the run
+  // is refused whatever follows, so the rest of it is not simulated.
+  if (!steady.accepted && steady.equal + (steady.last_cut - (steady.cuts - 1)) < 2) {
+    steady.hopeless = true;
+    steady.on = false;
+  }
 }
 
 void Simulator::Impl::steady_apply() {
