@@ -41,28 +41,6 @@ void BM_EventQueue(benchmark::State& state) {
 }
 BENCHMARK(BM_EventQueue);
 
-// The feasible points of the demo job (analytical status ok), evaluated once to warm up.
-struct Points {
-  std::vector<rapid::Point> points;
-};
-const Points& feasible() {
-  static const Points p = [] {
-    Points out;
-    const rapid::SweepSpec& spec = rapid::bench::demo_spec();
-    const rapid::Enumerator e(spec);
-    const rapid::PointEvaluator eval(spec);
-    rapid::Workload w;
-    rapid::EvalResult r;
-    for (int64_t i = 0; i < e.size(); ++i) {
-      const rapid::Point pt = e.decode(i);
-      eval.evaluate(pt, w, r);
-      if (r.status == rapid::Status::Ok) out.points.push_back(pt);
-    }
-    return out;
-  }();
-  return p;
-}
-
 void run_des(benchmark::State& state, const std::vector<rapid::Point>& points,
              const rapid::SweepSpec& spec = rapid::bench::demo_spec(),
              const rapid::DesOptions& options = {}) {
@@ -92,7 +70,7 @@ void run_des(benchmark::State& state, const std::vector<rapid::Point>& points,
 }
 
 void BM_DesDemoLayouts(benchmark::State& state) {
-  run_des(state, feasible().points);
+  run_des(state, rapid::bench::feasible_points());
 }
 BENCHMARK(BM_DesDemoLayouts)->Unit(benchmark::kMillisecond);
 
@@ -101,7 +79,7 @@ BENCHMARK(BM_DesDemoLayouts)->Unit(benchmark::kMillisecond);
 void BM_DesDemoLayoutsEveryMicrobatch(benchmark::State& state) {
   rapid::DesOptions o;
   o.steady_state = false;
-  run_des(state, feasible().points, rapid::bench::demo_spec(), o);
+  run_des(state, rapid::bench::feasible_points(), rapid::bench::demo_spec(), o);
 }
 BENCHMARK(BM_DesDemoLayoutsEveryMicrobatch)->Unit(benchmark::kMillisecond);
 
@@ -110,7 +88,7 @@ BENCHMARK(BM_DesDemoLayoutsEveryMicrobatch)->Unit(benchmark::kMillisecond);
 void BM_DesDemoLayoutsNoDynamicFolding(benchmark::State& state) {
   rapid::DesOptions o;
   o.fold_alone = false;
-  run_des(state, feasible().points, rapid::bench::demo_spec(), o);
+  run_des(state, rapid::bench::feasible_points(), rapid::bench::demo_spec(), o);
 }
 BENCHMARK(BM_DesDemoLayoutsNoDynamicFolding)->Unit(benchmark::kMillisecond);
 
@@ -127,7 +105,7 @@ void BM_DesDemoLayoutsThermal(benchmark::State& state) {
     s.power = s.thermal = true;
     s.cooling.ambient_C = static_cast<double>(state.range(0));
   }
-  run_des(state, feasible().points, it->second);
+  run_des(state, rapid::bench::feasible_points(), it->second);
 }
 BENCHMARK(BM_DesDemoLayoutsThermal)->Arg(27)->Arg(65)->Unit(benchmark::kMillisecond);
 
