@@ -182,7 +182,7 @@ struct SteadyProbe {
   int64_t periods = 0;  ///< g: periods left out of the short run
   int32_t equal = 0;    ///< consecutive periods that matched the one before
   int32_t cuts = 0;
-  int32_t last_cut = 0;   ///< index of the run's last cut (m / delta cuts in all)
+  int32_t last_cut = 0;   ///< index of the run's last cut (ceil(m / delta) cuts in all)
   bool hopeless = false;  ///< too few cuts left to accept: the run stops (it is refused)
   uint64_t hash = 0, last_shape = 0;  ///< the current period's event shape; the last digest
   SimTime t_ref = 0, period = 0;
