@@ -44,7 +44,6 @@ int main(int argc, char** argv) {
   }
   const rapid::SweepSpec& spec = rapid::bench::demo_spec();
   const std::vector<rapid::Point>& points = rapid::bench::feasible_points();
-  const rapid::PointEvaluator analytical(spec);
   const rapid::PointEvaluator des(spec, rapid::Fidelity::Des, options);
   rapid::Workload w;
   rapid::EvalResult r;
@@ -62,8 +61,7 @@ int main(int argc, char** argv) {
       des.evaluate(p, w, r);
       cpu_s = std::min(cpu_s, thread_cpu_s() - t0);
     }
-    analytical.evaluate(p, w, r);
-    des.simulate(p, w, r, {&report, nullptr, nullptr, false});
+    des.simulate(p, w, r, {&report, nullptr, nullptr, false});  // w, r: as evaluate() left them
     const rapid::ParallelConfig& q = p.par;
     std::printf("%lld,%d,%d,%d,%d,%d,%d,%s,%lld,%llu,%llu,%llu,%llu,%lld,%d,%.9f,%.17g\n",
                 static_cast<long long>(p.index), q.dp, q.tp, q.pp, q.vpp, q.mbs, q.zero_stage,

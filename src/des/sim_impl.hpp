@@ -182,8 +182,6 @@ struct SteadyProbe {
   int64_t periods = 0;  ///< g: periods left out of the short run
   int32_t equal = 0;    ///< consecutive periods that matched the one before
   int32_t cuts = 0;
-  int32_t last_cut = 0;   ///< index of the run's last cut (ceil(m / delta) cuts in all)
-  bool hopeless = false;  ///< too few cuts left to accept: the run stops (it is refused)
   uint64_t hash = 0, last_shape = 0;  ///< the current period's event shape; the last digest
   SimTime t_ref = 0, period = 0;
   std::vector<int32_t> pass, hook;  ///< per instance at the last cut
@@ -193,6 +191,9 @@ struct SteadyProbe {
   std::vector<SimTime> times, prev_times, event_times;
   std::vector<int64_t> ints, prev_ints, d_ints;  ///< accumulators at the last cuts; increment
   std::vector<double> reals, prev_reals, d_reals;
+  /// A short run that can no longer be accepted (steady_cut() stopped watching it): the
+  /// rest of it is not simulated.
+  bool refused() const { return periods > 0 && !on && !accepted; }
 };
 
 /// Relative difference of period lengths, relative times and increments that still counts

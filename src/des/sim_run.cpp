@@ -107,7 +107,7 @@ void Simulator::Impl::offload(Inst& s) {
 void Simulator::Impl::run_events() {
   for (size_t i = 0; i < inst.size(); ++i) resume(static_cast<int32_t>(i));
   uint64_t popped = 0;
-  while (!queue.empty() && !steady.hopeless) {
+  while (!queue.empty() && !steady.refused()) {
     if (++popped > opt.max_events)
       throw LimitError(fmt::format(
           "discrete-event simulation past its budget of {} events at t = {:.6g} s of the step",

@@ -46,8 +46,6 @@ void Simulator::Impl::steady_begin(int32_t delta, int64_t periods) {
   steady.delta = delta;
   steady.periods = periods;
   steady.equal = steady.cuts = 0;
-  steady.last_cut = static_cast<int32_t>((m + delta - 1) / delta) - 1;
-  steady.hopeless = false;
   steady.hash = steady.last_shape = 0;
   steady.event_times.clear();
   steady.t_ref = steady.period = 0;
@@ -215,12 +213,10 @@ void Simulator::Impl::steady_cut(const Inst& s0) {
   steady.t_ref = t;
   steady.hash = 0;
   ++steady.cuts;
-  // Each cut left can add one matching period: fewer than the two more needed and the run
-  // is refused whatever follows, so the rest of it is not simulated.
-  if (!steady.accepted && steady.equal + (steady.last_cut - (steady.cuts - 1)) < 2) {
-    steady.hopeless = true;
-    steady.on = false;
-  }
+  // Each cut left (the run has ceil(m / delta)) can add one matching period: fewer than the
+  // two more needed and the run is refused whatever follows (SteadyProbe::refused()).
+  const int64_t cuts_left = (m + steady.delta - 1) / steady.delta - steady.cuts;
+  if (!steady.accepted && steady.equal + cuts_left < 2) steady.on = false;
 }
 
 void Simulator::Impl::steady_apply() {

@@ -206,9 +206,8 @@ TEST(DesCongestion, TwoDpRingsThroughOneOversubscribedUplink) {
 TEST(DesAggregation, FoldingUncontendableCollectivesChangesNothing) {
   // Op by op (every collective a flow, every block an op) vs folded: the same picosecond.
   // The last layout (Llama 3 8B's 32 layers on pp 4 x vpp 8: one layer per chunk, ZeRO 2)
-  // posts a gradient bucket at the end of every backward pass: its TP collectives are
-  // folded whenever the stage's DP stream is idle at the pass's start, the post after them
-  // notwithstanding.
+  // posts a gradient bucket at the end of every backward pass: the case where a pass is
+  // folded while a DP post is still to come in it (after its collectives).
   for (const ParallelConfig& p :
        {layout(2, 4, 2, 1, 1), layout(4, 2, 2, 1, 2, false),
         layout(2, 4, 2, 2, 3, true, Recompute::Full), layout(4, 2, 4, 8, 2)}) {
