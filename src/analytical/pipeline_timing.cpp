@@ -126,6 +126,29 @@ bool devices_alike(const PipelineInput& in) {
   return true;
 }
 
+// 1F1B: device j's idle time between its first and last pass, R the round trip of a
+// micro-batch through the devices after it, f and b its forward and backward with their
+// sends. Megatron's schedule runs w = min(pp - j - 1, m) warm-up forwards, then 1F1B pairs,
+// then w cool-down backwards (schedules.py). With two pairs or more (m >= w + 2) the
+// device's first backward and its last forward's round trip are in different places: the
+// first waits R beyond the w forwards run meanwhile, the last R beyond the w backwards
+// (max(0, R - w f) + max(0, R - w b)). With fewer (m <= pp - j) every forward comes before
+// the first backward: one wait covers both round trips. The first backward cannot start
+// before f + R after the first forward starts and the last before the last forward ends
+// plus R, with the m - 1 other forwards (backwards) of the device in between; the larger
+// of the two is the idle time. The step is the largest device's bound: in a uniform
+// pipeline the last device's, (pp - 1) f + m (f + b) + (pp - 1) b = (m + pp - 1)(f + b) for
+// every m, as GPipe's (Huang et al. 2019, sec. 2.3), where the double wait gave device 0
+// (2 pp - 2 - m)(f + b) of idle time.
+double one_f_one_b_idle(double R, double f, double b, int64_t later_devices, int64_t m) {
+  const int64_t w = std::min(later_devices, m);
+  if (m >= w + 2)
+    return std::max(0.0, R - static_cast<double>(w) * f) +
+           std::max(0.0, R - static_cast<double>(w) * b);
+  const double others = static_cast<double>(m - 1);
+  return std::max({0.0, R - others * f, R - others * b});
+}
+
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
@@ -231,9 +254,8 @@ void pipeline_timing(const PipelineInput& in, PipelineTimes& out) {
     const double R = after[static_cast<size_t>(j) + 1];
     double idle = R;
     if (vpp == 1) {
-      const double w = static_cast<double>(std::min<int64_t>(pp - j - 1, m));
       const double fj = in.f(j, 0) + (j == pp - 1 ? 0.0 : d), bj = in.b(j, 0) + (j == 0 ? 0.0 : d);
-      idle = std::max(0.0, R - w * fj) + std::max(0.0, R - w * bj);
+      idle = one_f_one_b_idle(R, fj, bj, pp - j - 1, m);
     }
     out.end[static_cast<size_t>(j)] = E;  // drain after its last pass (below)
     out.makespan = std::max(out.makespan, S + busy + idle + E);

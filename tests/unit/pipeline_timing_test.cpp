@@ -61,6 +61,39 @@ TEST(PipelineTiming, ClosedFormWithinTwoPercentOfTheWalk) {
           }
 }
 
+TEST(PipelineTiming, FewerMicroBatchesThanStagesByHand) {
+  // pp 4, m 2, forward 1 s, backward 2 s, no transfer time. Every forward comes before the
+  // first backward on every device (warm-up min(pp - j - 1, m) forwards), so the step is
+  // GPipe's: micro-batch 1's forward leaves device 3 at (m + pp - 1) f = 5 s, its backward
+  // follows micro-batch 0's on every device and leaves device 0 at 5 + (m + pp - 1) b = 15 s
+  // = (m + pp - 1)(f + b). Charging device 0 the round trip R = 3 (f + b) = 9 s at both ends
+  // beyond w = 2 forwards and backwards gave (9 - 2) + (9 - 4) = 12 s idle: 6 + 12 = 18 s.
+  for (int64_t m : {1, 2, 3, 4}) {
+    const PipelineInput in = input(4, 1, m, 0.0);
+    const double by_hand = static_cast<double>(m + 3) * 3.0;
+    EXPECT_DOUBLE_EQ(simulate_pipeline(in).makespan, by_hand) << "m " << m;
+    EXPECT_DOUBLE_EQ(pipeline_timing(in).makespan, by_hand) << "m " << m;
+  }
+}
+
+TEST(PipelineTiming, EveryMicroBatchCountAgainstTheWalk) {
+  // 1F1B at every m from 1 to 3 pp, with the first device carrying the embedding, the
+  // last the LM head and loss (0.6 / 0.9 s more), with and without transfer time: the
+  // closed form against the walk. Bound 2% of the step (the fidelity bound of issue 30); at
+  // m < pp the warm-up is all the step and one wait covers both round trips.
+  for (int64_t pp : {2, 4, 8, 12, 16})
+    for (double p2p : {0.0, 0.05})
+      for (int64_t m = 1; m <= 3 * pp; ++m) {
+        PipelineInput in = input(pp, 1, m, p2p);
+        in.fwd[0] += 0.1;
+        in.bwd[0] += 0.2;
+        in.fwd.back() += 0.6;
+        in.bwd.back() += 0.9;
+        const double walk = simulate_pipeline(in).makespan, closed = pipeline_timing(in).makespan;
+        EXPECT_NEAR(closed, walk, 0.02 * walk) << "pp " << pp << " m " << m << " p2p " << p2p;
+      }
+}
+
 TEST(PipelineTiming, InterleavedWithOneSlowerDeviceIsWalked) {
   // pp 16, vpp 2, m 32, device 14 25% slower: devices differ by more than 3%, where the
   // closed form's single round trip misses the steady state's idle around the slow device

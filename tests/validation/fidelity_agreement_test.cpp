@@ -14,6 +14,7 @@
 
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/spec/legality.hpp"
+#include "unit/test_support.hpp"
 
 namespace rapid {
 namespace {
@@ -97,6 +98,51 @@ TEST(FidelityAgreement, DemoJobLayouts) {
   };
   const Job job("jobs/llama3-70b-256xh100.yaml");
   for (const Layout& l : layouts) expect_agreement(job, l);
+}
+
+TEST(FidelityAgreement, BloomLikeFewerMicroBatchesThanStages) {
+  // A BLOOM-like job (Scao et al. 2022, "BLOOM", sec. 3.4: 176B, 70 layers, hidden 14336,
+  // 112 heads, vocabulary 250,880, 2048 tokens; TP4 PP12 DP8 on 384 A100 80GB, Megatron-
+  // DeepSpeed, ZeRO-1, micro-batch 2) with full recompute and no SP, at m = 1, 2, 4, 6
+  // (fewer micro-batches than the 12 stages: the whole step is warm-up and cool-down) and
+  // 24. The closed form charged the round trip of the pipeline twice when m < pp and gave
+  // the same step for m = 1 to 6; the schedule gives (m + pp - 1)(f + b) for equal stages.
+  SweepSpec spec = test::spec_with_stack("gpt3-175b", "a100-sxm4-80gb", "dgx-a100-superpod", 16,
+                                         2048, "megatron-lm-2022");
+  spec.model.name = "bloom-like-176b";
+  spec.model.num_layers = 70;
+  spec.model.hidden_size = 14336;
+  spec.model.num_attention_heads = 112;
+  spec.model.num_kv_heads = 112;
+  spec.model.ffn_hidden_size = 4 * 14336;
+  spec.model.vocab_size = 250880;
+  ParallelConfig c;
+  c.dp = 8;
+  c.tp = 4;
+  c.pp = 12;
+  c.mbs = 2;
+  c.sp = false;
+  c.recompute = Recompute::Full;
+  c.zero_stage = 1;
+  spec.search.num_gpus = {384};
+  spec.search.allow_uneven_pp = true;  // 70 layers over 12 stages
+  for (int64_t m : {1, 2, 4, 6, 24}) {
+    spec.training.global_batch_size = c.dp * c.mbs * m;
+    const PointEvaluator pe(spec, Fidelity::Des);
+    const char* illegal = illegal_reason(spec, c);
+    ASSERT_EQ(illegal, nullptr) << c.describe() << ": " << illegal;
+    Point p;
+    p.par = c;
+    Workload w;
+    EvalResult a, d;
+    pe.evaluate(p, w, a, Fidelity::Analytical);
+    pe.evaluate(p, w, d, Fidelity::Des);
+    ASSERT_EQ(a.status, Status::Ok) << "m " << m;
+    ASSERT_EQ(d.status, Status::Ok) << "m " << m;
+    std::printf("m %lld: analytical %.3f s, DES %.3f s (%+.2f%%)\n", static_cast<long long>(m),
+                a.step_time_s, d.step_time_s, 100.0 * (a.step_time_s / d.step_time_s - 1.0));
+    EXPECT_NEAR(a.step_time_s, d.step_time_s, 0.02 * d.step_time_s) << "m " << m;
+  }
 }
 
 }  // namespace
