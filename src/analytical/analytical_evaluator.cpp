@@ -8,7 +8,10 @@
 #include "rapid/analytical/data_parallel.hpp"
 #include "rapid/analytical/offload.hpp"
 #include "rapid/analytical/pipeline_timing.hpp"
+#include "rapid/cost/link_sharing.hpp"
+#include "rapid/eval/bottleneck.hpp"
 #include "rapid/workload/model_flops.hpp"
+#include "rapid/workload/schedule.hpp"
 
 namespace rapid {
 
@@ -75,16 +78,7 @@ ParallelConfig template_key(const ParallelConfig& par) {
 }
 
 uint64_t template_hash(uint64_t evaluator, const ParallelConfig& k) {
-  // FNV-1a over the evaluator and the layout's fields.
-  uint64_t h = kFnvOffsetBasis;
-  auto mix = [&h](uint64_t v) { h = fnv1a(h, v); };
-  mix(evaluator);
-  for (int64_t v : {int64_t{k.dp}, int64_t{k.tp}, int64_t{k.pp}, int64_t{k.cp}, int64_t{k.ep},
-                    int64_t{k.etp}, int64_t{k.vpp}, int64_t{k.mbs}, int64_t{k.sp},
-                    static_cast<int64_t>(k.recompute), static_cast<int64_t>(k.recompute_method),
-                    int64_t{k.recompute_layers}, int64_t{k.offload_layers}})
-    mix(static_cast<uint64_t>(v));
-  return h;
+  return layout_hash(k, fnv1a(kFnvOffsetBasis, evaluator));
 }
 
 size_t template_set(uint64_t hash) {
@@ -159,7 +153,9 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
       t.dp_contended += dp_cost.time(op) / step_efficiency_;
       continue;
     }
-    double comm = collective_.time(op.collective, op.bytes, w.group(op.group));
+    const CollectivePlan plan = collective_.plan(op.collective, op.bytes, w.group(op.group));
+    double comm = plan.time_s(), beside = 0;
+    const double nv_share = nvlink_share(plan);
     // Communication pipelined with a neighbouring kernel (TP overlap: Megatron-Core
     // --tp-comm-overlap with Transformer Engine userbuffers; CP ring attention) is exposed
     // only for the part that outlasts that kernel, which itself runs slower beside it: the
@@ -170,10 +166,17 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
         ops[j].kind != OpKind::P2P) {
       const InterferenceModel::Profile p = InterferenceModel::profile_of(op, w);
       const double alone = compute_time(ops[j]);
-      const double beside = interference_.cost(p).time(ops[j]) / step_efficiency_;
+      beside = interference_.cost(p).time(ops[j]) / step_efficiency_;
       t.interference += beside - alone;
-      comm = std::max(0.0, comm * interference_.comm_slowdown(p, ops[j], beside) - beside);
+      comm *= interference_.comm_slowdown(p, ops[j], beside);
     }
+    // Exposed: what outlasts the kernel beside it; with k equal flows of a DP collective
+    // on its NVLink links the whole time, its NVLink part takes 1 + k times as long.
+    auto exposed = [&](double k) { return std::max(0.0, comm * (1.0 + k * nv_share) - beside); };
+    const double alone_exposed = exposed(0);
+    t.nvlink1 += exposed(1) - alone_exposed;
+    t.nvlink2 += exposed(2) - alone_exposed;
+    comm = alone_exposed;
     t.comm += comm;
     split.comm[comm_class(op.group)] += comm;
   }
@@ -204,7 +207,13 @@ namespace {
 // One pass of a chunk on one GPU: its time and what it is made of.
 struct ChunkPass {
   double time = 0;  // GPU time: compute, interference, exposed comm, host waits
-  double compute = 0, interference = 0, host = 0;
+  double compute = 0, interference = 0, host = 0, nvlink1 = 0, nvlink2 = 0;
+  /// What the pass's NVLink-bound collectives add beside `flows` DP flows on the links on
+  /// average (PassTime::nvlink1/2, linear in between, the second slope beyond).
+  double nvlink_contention(double flows) const {
+    if (flows <= 0) return 0.0;
+    return flows <= 1 ? flows * nvlink1 : nvlink1 + (flows - 1.0) * (nvlink2 - nvlink1);
+  }
 };
 
 // A stage's data-parallel traffic: per step (total, exposed after its last pass or before
@@ -221,6 +230,8 @@ struct StageDp {
   double mb_interference_f = 0, mb_interference_b = 0;
   // Per micro-batch: activation offload copies the passes do not hide (offload.hpp).
   double offload_exposed = 0;
+  // Per micro-batch: what TP/CP/EP collectives lose sharing NVLink with the DP traffic.
+  double mb_link_contention = 0;
   double exposed() const { return reduce_exposed + gather_exposed + gather_after; }
   double interference() const { return reduce_interference + gather_interference; }
 };
@@ -252,9 +263,18 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   const ParallelConfig& par = w.par;
   const double m = static_cast<double>(w.num_microbatches);
   const int64_t pp = par.pp, vpp = par.vpp;
-  const double p2p_one =
-      pp > 1 ? collective_.time(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP))
-             : 0.0;
+  // A pipeline transfer leaves as a pass ends; under 1F1B every exchange between two stages
+  // comes at the end of a backward on one of them, where overlapped per-micro-batch
+  // reductions (ZeRO-2/3) start the last unit's or bucket's gradients: the two share the
+  // links they both use (link_sharing.hpp), and what the reduction has left when the
+  // transfer is done delays the next pass's gathers (ZeRO-3).
+  const CollectivePlan p2p_plan =
+      pp > 1 ? collective_.plan(CollectiveKind::SendRecv, w.p2p.bytes, w.group(CommGroup::PP))
+             : CollectivePlan{};
+  const CollectivePlan trailing = trailing_reduction(w);
+  double p2p_one = p2p_plan.time_s();
+  if (pp > 1 && trailing.num_tiers > 0) p2p_one = plan_time_beside(p2p_plan, trailing);
+
   const double host_op = training_.host_overhead_per_op_s;
   // The host issues ops one by one (Python + launch); when a pass's GPU work is shorter
   // than its issue time, the GPU waits (launch-bound small micro-batches).
@@ -262,6 +282,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     ChunkPass c;
     c.compute = t.compute;
     c.interference = t.interference;
+    c.nvlink1 = t.nvlink1;
+    c.nvlink2 = t.nvlink2;
     c.time = std::max(t.total(), t.ops * host_op);
     c.host = c.time - t.total();
     return c;
@@ -293,6 +315,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   bwd_pass.assign(static_cast<size_t>(pp * vpp), ChunkPass{});
 
   thread_local std::vector<StageDp> dp;
+  thread_local std::vector<double> stage_compute;  // per micro-batch: the bottleneck's pick
+  stage_compute.assign(static_cast<size_t>(pp), 0.0);
   dp.assign(static_cast<size_t>(pp), StageDp{});
   struct DpMemo {
     bool valid = false;
@@ -335,6 +359,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       std::copy_n(chunk_share.begin() + p0, v, chunk_share.begin() + k0);
       std::copy_n(pipe.fwd.begin() + p0, v, pipe.fwd.begin() + k0);
       std::copy_n(pipe.bwd.begin() + p0, v, pipe.bwd.begin() + k0);
+      stage_compute[static_cast<size_t>(j)] = stage_compute[static_cast<size_t>(j) - 1];
       StageDp& sync = dp[static_cast<size_t>(j)];
       sync = dp[static_cast<size_t>(j) - 1];
       if (gathers[0].waits || gathers[1].waits) {
@@ -363,6 +388,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       stage_b.add(b);
     }
 
+    stage_compute[static_cast<size_t>(j)] = stage_f.compute + stage_b.compute;
     // Gradients and weights: dense ones over data x context parallel, routed experts over
     // the expert data-parallel group.
     const double sf = pass(stage_f).time, sb = pass(stage_b).time;
@@ -405,16 +431,20 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       const bool og = training_.overlap_grad_reduce, op = training_.overlap_param_gather;
       const double mb_beside_b = (par.zero_stage >= 3 && op ? d.mb_gather : 0.0) +
                                  (par.zero_stage >= 2 && og ? d.mb_reduce : 0.0);
-      const double ext_f =
-          par.zero_stage >= 3 && op
-              ? overlap_cost(std::min(d.mb_gather, sf), stage_f.compute, stage_f.dp_contended)
-              : 0.0;
+      // (Overlapped ZeRO-3 units: pass by pass, below.)
+      const bool units = par.zero_stage >= 3 && op, streamed = par.zero_stage == 2 && og;
+      const double ext_f = 0.0;
       const double ext_b =
-          overlap_cost(std::min(mb_beside_b, sb), stage_b.compute, stage_b.dp_contended);
+          units ? 0.0
+                : overlap_cost(std::min(mb_beside_b, sb), stage_b.compute, stage_b.dp_contended);
       sync.mb_interference_f += ext_f;
       sync.mb_interference_b += ext_b;
       // The passes run longer beside the traffic: the traffic has that much more to hide in.
-      sync.mb_exposed += d.mb_exposed_extended(ext_f, ext_b);
+      // Overlapped ZeRO-3 gathers are waited for unit by unit in each pass (below); an
+      // overlapped ZeRO-2 reduction runs on its stream into the passes after it, waited for
+      // only after the last backward (the DES's stage program: no gate in the passes).
+      if (!units && !streamed) sync.mb_exposed += d.mb_exposed_extended(ext_f, ext_b);
+      if (units || streamed) sync.reduce_exposed += last_reduction(w, st, group);
       // Step-level traffic, chunk by chunk (the DES's buckets, stage_program.cpp): the
       // reduction of the gradients left after the stage's last backward, chunk 0's (its last
       // backward ends the stage; the other chunks reduce during the cool-down behind it);
@@ -439,12 +469,62 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
                                                  stage_f.compute / c0, stage_f.dp_contended / c0);
       }
     }
-    // ZeRO-2/3's per-micro-batch traffic that outlasts the passes, spread over its chunks.
+    // ZeRO-2/3's per-micro-batch traffic that outlasts the passes, spread over its chunks;
+    // ZeRO-3's overlapped gathers where each pass waits for them.
+    const double spread_f = sync.mb_interference_f / static_cast<double>(vpp),
+                 spread_b = (sync.mb_exposed + sync.mb_interference_b) / static_cast<double>(vpp);
+    // A chunk's additions: its passes' waits, the compute the traffic beside them slows,
+    // and its collectives' slowdown on NVLink; a chunk like the one before (the same layers,
+    // no extras) adds the same.
+    struct Adds {
+      double f = 0, b = 0, ext_f = 0, ext_b = 0, tp_f = 0, tp_b = 0;
+    } adds;
+    ChunkLayers before{};
+    const bool units = par.zero_stage >= 3 && training_.overlap_param_gather;
+    const double passes = static_cast<double>(w.num_microbatches * vpp);
+    // The forwards that follow a backward (all but the warm-up's and the first after it:
+    // schedule.cpp) meet its reduction.
+    const double after_backward =
+        units ? std::max(0.0,
+                         passes -
+                             static_cast<double>(warmup_forwards(pp, vpp, w.num_microbatches, j)) -
+                             1.0) /
+                    passes
+              : 0.0;
     for (int64_t c = 0; c < vpp; ++c) {
       const size_t k = k0 + static_cast<size_t>(c);
-      pipe.fwd[k] = fwd_pass[k].time + sync.mb_interference_f / static_cast<double>(vpp);
-      pipe.bwd[k] =
-          bwd_pass[k].time + (sync.mb_exposed + sync.mb_interference_b) / static_cast<double>(vpp);
+      pipe.fwd[k] = fwd_pass[k].time + spread_f;
+      pipe.bwd[k] = bwd_pass[k].time + spread_b;
+      if (!units) continue;
+      const ChunkLayers L = chunk_layers_of(model_, par, st, c);
+      const bool extras = (st.has_embedding && c <= 1) || (st.has_lm_head && c == vpp - 1);
+      if (c == 0 || extras || L.dense != before.dense || L.moe != before.moe ||
+          L.dense_rc != before.dense_rc || L.moe_rc != before.moe_rc) {
+        const UnitWaits u = unit_waits(w, tt, st, c, p2p_plan.time_s(), after_backward);
+        // The DP traffic overlaps the compute for the part of its time the pass does not
+        // wait for it; over that part the compute runs slower beside it (interference.hpp),
+        // which leaves the traffic that much more to hide in.
+        adds.ext_f = overlap_cost(std::clamp(u.dp_fwd - u.fwd, 0.0, fwd_pass[k].compute),
+                                  stage_f.compute, stage_f.dp_contended);
+        adds.ext_b = overlap_cost(std::clamp(u.dp_bwd - u.bwd, 0.0, bwd_pass[k].compute),
+                                  stage_b.compute, stage_b.dp_contended);
+        // TP/EP collectives on NVLink share it with the DP traffic's NVLink tier while that
+        // runs (link_sharing.hpp): the pass takes that much longer, again window for the
+        // gathers.
+        adds.tp_f =
+            fwd_pass[k].nvlink_contention(u.nvlink_fwd / std::max(fwd_pass[k].time + u.fwd, 1e-12));
+        adds.tp_b =
+            bwd_pass[k].nvlink_contention(u.nvlink_bwd / std::max(bwd_pass[k].time + u.bwd, 1e-12));
+        adds.f = std::max(u.fwd_floor, u.fwd - adds.ext_f - adds.tp_f);
+        adds.b = std::max(u.bwd_floor, u.bwd - adds.ext_b - adds.tp_b);
+      }
+      before = L;
+      pipe.fwd[k] += adds.f + adds.ext_f + adds.tp_f;
+      pipe.bwd[k] += adds.b + adds.ext_b + adds.tp_b;
+      sync.mb_exposed += adds.f + adds.b;
+      sync.mb_link_contention += adds.tp_f + adds.tp_b;
+      sync.mb_interference_f += adds.ext_f;
+      sync.mb_interference_b += adds.ext_b;
     }
     // Activations offloaded to the host: the first layers' copies beyond what the stage's
     // passes hide (offload.hpp), on its first chunk (where those layers are).
@@ -488,12 +568,14 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   fill_rates(w, tt.flops, step, r);
   r.step_time_analytical_s = step;
 
-  // Breakdown of the bottleneck stage, the one with the most work in the step
-  // (docs/model.md "Breakdown"): its compute (by op class), exposed TP/CP/EP comm (by
+  // Breakdown of the bottleneck stage (eval/bottleneck.hpp: the most compute, then the most
+  // sends; docs/model.md "Breakdown"): its compute (by op class), exposed TP/CP/EP comm (by
   // group), sends, exposed DP, host waits and optimizer; the bubble is the rest of the step.
   size_t b = 0;
-  for (size_t j = 1; j < pt.busy.size(); ++j)
-    if (pt.busy[j] > pt.busy[b]) b = j;
+  for (size_t j = 1; j < static_cast<size_t>(pp); ++j)
+    if (heavier_stage(stage_compute[j], stage_sends(static_cast<int64_t>(j), pp, vpp),
+                      stage_compute[b], stage_sends(static_cast<int64_t>(b), pp, vpp)))
+      b = j;
   double compute = 0, interference = 0, host = 0, sends = 0;
   double runs[kTemplatePasses] = {};  // of each template pass on the stage
   for (int64_t c = 0; c < vpp; ++c) {
@@ -514,6 +596,11 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   set_class_columns(r, kOpClassColumns, classes.compute, m);
   r.interference_time_s =
       m * (interference + db.mb_interference_f + db.mb_interference_b) + db.interference();
+  // The layers' collectives slowed beside the DP traffic, by each group's share.
+  double layer_comm = 0;
+  for (double c : classes.comm) layer_comm += c;
+  if (db.mb_link_contention > 0 && layer_comm > 0)
+    for (double& c : classes.comm) c *= 1.0 + db.mb_link_contention / layer_comm;
   set_class_columns(r, kCommClassColumns, classes.comm, m);
   r.host_bound_time_s = m * host;
   r.pp_comm_time_s = m * sends;

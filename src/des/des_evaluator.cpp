@@ -1,4 +1,5 @@
 #include "rapid/des/des_evaluator.hpp"
+#include "rapid/eval/bottleneck.hpp"
 
 #include "rapid/analytical/offload.hpp"
 
@@ -72,15 +73,13 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
     }
     return;
   }
-  // Breakdown of the bottleneck instance, the one with the most work in the step (the
-  // analytical model's definition, docs/model.md "Breakdown"): the bubble is the rest.
-  auto busy = [](const des::InstanceTimes& x) {
-    return x.compute + x.interference + x.layer_comm + x.pp_comm + x.host + x.dp_exposed +
-           x.optimizer + x.offload;
-  };
+  // Breakdown of the bottleneck instance (eval/bottleneck.hpp: the analytical model's
+  // definition, docs/model.md "Breakdown"): the bubble is the rest.
   size_t b = 0;
+  auto sends = [&](size_t i) { return stage_sends(res.instances[i].stage, w.par.pp, w.par.vpp); };
   for (size_t i = 1; i < res.instances.size(); ++i)
-    if (busy(res.instances[i]) > busy(res.instances[b])) b = i;
+    if (heavier_stage(res.instances[i].compute, sends(i), res.instances[b].compute, sends(b)))
+      b = i;
   const des::InstanceTimes& c = res.instances[b];
   analytical_.fill_rates(w, res.step_time_s, r);
   r.compute_time_s = c.compute;

@@ -120,6 +120,7 @@ bool Simulator::simulate(const Workload& w, const SimInputs& in, const SimOption
     const Inst& x = s.inst[i];
     RAPID_ASSERT(x.phase == Phase::Done, "every stage instance finishes the step");
     InstanceTimes t;
+    t.stage = x.stage;
     t.end = to_seconds(x.end);
     t.compute = to_seconds(class_sum(x.compute));
     t.layer_comm = to_seconds(class_sum(x.layer_comm));

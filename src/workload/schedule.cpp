@@ -27,11 +27,15 @@ struct PassCounter {
 
 }  // namespace
 
+int64_t warmup_forwards(int64_t pp, int64_t vpp, int64_t m, int64_t stage) {
+  return vpp == 1 ? std::min(pp - stage - 1, m)
+                  : std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, m * vpp);
+}
+
 void pipeline_schedule(int64_t pp, int64_t vpp, int64_t m, int64_t stage,
                        std::vector<PassRef>& out) {
   const int64_t total = m * vpp;
-  const int64_t warm = vpp == 1 ? std::min(pp - stage - 1, m)
-                                : std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
+  const int64_t warm = warmup_forwards(pp, vpp, m, stage);
   out.resize(static_cast<size_t>(2 * total));
   PassCounter f{pp, vpp}, b{pp, vpp};
   PassRef* o = out.data();

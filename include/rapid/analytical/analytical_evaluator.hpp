@@ -48,6 +48,11 @@ class AnalyticalEvaluator final : public Evaluator {
     /// and HBM traffic): the DP stream's interference is (dp_contended / compute - 1) of
     /// the time it overlaps.
     double dp_contended = 0;
+    /// What `comm` would grow by if every collective's NVLink part (as its slowest tier)
+    /// shared its links with one / two equal flows of a DP collective the whole time
+    /// (link_sharing.hpp): its time there doubles / triples, its exposure grows by what then
+    /// outlasts the kernel beside it.
+    double nvlink1 = 0, nvlink2 = 0;
     double total() const { return compute + interference + comm; }
     PassTime& add(const PassTime& o, double times = 1.0) {
       compute += times * o.compute;
@@ -55,6 +60,8 @@ class AnalyticalEvaluator final : public Evaluator {
       comm += times * o.comm;
       ops += times * o.ops;
       dp_contended += times * o.dp_contended;
+      nvlink1 += times * o.nvlink1;
+      nvlink2 += times * o.nvlink2;
       return *this;
     }
   };
@@ -128,6 +135,27 @@ class AnalyticalEvaluator final : public Evaluator {
   double step_efficiency_;  // end-to-end compute efficiency: hardware's x framework's
   uint64_t id_;             // this evaluator in the template-times cache
   void fill_rates(const Workload& w, const TemplateFlops& f, double step_s, EvalResult& r) const;
+  /// ZeRO-3 with overlapped gathers: what chunk c's forward and backward of stage st wait
+  /// for their units' gathers (data_parallel.hpp unit_pass_exposed).
+  /// `p2p_s`: the pipeline transfer between a backward and the forward after it (0 without
+  /// pipeline stages); `after_backward`: the share of the forwards that follow a backward.
+  /// The floors: the first unit's gather (behind what a backward left), what no window hides.
+  /// `dp_fwd`, `dp_bwd`: the DP traffic's seconds on the links during each pass (the
+  /// gathers, the reductions but the last's, which outlasts the pass, the pending one);
+  /// `nvlink_*` their NVLink tiers' seconds times their flows on a GPU's link.
+  struct UnitWaits {
+    double fwd = 0, bwd = 0, fwd_floor = 0, bwd_floor = 0, dp_fwd = 0, dp_bwd = 0;
+    double nvlink_fwd = 0, nvlink_bwd = 0;  ///< the same traffic's NVLink flow-seconds
+  };
+  UnitWaits unit_waits(const Workload& w, const TemplateTimes& tt, const StageInfo& st, int64_t c,
+                       double p2p_s, double after_backward) const;
+  /// Overlapped per-micro-batch reductions (ZeRO-2/3): the one a middle stage's backward
+  /// starts as it ends (its last unit's or its chunk's last bucket's), which the pipeline
+  /// transfer leaving then meets on the links.
+  CollectivePlan trailing_reduction(const Workload& w) const;
+  /// Overlapped ZeRO-2/3: the gradient reduction of `group` posted at the end of stage st's
+  /// last backward (chunk 0's), which the optimizer waits for.
+  double last_reduction(const Workload& w, const StageInfo& st, CommGroup group) const;
 };
 
 }  // namespace rapid

@@ -101,6 +101,7 @@ struct SimOptions {
 /// compute and layer_comm (the templates' TP/CP/EP collectives) are the sums of their
 /// splits by class (op_class.hpp).
 struct InstanceTimes {
+  int64_t stage = 0;
   double end = 0, compute = 0, interference = 0, layer_comm = 0, pp_comm = 0, host = 0;
   double dp_exposed = 0, dp_busy = 0, optimizer = 0, offload = 0;
   OpClassTimes<> compute_by_class{};

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "rapid/common/fnv1a.hpp"
+
 namespace rapid {
 
 /// Activation recomputation (Korthikanti et al. 2022): none, selective (attention core
@@ -63,5 +65,18 @@ struct ParallelConfig {
 
   friend bool operator==(const ParallelConfig&, const ParallelConfig&) = default;
 };
+
+/// FNV-1a over every knob of `c` (common/fnv1a.hpp): the key of the layout memos; a hit is
+/// confirmed by comparing the layouts.
+inline uint64_t layout_hash(const ParallelConfig& c, uint64_t seed = kFnvOffsetBasis) {
+  uint64_t h = seed;
+  for (int64_t v :
+       {int64_t{c.dp}, int64_t{c.tp}, int64_t{c.pp}, int64_t{c.cp}, int64_t{c.ep}, int64_t{c.etp},
+        int64_t{c.vpp}, int64_t{c.mbs}, int64_t{c.sp}, int64_t{c.zero_stage},
+        static_cast<int64_t>(c.recompute), static_cast<int64_t>(c.recompute_method),
+        int64_t{c.recompute_layers}, int64_t{c.offload_layers}})
+    h = fnv1a(h, static_cast<uint64_t>(v));
+  return h;
+}
 
 }  // namespace rapid

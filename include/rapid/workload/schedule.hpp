@@ -26,4 +26,7 @@ struct PassRef {
 void pipeline_schedule(int64_t pp, int64_t vpp, int64_t m, int64_t stage,
                        std::vector<PassRef>& out);
 
+/// The warm-up forwards of `stage` in that order (before its first backward but one).
+int64_t warmup_forwards(int64_t pp, int64_t vpp, int64_t m, int64_t stage);
+
 }  // namespace rapid

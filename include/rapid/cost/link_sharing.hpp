@@ -1,0 +1,33 @@
+// Two transfers on the same links at once, max-min fair (Bertsekas & Gallager 1992,
+// "Data Networks", sec. 6.5.2): the closed form of what the DES's flow network does when
+// a pipeline transfer or a TP collective meets a data-parallel collective (docs/model.md
+// section 7, "Streams that share links").
+#pragma once
+
+#include "rapid/cost/collective_cost.hpp"
+
+namespace rapid {
+
+/// Seconds a foreground transfer needing `fg_s` alone (its `fg_flows` flows on the link)
+/// takes when a background one needing `bg_s` alone (`bg_flows` flows) starts on the same
+/// link at the same instant. Each flow gets an equal share while both run: the foreground
+/// moves at fg_flows / (fg_flows + bg_flows) of the link until one of them ends, so it takes
+/// min(fg_s (1 + bg_flows / fg_flows), fg_s + bg_s): twice as long beside an equal,
+/// longer transfer, fg_s + bg_s beside a shorter one.
+double shared_link_time(double fg_s, double fg_flows, double bg_s, double bg_flows);
+
+/// `fg`'s time (latency and its slowest tier) when `bg` starts beside it: each tier of fg
+/// shares the links of bg's tier of the same kind (NVLink or the NICs); tiers bg does not
+/// use run alone.
+double plan_time_beside(const CollectivePlan& fg, const CollectivePlan& bg);
+
+/// What remains of bg, in its alone time, when fg is done: bg progresses at its alone pace
+/// while fg runs alone, and beside fg it does what fg's extra time leaves it: either way
+/// max(0, bg - fg) of its alone time is left (shared_link_time's two cases).
+double plan_remaining_after(const CollectivePlan& bg, const CollectivePlan& fg);
+
+/// The share of `p`'s time its NVLink tier moves data as its slowest tier (0 when the NICs
+/// set its pace or it has no NVLink tier): the part a DP collective on NVLink slows.
+double nvlink_share(const CollectivePlan& p);
+
+}  // namespace rapid

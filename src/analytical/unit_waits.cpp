@@ -1,0 +1,222 @@
+// Per-micro-batch ZeRO-2/3 traffic as the passes meet it (docs/model.md section 7): the
+// waits of a ZeRO-3 pass for its units' gathers, and the reduction left after a stage's
+// last backward. The DES's stage program (src/des/stage_program.cpp) posts the same
+// collectives at the same boundaries: ZeRO-3 gathers every unit of a pass at its start on
+// the gather stream, each unit waiting for its own; gradient reductions follow each unit's
+// (bucket's) backward on the reduction stream and are waited for only before the optimizer.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <utility>
+
+#include "rapid/analytical/analytical_evaluator.hpp"
+#include "rapid/analytical/data_parallel.hpp"
+#include "rapid/analytical/unit_pass.hpp"
+
+namespace rapid {
+
+namespace {
+
+// One unit's DP traffic: its gather (16-bit weights, latency included), its reduction's
+// time on the links (gradients; the links are free during its start-up latency) and the
+// NVLink flow-seconds of each (seconds times the flows each puts on a GPU's NVLink: what
+// TP collectives on NVLink meet). The dense part syncs over data x context parallel ranks,
+// routed experts over expert data parallel, one after the other on the stage's stream.
+struct UnitTraffic {
+  double gather = 0, reduce = 0, nv_gather = 0, nv_reduce = 0;
+};
+enum UnitKind : size_t { kEmb, kDense, kMoe, kHead, kUnitKinds };
+
+// A ZeRO-3 chunk's (dense, expert) parameters with `bytes` each, one collective per group
+// of the two, summed: (time, links-only time, NVLink flow-seconds).
+struct Traffic {
+  double time = 0, links = 0, nvlink = 0;
+};
+Traffic traffic(const CollectiveCost& cost, CollectiveKind k, double bytes, double dense,
+                double experts, const GroupShape& dp, const GroupShape& edp) {
+  Traffic t;
+  for (const auto& [params, g] : {std::pair{dense, &dp}, std::pair{experts, &edp}}) {
+    if (params <= 0 || g->size <= 1) continue;
+    const CollectivePlan p = cost.plan(k, bytes * params, *g);
+    t.time += p.time_s();
+    t.links += p.time_s() - p.latency_s;
+    for (int i = 0; i < p.num_tiers; ++i) {
+      const CollectiveTier& tier = p.tiers[static_cast<size_t>(i)];
+      if (!tier.network) t.nvlink += tier.time_s() * tier.flows_per_link;
+    }
+  }
+  return t;
+}
+
+// ZeRO-2: the last bucket of a chunk of `params` gradients filled into buckets of
+// `capacity` parameters in backward order (the DES's chunk_buckets): the remainder.
+double last_bucket(double params, double capacity) {
+  const double rest = std::fmod(params, capacity);
+  return rest > 0 ? rest : std::min(params, capacity);
+}
+
+}  // namespace
+
+AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w,
+                                                               const TemplateTimes& tt,
+                                                               const StageInfo& st, int64_t c,
+                                                               double p2p_s,
+                                                               double after_backward) const {
+  const ParallelConfig& par = w.par;
+  const ChunkLayers L = chunk_layers_of(model_, par, st, c);
+  const GroupShape &dp = w.group(CommGroup::DPCP), &edp = w.group(CommGroup::EDP);
+  const double grad_bytes = training_.grad_reduce_bytes;
+  const bool overlap_grad = training_.overlap_grad_reduce;
+  const double moe_dense = w.moe_layer_params - w.moe_expert_params;
+  // The units' traffic depends on the parameters a GPU holds and where its DP peers are
+  // (tp, cp, ep, etp, dp, pp), not on the stage, chunk, micro-batch, recompute or ZeRO
+  // options: computed once for those (the thread's last one is kept; a sweep's innermost
+  // axes vary the others).
+  struct Memo {
+    uint64_t evaluator = 0;
+    ParallelConfig key;
+    std::array<UnitTraffic, kUnitKinds> units{};
+  };
+  thread_local Memo memo;
+  ParallelConfig key;
+  key.dp = par.dp, key.tp = par.tp, key.pp = par.pp, key.cp = par.cp, key.ep = par.ep,
+  key.etp = par.etp;
+  if (memo.evaluator != id_ || !(memo.key == key)) {
+    const std::array<std::pair<double, double>, kUnitKinds> params = {
+        {{w.embedding_params, 0.0},
+         {w.layer_params, 0.0},
+         {moe_dense, w.moe_expert_params},
+         {w.lm_head_params, 0.0}}};
+    for (size_t k = 0; k < kUnitKinds; ++k) {
+      const auto [dense, experts] = params[k];
+      const Traffic g =
+          traffic(collective_, CollectiveKind::AllGather, 2.0, dense, experts, dp, edp);
+      const Traffic r = overlap_grad ? traffic(collective_, CollectiveKind::ReduceScatter,
+                                               grad_bytes, dense, experts, dp, edp)
+                                     : Traffic{};
+      memo.units[k] = {g.time, r.links, g.nvlink, r.nvlink};
+    }
+    memo.evaluator = id_;
+    memo.key = key;
+  }
+  const std::array<UnitTraffic, kUnitKinds>& u = memo.units;
+  const bool emb = st.has_embedding && c == 0, head = st.has_lm_head && c == par.vpp - 1;
+  auto per_layer = [](double total, int64_t n) {
+    return n > 0 ? total / static_cast<double>(n) : 0.0;
+  };
+  const double dense_b = per_layer(static_cast<double>(L.dense) * tt.pass[kLayerB].total() +
+                                       static_cast<double>(L.dense_rc) * tt.pass[kLayerR].total(),
+                                   L.dense);
+  const double moe_b = per_layer(static_cast<double>(L.moe) * tt.pass[kMoeB].total() +
+                                     static_cast<double>(L.moe_rc) * tt.pass[kMoeR].total(),
+                                 L.moe);
+  const double count[kUnitKinds] = {emb ? 1.0 : 0.0, static_cast<double>(L.dense),
+                                    static_cast<double>(L.moe), head ? 1.0 : 0.0};
+  auto run = [&](size_t k, double compute) {
+    return UnitRun{count[k], u[k].gather, u[k].reduce, compute};
+  };
+  const UnitRun fwd[4] = {run(kEmb, tt.pass[kEmbeddingF].total()),
+                          run(kDense, tt.pass[kLayerF].total()), run(kMoe, tt.pass[kMoeF].total()),
+                          run(kHead, tt.pass[kHeadF].total())};
+  const UnitRun bwd[4] = {run(kHead, tt.pass[kHeadB].total()), run(kMoe, moe_b),
+                          run(kDense, dense_b), run(kEmb, tt.pass[kEmbeddingB].total())};
+  UnitWaits out;
+  // A forward that follows a backward (after_backward of them) finds what that backward's
+  // reductions left, less what they did while its output was sent (p2p_s; none without
+  // pipeline stages): this chunk's backward stands for the one before.
+  const UnitPass b = unit_pass(bwd, 4, true, 0.0);
+  const double pending = after_backward * std::max(0.0, b.trailing - p2p_s);
+  const UnitPass f = unit_pass(fwd, 4, false, pending);
+  out.fwd = f.exposed;
+  out.bwd = b.exposed;
+  auto first = [](const UnitRun* runs) {
+    for (int i = 0; i < 4; ++i)
+      if (runs[i].count > 0) return i;
+    return 0;
+  };
+  out.fwd_floor = pending + fwd[first(fwd)].gather_s;
+  out.bwd_floor = bwd[first(bwd)].gather_s;
+  // The traffic on the links during each pass: the gathers, the pending reduction, the
+  // backward's reductions but its last (which outlasts the pass).
+  int last = 3;
+  while (last > 0 && bwd[last].count <= 0) --last;
+  out.dp_fwd = pending;
+  for (size_t k = 0; k < kUnitKinds; ++k) {
+    out.dp_fwd += count[k] * u[k].gather;
+    out.dp_bwd += count[k] * (u[k].gather + u[k].reduce);
+    out.nvlink_fwd += count[k] * u[k].nv_gather;
+    out.nvlink_bwd += count[k] * (u[k].nv_gather + u[k].nv_reduce);
+  }
+  out.dp_bwd -= bwd[last].reduce_s;
+  const size_t last_kind = last == 0 ? kHead : last == 1 ? kMoe : last == 2 ? kDense : kEmb;
+  out.nvlink_bwd -= u[last_kind].nv_reduce;
+  if (!overlap_grad) {
+    // One reduction of the chunk's gradients per group, waited for at the pass's end.
+    const double dense = (emb ? w.embedding_params : 0.0) + count[kDense] * w.layer_params +
+                         count[kMoe] * moe_dense + (head ? w.lm_head_params : 0.0);
+    out.bwd += traffic(collective_, CollectiveKind::ReduceScatter, grad_bytes, dense,
+                       count[kMoe] * w.moe_expert_params, dp, edp)
+                   .time;
+  }
+  return out;
+}
+
+CollectivePlan AnalyticalEvaluator::trailing_reduction(const Workload& w) const {
+  const ParallelConfig& par = w.par;
+  if (par.zero_stage < 2 || !training_.overlap_grad_reduce) return {};
+  const StageInfo& st = w.stages[static_cast<size_t>(par.pp / 2)];
+  const ChunkLayers L = chunk_layers_of(model_, par, st, 0);
+  const double moe_dense = w.moe_layer_params - w.moe_expert_params;
+  const bool moe = L.moe > 0 && L.dense == 0;
+  // ZeRO-3: one layer's gradients; ZeRO-2: the chunk's last bucket (the remainder).
+  double dense = moe ? moe_dense : w.layer_params, experts = moe ? w.moe_expert_params : 0.0;
+  if (par.zero_stage == 2) {
+    const double capacity = training_.grad_bucket_bytes / training_.grad_reduce_bytes;
+    dense = last_bucket(
+        static_cast<double>(L.dense) * w.layer_params + static_cast<double>(L.moe) * moe_dense,
+        capacity);
+    experts =
+        L.moe > 0 ? last_bucket(static_cast<double>(L.moe) * w.moe_expert_params, capacity) : 0.0;
+  }
+  const double b = training_.grad_reduce_bytes;
+  const CollectivePlan d =
+      collective_.plan(CollectiveKind::ReduceScatter, b * dense, w.group(CommGroup::DPCP));
+  const CollectivePlan e = experts > 0 ? collective_.plan(CollectiveKind::ReduceScatter,
+                                                          b * experts, w.group(CommGroup::EDP))
+                                       : CollectivePlan{};
+  return e.time_s() > d.time_s() ? e : d;
+}
+
+double AnalyticalEvaluator::last_reduction(const Workload& w, const StageInfo& st,
+                                           CommGroup group) const {
+  const ParallelConfig& par = w.par;
+  const GroupShape& g = w.group(group);
+  if (g.size <= 1) return 0.0;
+  const bool experts = group == CommGroup::EDP;
+  const ChunkLayers L = chunk_layers_of(model_, par, st, 0);
+  const double moe_dense = w.moe_layer_params - w.moe_expert_params;
+  double params = 0;
+  if (par.zero_stage >= 3) {
+    // The last unit of chunk 0's backward: the embedding, else its first layer.
+    if (experts)
+      params = L.moe > 0 ? w.moe_expert_params : 0.0;
+    else if (st.has_embedding)
+      params = w.embedding_params;
+    else
+      params = model_.moe.is_moe_layer(st.first_layer) ? moe_dense : w.layer_params;
+  } else {
+    // ZeRO-2: chunk 0's last bucket, the remainder of its gradients filled into buckets of
+    // grad_bucket_size in backward order (the DES's chunk_buckets).
+    const double chunk = experts ? static_cast<double>(L.moe) * w.moe_expert_params
+                                 : (st.has_embedding ? w.embedding_params : 0.0) +
+                                       static_cast<double>(L.dense) * w.layer_params +
+                                       static_cast<double>(L.moe) * moe_dense +
+                                       (st.has_lm_head && par.vpp == 1 ? w.lm_head_params : 0.0);
+    params = last_bucket(chunk, training_.grad_bucket_bytes / training_.grad_reduce_bytes);
+  }
+  return params > 0 ? collective_.time(CollectiveKind::ReduceScatter,
+                                       params * training_.grad_reduce_bytes, g)
+                    : 0.0;
+}
+
+}  // namespace rapid

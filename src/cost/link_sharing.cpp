@@ -1,0 +1,50 @@
+#include "rapid/cost/link_sharing.hpp"
+
+#include <algorithm>
+
+namespace rapid {
+
+double shared_link_time(double fg_s, double fg_flows, double bg_s, double bg_flows) {
+  if (fg_s <= 0 || bg_s <= 0 || fg_flows <= 0 || bg_flows <= 0) return std::max(0.0, fg_s);
+  return std::min(fg_s * (1.0 + bg_flows / fg_flows), fg_s + bg_s);
+}
+
+namespace {
+
+// bg's tier on the links of kind `network` (NICs or NVLink), or nullptr.
+const CollectiveTier* tier_of(const CollectivePlan& p, bool network) {
+  for (int i = 0; i < p.num_tiers; ++i)
+    if (p.tiers[static_cast<size_t>(i)].network == network) return &p.tiers[static_cast<size_t>(i)];
+  return nullptr;
+}
+
+}  // namespace
+
+double plan_time_beside(const CollectivePlan& fg, const CollectivePlan& bg) {
+  double slowest = 0;
+  for (int i = 0; i < fg.num_tiers; ++i) {
+    const CollectiveTier& t = fg.tiers[static_cast<size_t>(i)];
+    const CollectiveTier* b = tier_of(bg, t.network);
+    slowest = std::max(
+        slowest, b ? shared_link_time(t.time_s(), t.flows_per_link, b->time_s(), b->flows_per_link)
+                   : t.time_s());
+  }
+  return fg.latency_s + slowest;
+}
+
+double plan_remaining_after(const CollectivePlan& bg, const CollectivePlan& fg) {
+  return std::max(0.0, bg.time_s() - fg.time_s());
+}
+
+double nvlink_share(const CollectivePlan& p) {
+  double nv = 0, slowest = 0;
+  for (int i = 0; i < p.num_tiers; ++i) {
+    const CollectiveTier& t = p.tiers[static_cast<size_t>(i)];
+    slowest = std::max(slowest, t.time_s());
+    if (!t.network) nv = std::max(nv, t.time_s());
+  }
+  const double total = p.time_s();
+  return nv > 0 && nv >= slowest && total > 0 ? nv / total : 0.0;
+}
+
+}  // namespace rapid
