@@ -24,11 +24,18 @@ int32_t smallest_fitting(int32_t lo, int32_t hi, const Set& fits) {
 
 }  // namespace
 
-FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double capacity_bytes) {
+FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double capacity_bytes,
+                            PeakCache* cache) {
   const ParallelConfig& base = w.par;
   FitHintResult out;
   auto peak = [&](const ParallelConfig& c) {
-    return estimate_memory(spec.model, spec.training, w, &c).peak_bytes;
+    if (!cache) return estimate_memory(spec.model, spec.training, w, &c).peak_bytes;
+    const uint64_t h = layout_hash(c) | 1;  // never 0
+    for (const PeakCache::Entry& e : cache->entries)
+      if (e.hash == h && e.layout == c) return e.peak_bytes;
+    PeakCache::Entry& e = cache->entries[cache->next++ % cache->entries.size()];
+    e = {h, c, estimate_memory(spec.model, spec.training, w, &c).peak_bytes};
+    return e.peak_bytes;
   };
   auto fits = [&](const ParallelConfig& c) {
     if (illegal_reason(spec, c)) return false;

@@ -8,6 +8,8 @@
 // the stack's features). Memory only: no timing, no workload rebuild.
 #pragma once
 
+#include <array>
+
 #include "rapid/eval/eval_result.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/workload/workload.hpp"
@@ -22,6 +24,20 @@ struct FitHintResult {
 
 /// The first change of the order above under which the peak memory of `w` (built for
 /// w.par) is at most `capacity_bytes`; FitHint::None when no single change fits.
-FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double capacity_bytes);
+/// The peak memory of the layouts a search tried lately: the searches of a layout's ZeRO
+/// stages and recompute options (a sweep's neighbours) try the same knob changes. For one
+/// spec only: the caller keeps one per spec.
+struct PeakCache {
+  struct Entry {
+    uint64_t hash = 0;  ///< layout_hash of the layout; 0: unused
+    ParallelConfig layout;
+    double peak_bytes = 0;
+  };
+  std::array<Entry, 32> entries{};
+  size_t next = 0;
+};
+
+FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double capacity_bytes,
+                            PeakCache* cache = nullptr);
 
 }  // namespace rapid
