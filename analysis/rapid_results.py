@@ -16,7 +16,7 @@ columns over the one dimension `point` (enums as their integer codes, with CF
 flag_values/flag_meanings attributes naming them; README "Reading it with xarray").
 
 The warning_flags bitmask is also decoded into boolean columns warn_small_microbatch,
-warn_latency_bound_comm, warn_high_utilization, warn_pipeline_bubble and warn_near_capacity.
+warn_latency_bound_comm, warn_closed_form_risk, warn_pipeline_bubble and warn_near_capacity.
 Enum columns (status, recompute) come back as categorical strings ("ok", "oom",
 "infeasible"; "none", "selective", "full"), `sp` as bool, and the column `hardware` holds
 the hardware variant's name from /hardware/names. Time columns are NaN for OOM points.
@@ -56,7 +56,7 @@ SCHEMA_ORDER = [
 WARNING_FLAGS = {
     "warn_small_microbatch": 1,     # fewer than 8 samples per replica per step
     "warn_latency_bound_comm": 2,   # TP messages below 1 MiB
-    "warn_high_utilization": 4,     # MFU near the achievable peak
+    "warn_closed_form_risk": 4,     # the closed form parts from the DES on such layouts
     "warn_pipeline_bubble": 8,      # bubble above 20% of the step
     "warn_near_capacity": 16,       # peak memory above 95% of capacity
 }

@@ -46,7 +46,7 @@ WARNING_WORDS = {
     "warn_small_microbatch": "small micro-batch",
     "warn_latency_bound_comm": "latency-bound collectives",
     "warn_pipeline_bubble": "large bubble",
-    "warn_high_utilization": "high utilization",
+    "warn_closed_form_risk": "closed form unreliable here (check with --precision high)",
 }
 
 _RECOMPUTE = {"none": "", "selective": "sel", "full": "full"}

@@ -1,4 +1,5 @@
 #include "rapid/eval/point_evaluator.hpp"
+#include "rapid/eval/fidelity_gap.hpp"
 
 #include <algorithm>
 #include <array>
@@ -212,21 +213,24 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
     size_t k = 0;
     while (k < kept && memo.hints[k].first != hw.hbm_capacity_bytes) ++k;
     if (k == kept) {
+      // The layouts the searches tried lately (the same knob changes from a layout's ZeRO
+      // stages and recompute options), for this evaluator.
+      thread_local PeakCache peaks;
+      thread_local uint64_t peaks_owner = 0;
+      if (peaks_owner != id_) peaks = PeakCache{}, peaks_owner = id_;
       k = memo.hinted++ % memo.hints.size();
-      memo.hints[k] = {hw.hbm_capacity_bytes, find_fit_hint(spec_, w, hw.hbm_capacity_bytes)};
+      memo.hints[k] = {hw.hbm_capacity_bytes,
+                       find_fit_hint(spec_, w, hw.hbm_capacity_bytes, &peaks)};
     }
     const FitHintResult hint = memo.hints[k].second;
     r.fit_hint = static_cast<uint8_t>(hint.hint);
     r.fit_hint_value = hint.value;
     return;
   }
-  if (f == Fidelity::Des) {
-    if (!memo.ops) build_workload_ops(spec_.model, sys.training, w);
-    memo.ops = true;
-    simulate(p, w, r, DesOutputs{});
-  } else {
+  // The closed form of the point into `out` (its memory fields as r's).
+  auto closed_form = [&](EvalResult& out) {
     if (sys.no_route) {  // the closed form's verdict on hard link failures (docs/faults.md)
-      r.status = Status::NoRoute;
+      out.status = Status::NoRoute;
       return;
     }
     // Layouts that differ only in their ZeRO stage share their op templates' times: the
@@ -240,15 +244,26 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
       memo.ops = true;
     }
     if (!t) t = &ev.template_times(w);
-    ev.evaluate(w, *t, r);
-    if (sys.nonideal) sys.nonideal->apply_analytical(w, r);
+    ev.evaluate(w, *t, out);
+    if (sys.nonideal) sys.nonideal->apply_analytical(w, out);
+  };
+  if (f == Fidelity::Des) {
+    if (!memo.ops) build_workload_ops(spec_.model, sys.training, w);
+    memo.ops = true;
+    EvalResult a = r;
+    simulate(p, w, r, DesOutputs{});
+    // The closed form beside the simulation: how far apart they are, and where.
+    closed_form(a);
+    record_fidelity_gap(a, r);
+  } else {
+    closed_form(r);
+    if (r.status == Status::Ok && closed_form_risk(p.par, r)) r.flags |= kFlagClosedFormRisk;
   }
   if (r.status != Status::Ok) return;
   if (sys.scenario && sys.scenario->failures.enabled)
     fill_goodput(sys.scenario->failures, spec_.model, sys.training, w, spec_.network.gpus_per_node,
                  r);
   if (r.bubble_time_s > 0.2 * r.step_time_s) r.flags |= kFlagPipelineBubble;
-  if (r.mfu >= 0.9 * hw.gemm_efficiency) r.flags |= kFlagHighUtilization;
 }
 
 }  // namespace rapid

@@ -113,8 +113,11 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
     out += "warning     pipeline bubble above 20% of the step: more micro-batches would help\n";
   if (r.flags & kFlagNearCapacity)
     out += "warning     peak memory above 95% of capacity: little headroom for fragmentation\n";
-  if (r.flags & kFlagHighUtilization)
-    out += "warning     near the achievable peak: the analytical model's error grows here\n";
+  if (r.flags & kFlagClosedFormRisk)
+    out +=
+        "warning     the closed form parts from the simulation by more than 2% on many layouts "
+        "like this one (per-micro-batch ZeRO traffic or pipeline transfers sharing links): "
+        "check it with --precision high\n";
   return out;
 }
 

@@ -45,7 +45,7 @@ TEST(NetcdfLayout, WarningBitsAreTheFlagsOfEvalResult) {
     EXPECT_EQ(all & b.mask, 0u) << b.name << " is its own bit";
     all |= b.mask;
   }
-  EXPECT_EQ(all, kFlagSmallMicrobatch | kFlagLatencyBoundComm | kFlagHighUtilization |
+  EXPECT_EQ(all, kFlagSmallMicrobatch | kFlagLatencyBoundComm | kFlagClosedFormRisk |
                      kFlagPipelineBubble | kFlagNearCapacity);
 }
 

@@ -45,9 +45,11 @@ inline const char* status_name(Status s) {
 enum Flag : uint32_t {
   kFlagSmallMicrobatch = 1u << 0,   ///< fewer than 8 samples per replica per step (gbs/dp < 8)
   kFlagLatencyBoundComm = 1u << 1,  ///< TP/DP collectives below 1 MiB: start-up dominated
-  kFlagHighUtilization = 1u << 2,   ///< MFU >= 0.9 * achievable: analytical error grows
-  kFlagPipelineBubble = 1u << 3,    ///< bubble > 20% of the step: more micro-batches help
-  kFlagNearCapacity = 1u << 4,      ///< peak memory above 95% of HBM: no headroom left
+  /// The closed form is known to be unreliable on such a layout (docs/des.md sec 10):
+  /// use --precision high (the DES).
+  kFlagClosedFormRisk = 1u << 2,
+  kFlagPipelineBubble = 1u << 3,  ///< bubble > 20% of the step: more micro-batches help
+  kFlagNearCapacity = 1u << 4,    ///< peak memory above 95% of HBM: no headroom left
 };
 
 /// The single knob change that makes an out-of-memory layout fit (the HDF5 enum member
@@ -73,6 +75,28 @@ inline constexpr const char* kFitHintNames[] = {"none",
 
 /// Which evaluator produced a row (the HDF5 enum member names, indexed by value).
 inline constexpr const char* kFidelityNames[] = {"analytical", "des"};
+
+/// On a DES row whose step or breakdown differs from the closed form's by more than 2% of
+/// the step, the breakdown column where the two differ most: where the closed form's
+/// simplification shows (docs/des.md "DES and analytical"). `none` within 2% and on
+/// analytical rows. HDF5 enum member names, indexed by value.
+enum class GapCause : uint8_t {
+  None,
+  Compute,
+  Interference,
+  LayerComm,
+  PpComm,
+  DpExposed,
+  HostBound,
+  Offload,
+  Optimizer,
+  Bubble
+};
+inline constexpr const char* kGapCauseNames[] = {
+    "none",       "compute",    "interference", "layer_comm", "pp_comm",
+    "dp_exposed", "host_bound", "offload",      "optimizer",  "bubble"};
+/// The bound within which the fidelities count as agreeing: 2% of the DES step.
+inline constexpr double kFidelityAgreement = 0.02;
 
 struct EvalResult {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -116,6 +140,9 @@ struct EvalResult {
   int32_t simulated_replicas = 0;      ///< DP replicas simulated (1: one stood for all)
   int32_t hot_spot_links = 0;          ///< links busy more than 90% of the step
   double max_link_utilization = kNaN;  ///< busy fraction of the busiest link
+  /// DES rows: step_time_s / step_time_analytical_s - 1; NaN on analytical rows.
+  double fidelity_gap = kNaN;
+  uint8_t fidelity_gap_cause = 0;  ///< GapCause: where the two differ beyond 2% of the step
 
   // Non-ideal behaviour (docs/nonideal.md); NaN when the job's scenario leaves it off.
   double energy_per_step_J = kNaN;       ///< all GPUs of the job, one step
@@ -137,26 +164,26 @@ struct EvalResult {
 
   // Serving (mode: inference; docs/inference.md sec 5); NaN on training rows. Per the
   // deployment (all replicas) unless named per replica; latencies are means over requests.
-  double concurrency = kNaN;           ///< requests in flight offered (closed loop)
-  double arrival_rate_per_s = kNaN;    ///< requests per second offered (open loop)
-  double running_batch = kNaN;         ///< mean sequences per iteration, per replica
-  double max_concurrency = kNaN;       ///< requests of the longest length that fit, all replicas
-  double kv_cache_bytes = kNaN;        ///< KV cache of the running batch at its longest, per GPU
+  double concurrency = kNaN;         ///< requests in flight offered (closed loop)
+  double arrival_rate_per_s = kNaN;  ///< requests per second offered (open loop)
+  double running_batch = kNaN;       ///< mean sequences per iteration, per replica
+  double max_concurrency = kNaN;     ///< requests of the longest length that fit, all replicas
+  double kv_cache_bytes = kNaN;      ///< KV cache of the running batch at its longest, per GPU
   double kv_cache_capacity_tokens = kNaN;  ///< tokens the KV cache memory holds, per replica
-  double ttft_s = kNaN;                ///< time to first token (queueing + prefill)
-  double ttft_p99_s = kNaN;            ///< its 99th percentile (DES only)
-  double itl_s = kNaN;                 ///< inter-token latency (TPOT), mean over tokens
-  double itl_start_s = kNaN;           ///< over the first 10% of each request's output tokens
-  double itl_mid_s = kNaN;             ///< over the middle 10%
-  double itl_end_s = kNaN;             ///< over the last 10%
-  double itl_p99_s = kNaN;             ///< 99th percentile of the gaps (DES only)
-  double e2e_latency_s = kNaN;         ///< arrival to last token
-  double queue_time_s = kNaN;          ///< arrival to the first prefill iteration
-  double output_tokens_per_s = kNaN;   ///< generated tokens per second, all replicas
-  double total_tokens_per_s = kNaN;    ///< prompt + generated tokens per second
-  double requests_per_s = kNaN;        ///< completed requests per second
-  double prefill_time_s = kNaN;        ///< one prompt's prefill alone (TTFT at no load)
-  double decode_step_time_s = kNaN;    ///< one decode iteration at the mean running batch
+  double ttft_s = kNaN;                    ///< time to first token (queueing + prefill)
+  double ttft_p99_s = kNaN;                ///< its 99th percentile (DES only)
+  double itl_s = kNaN;                     ///< inter-token latency (TPOT), mean over tokens
+  double itl_start_s = kNaN;               ///< over the first 10% of each request's output tokens
+  double itl_mid_s = kNaN;                 ///< over the middle 10%
+  double itl_end_s = kNaN;                 ///< over the last 10%
+  double itl_p99_s = kNaN;                 ///< 99th percentile of the gaps (DES only)
+  double e2e_latency_s = kNaN;             ///< arrival to last token
+  double queue_time_s = kNaN;              ///< arrival to the first prefill iteration
+  double output_tokens_per_s = kNaN;       ///< generated tokens per second, all replicas
+  double total_tokens_per_s = kNaN;        ///< prompt + generated tokens per second
+  double requests_per_s = kNaN;            ///< completed requests per second
+  double prefill_time_s = kNaN;            ///< one prompt's prefill alone (TTFT at no load)
+  double decode_step_time_s = kNaN;        ///< one decode iteration at the mean running batch
 
   // Memory of the GPU with the largest peak (kept for OOM points).
   double peak_memory_bytes = 0;
