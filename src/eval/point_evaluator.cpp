@@ -66,6 +66,8 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
           sys->training.overlap_grad_reduce = true;
           sys->training.overlap_param_gather = true;
         }
+        // The overlaps credited on this GPU: those its end-to-end factors were fitted with.
+        sys->training = stack_training(spec.hardware[h], sys->training);
         const NetworkSpec& net = spec.network_of(h);
         sys->network = net;
         std::vector<LinkFault> all = net.faults;

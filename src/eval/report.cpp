@@ -44,6 +44,11 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
   if (!spec.scenarios.empty() && spec.scenarios[static_cast<size_t>(p.scenario)].any())
     out += fmt::format("scenario    {}: {}\n", spec.scenarios[static_cast<size_t>(p.scenario)].name,
                        describe_scenario(spec.scenarios[static_cast<size_t>(p.scenario)]));
+  if (const unsigned off = uncredited_overlaps(hw, spec.training))
+    out += fmt::format(
+        "stack       {} on {}: {} not credited (the runs its end-to-end factors were fitted "
+        "on had no such overlap; docs/model.md sec 9)\n",
+        spec.training.framework.name, hw.name, overlap_names(off));
   out += fmt::format("status      {}\n", status_name(r.status));
   out += fmt::format(
       "memory      peak {:.2f} GiB of {:.2f} GiB: weights {:.2f}, grads {:.2f}, optimizer {:.2f}, "
