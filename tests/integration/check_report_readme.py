@@ -7,9 +7,12 @@ is updated (the figure is not frozen in this test).
 
     check_report_readme.py analysis/README.md analysis/report.py DEMO.h5
 """
+import os
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_common import run  # noqa: E402
 
 LINE = re.compile(r"Best is ([+-]\d+\.\d)% tokens/s/GPU over baseline (\S+ \S+ \S+)")
 
@@ -21,22 +24,16 @@ def main(readme, report, result):
     if len(documented) != 1:
         errors.append(f"{readme}: {len(documented)} 'Best is ...% tokens/s/GPU over baseline' "
                       "examples, expected one")
-    proc = subprocess.run([sys.executable, report, result], capture_output=True, text=True,
-                          timeout=300)
-    if proc.returncode != 0:
-        errors.append(f"report.py exited {proc.returncode}: {proc.stderr.strip()[:300]}")
-    printed = LINE.findall(proc.stdout)
+    printed = LINE.findall(run([sys.executable, report, result], errors).stdout)
     if len(printed) != 1:
         errors.append(f"report.py printed {len(printed)} 'Best is' lines, expected one")
     if documented and printed and documented[0] != printed[0]:
         errors.append(f"{readme} shows 'Best is {documented[0][0]}% ... over baseline "
                       f"{documented[0][1]}', report.py prints 'Best is {printed[0][0]}% ... "
                       f"over baseline {printed[0][1]}' on {result}: update the README")
-    for e in errors:
-        print("FAIL:", e)
-    if not errors:
-        print(f"analysis/README.md's report.py example matches the demo: Best is "
-              f"{printed[0][0]}% over baseline {printed[0][1]}")
+    print("\n".join(f"FAIL: {e}" for e in errors) if errors else
+          f"analysis/README.md's report.py example matches the demo: Best is {printed[0][0]}% "
+          f"over baseline {printed[0][1]}")
     return 1 if errors else 0
 
 

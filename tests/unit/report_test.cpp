@@ -30,12 +30,7 @@ TEST(Report, LatencyWarningQuotesTheRunsTpCollective) {
                        "model: llama3-8b\nhardware: [a100-sxm4-80gb]\nnetwork: "
                        "dgx-a100-superpod\ngpus: 8\ntraining: {global_batch_size: 8, "
                        "seq_length: 64}\nsearch: {tp: [8], pp: [1], sp: [true]}\n"));
-  Point p;
-  p.par.tp = 8;
-  p.par.pp = 1;
-  p.par.dp = 1;
-  p.par.mbs = 1;
-  p.par.sp = true;
+  const Point p = test::flat_point(8, 1, true);
   const PointEvaluator eval(s);
   Workload w;
   EvalResult r;
@@ -50,8 +45,8 @@ TEST(Report, LatencyWarningQuotesTheRunsTpCollective) {
   const double data_s = 7.0 / 8 * 524288 * (7 + 0.58) / 7 / (300e9 * 0.8);
   EXPECT_NEAR(tp->time_s, 31e-6 + 7 * 3.3e-6 + data_s, 1e-12);
   // The model's own time of that op (what `rapid predict --ops` lists) is the one quoted.
-  EXPECT_EQ(tp->time_s, eval.evaluator(0).collective_cost().time(
-                            CollectiveKind::AllGather, 524288.0, w.group(CommGroup::TP)));
+  EXPECT_EQ(tp->time_s, eval.evaluator(0).collective_cost().time(CollectiveKind::AllGather,
+                                                                 524288.0, w.group(CommGroup::TP)));
   const std::string text = describe_result(s, p, r, &*tp);
   EXPECT_NE(text.find("warning     TP collectives below 1 MiB: latency-bound (each all_gather "
                       "of 0.52 MB over TP takes 56.2 us in this run's collective model, 54.1 us "

@@ -66,13 +66,7 @@ TEST(StackTraining, AnUncreditedOverlapPredictsAsTheSameJobWithoutIt) {
   const SweepSpec off = nemo_job("a100-sxm4-80gb", "dgx-a100-superpod",
                                  ", tp_comm_overlap: false, overlap_param_gather: false");
   ASSERT_EQ(uncredited_overlaps(off.hardware[0], off.training), 0u);
-  Point p;
-  p.par.tp = 8;
-  p.par.pp = 1;
-  p.par.dp = 32;
-  p.par.mbs = 1;
-  p.par.sp = true;
-  p.par.zero_stage = 1;
+  const Point p = test::flat_point(8, 32, true, 1);
   Workload w;
   EvalResult a, b;
   PointEvaluator(nemo).evaluate(p, w, a);
