@@ -132,6 +132,19 @@ int run_calibrate(const CalibrateOptions& o) {
   if (!o.network_output.empty()) check_output_dir(o.network_output, "--network-out");
 
   const CalibrationResult r = calibrate(hw, net, rows, o.params);
+  // An underdetermined fit is refused, not written: the values along the directions the rows
+  // do not see would be wherever the minimizer stopped (docs/collectives.md sec 8).
+  for (const Underdetermined& u : r.underdetermined) {
+    std::string names;
+    for (const CalibrationParam* p : u.params)
+      names += (names.empty() ? "" : ", ") + std::string(p->name);
+    throw InputError(
+        o.measurements, "rows",
+        fmt::format("{} {} row{}", u.rows, u.gemm ? "gemm" : "collective", u.rows == 1 ? "" : "s"),
+        fmt::format("rows that determine the {} parameters they fit ({}), but they determine {}: "
+                    "add rows of other {}, or fit fewer with --params",
+                    u.params.size(), names, u.rank, u.gemm ? "shapes" : "sizes or GPU counts"));
+  }
   fmt::print("{} rows from {}\n", rows.size(), o.measurements);
   fmt::print("  {:<22} {:>12} {:>12}\n", "parameter", "before", "after");
   for (const FittedParam& f : r.fitted)

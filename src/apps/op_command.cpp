@@ -55,11 +55,11 @@ void print_row(const AttentionTiming& t, bool chosen, const HardwareSpec& hw) {
   }
   fmt::print(
       "{} {:>9} {:>6.0f} {:>6} {:>7} {:>5} {:>6.1f}% {:>8.1f} {:>6.1f}% {:>8.2f} {:>8.3f} "
-      "{:>10.2f} {:>9.2f} {:>7.2f} {:>9.2f}\n",
+      "{:>10.2f} {:>9.2f} {:>7.2f} {:>7.2f} {:>9.2f}\n",
       chosen ? '*' : ' ', tile, t.smem_bytes / 1024, t.blocks_per_sm, t.blocks, t.waves,
       100 * t.sm_utilization, t.reloads, 100 * t.l2_hit_rate, t.effective_bandwidth_Bps / 1e12,
-      t.hbm_bytes / 1e9, t.compute_s * 1e6, t.memory_s * 1e6, (t.aux_s + t.launch_s) * 1e6,
-      t.time_s * 1e6);
+      t.hbm_bytes / 1e9, t.compute_s * 1e6, t.memory_s * 1e6, t.fill_s * 1e6,
+      (t.aux_s + t.launch_s) * 1e6, t.time_s * 1e6);
 }
 
 // --impl: a fused kernel the hardware file gives efficiencies for.
@@ -163,9 +163,9 @@ int run_attention_op(const AttentionOpOptions& o) {
       kv_heads, s.gqa_group, s.seq_q, s.seq_kv, s.head_dim, s.causal ? "causal" : "no mask");
   fmt::print(
       "{} {:>9} {:>6} {:>6} {:>7} {:>5} {:>7} {:>8} {:>7} {:>8} {:>8} {:>10} {:>9} "
-      "{:>7} {:>9}\n",
+      "{:>7} {:>7} {:>9}\n",
       ' ', "Br x Bc", "SMEM", "blk/SM", "blocks", "waves", "SM use", "re-reads", "L2 hit",
-      "eff TB/s", "HBM GB", "compute us", "memory us", "aux us", "time us");
+      "eff TB/s", "HBM GB", "compute us", "memory us", "fill us", "aux us", "time us");
   for (const TileChoice& c : AttentionModel::candidates()) {
     const AttentionTiming t = eval(c);
     print_row(t, t.block_q == chosen.block_q && t.block_kv == chosen.block_kv, hw);
@@ -181,8 +181,9 @@ int run_attention_op(const AttentionOpOptions& o) {
                                 : fmt::format("; automatic: {} x {}, {:.2f} us", automatic.block_q,
                                               automatic.block_kv, automatic.time_s * 1e6));
   fmt::print(
-      "  (SM use: mean / busiest SM load; re-reads: extra reads per element of the "
-      "streamed operand; aux: {}launches)\n",
+      "  (time = max(compute, memory) + fill + aux; SM use: mean / busiest SM load; re-reads: "
+      "extra reads per element of the streamed operand; fill: one tile pair per wave before "
+      "loads and MMAs overlap; aux: {}launches)\n",
       o.backward ? "pre-processing, dQ conversion and GQA dK/dV sum kernels, " : "");
   return 0;
 }

@@ -142,7 +142,12 @@ int run_predict(const PredictOptions& o) {
   rapid::Workload w;
   rapid::EvalResult r;
   eval.evaluate(p, w, r);
-  std::fputs(rapid::describe_result(spec, p, r).c_str(), stdout);
+  // The layer's TP collective as this run's collective model times it (the latency warning
+  // quotes it); the op templates built when `w` lacks them (cached template times).
+  if (w.layer.forward.empty()) rapid::build_workload_ops(spec.model, spec.training, w);
+  const std::optional<rapid::TpCollectiveCost> tp =
+      rapid::tp_collective_cost(w, eval.evaluator(p.hardware, p.scenario));
+  std::fputs(rapid::describe_result(spec, p, r, tp ? &*tp : nullptr).c_str(), stdout);
   if (o.timeline && r.status != rapid::Status::Ok)
     std::printf("timeline    not written: the layout is %s\n", rapid::status_name(r.status));
   if (fidelity == rapid::Fidelity::Des && r.status == rapid::Status::Ok) {

@@ -58,12 +58,14 @@ int TraceCommand::run() const {
   const Point p = resolve_layout(spec, layout_);
   const HardwareSpec& hw = spec.hardware[static_cast<size_t>(p.hardware)];
   const NetworkSpec& net = spec.network_of(static_cast<size_t>(p.hardware));
-  const AnalyticalEvaluator eval(spec.model, spec.training, hw, net);
+  // The step as the model runs it on this GPU (the overlaps it credits there, stack_training).
+  const TrainingSpec training = stack_training(hw, spec.training);
+  const AnalyticalEvaluator eval(spec.model, training, hw, net);
   Workload w;
-  build_workload(spec.model, spec.training, net, p.par, w);
+  build_workload(spec.model, training, net, p.par, w);
   trace::TraceInputs in{&w,
                         &spec.model,
-                        &spec.training,
+                        &training,
                         &eval.compute_cost(),
                         &eval.collective_cost(),
                         eval.step_efficiency(),

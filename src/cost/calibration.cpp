@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "rapid/common/error.hpp"
@@ -78,6 +79,54 @@ void fit(const std::vector<const CalibrationParam*>& params,
   for (size_t i = 0; i < params.size(); ++i) params[i]->set(hw, net, r.x[i]);
 }
 
+// How many of `params` the rows determine: the rank of the Jacobian of the rows' log
+// predictions by the parameters (each scaled by its range) at the current values. A fit of
+// k parameters needs rank k: fewer rows than parameters, rows that do not move a parameter
+// (a zero column) or rows that move two parameters alike (dependent columns) leave a
+// direction along which the objective is flat, so the fitted values along it are whatever
+// the minimizer stopped at (Nocedal & Wright, "Numerical Optimization", 2nd ed., sec 10.3:
+// the linear least-squares subproblem has a unique solution only for a full-rank Jacobian).
+size_t determined(const std::vector<const CalibrationParam*>& params,
+                  const std::vector<const Measurement*>& rows, const HardwareSpec& hw,
+                  const NetworkSpec& net) {
+  // Central differences of ln(prediction) at 1e-4 of each range (one-sided at a bound).
+  std::vector<std::vector<double>> cols;
+  for (const CalibrationParam* p : params) {
+    const double x = p->get(hw, net), h = 1e-4 * (p->upper - p->lower);
+    const double lo = std::max(p->lower, x - h), hi = std::min(p->upper, x + h);
+    HardwareSpec a = hw, b = hw;
+    NetworkSpec na = net, nb = net;
+    p->set(a, na, lo);
+    p->set(b, nb, hi);
+    std::vector<double> col;
+    for (const Measurement* r : rows) {
+      const double d = std::log(predict_measurement(*r, b, nb) / predict_measurement(*r, a, na));
+      col.push_back(std::isfinite(d) ? d / (hi - lo) * (p->upper - p->lower) : 0.0);
+    }
+    cols.push_back(std::move(col));
+  }
+  // Modified Gram-Schmidt: a column whose part outside the span of the ones kept is below
+  // 1e-6 of its own length (or that is zero) adds no direction.
+  std::vector<std::vector<double>> basis;
+  for (std::vector<double>& c : cols) {
+    double norm = 0;
+    for (double v : c) norm += v * v;
+    norm = std::sqrt(norm);
+    for (const std::vector<double>& q : basis) {
+      double dot = 0;
+      for (size_t i = 0; i < c.size(); ++i) dot += c[i] * q[i];
+      for (size_t i = 0; i < c.size(); ++i) c[i] -= dot * q[i];
+    }
+    double rest = 0;
+    for (double v : c) rest += v * v;
+    rest = std::sqrt(rest);
+    if (!(norm > 0) || rest <= 1e-6 * norm) continue;
+    for (double& v : c) v /= rest;
+    basis.push_back(c);
+  }
+  return basis.size();
+}
+
 double mape(const std::vector<const Measurement*>& rows, const HardwareSpec& hw,
             const NetworkSpec& net) {
   double s = 0;
@@ -100,7 +149,7 @@ CalibrationResult calibrate(const HardwareSpec& hw, const NetworkSpec& net,
                        "nvlink_step_latency, nvlink_ring_bubble, network_efficiency, "
                        "network_step_latency, network_ring_bubble");
   }
-  CalibrationResult out{hw, net, {}, {}, 0, 0};
+  CalibrationResult out{hw, net, {}, {}, 0, 0, {}};
   std::vector<const Measurement*> gemm_rows, coll_rows, all_rows;
   for (const Measurement& r : rows) {
     (r.op == MeasuredOp::Gemm ? gemm_rows : coll_rows).push_back(&r);
@@ -118,15 +167,22 @@ CalibrationResult calibrate(const HardwareSpec& hw, const NetworkSpec& net,
       bool wanted = only.empty();
       for (const std::string& name : only) wanted = wanted || name == p.name;
       if (!wanted) continue;
-      // A parameter the rows cannot see (same objective at both bounds) stays as it is.
+      // A parameter the rows cannot see (same objective at both bounds) stays as it is,
+      // unless --params named it: then the rows leave it undetermined (below).
       HardwareSpec h = out.hw;
       NetworkSpec n = out.net;
       p.set(h, n, p.lower);
       const double at_lo = sum_sq_log_error(family_rows, h, n);
       p.set(h, n, p.upper);
       const double at_hi = sum_sq_log_error(family_rows, h, n);
-      if (std::abs(at_lo - f0) + std::abs(at_hi - f0) <= 1e-12 * (1.0 + f0)) continue;
+      if (only.empty() && std::abs(at_lo - f0) + std::abs(at_hi - f0) <= 1e-12 * (1.0 + f0))
+        continue;
       chosen.push_back(&p);
+    }
+    const size_t rank = determined(chosen, family_rows, out.hw, out.net);
+    if (rank < chosen.size()) {  // not fitted: calibrate's caller refuses or reports it
+      out.underdetermined.push_back({from_gemm, family_rows.size(), rank, chosen});
+      continue;
     }
     std::vector<double> before;
     for (const CalibrationParam* p : chosen) before.push_back(p->get(out.hw, out.net));

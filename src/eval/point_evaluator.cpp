@@ -67,6 +67,8 @@ PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOpti
           sys->training.overlap_grad_reduce = true;
           sys->training.overlap_param_gather = true;
         }
+        // The overlaps credited on this GPU: those its end-to-end factors were fitted with.
+        sys->training = stack_training(spec.hardware[h], sys->training);
         const NetworkSpec& net = spec.network_of(h);
         sys->network = net;
         std::vector<LinkFault> all = net.faults;
@@ -198,7 +200,9 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
   // Fewer than 8 samples per step on each DP replica (so on each of its GPUs) leaves GPUs
   // under-used (PRODUCT.md section 7: at least 8 samples per GPU).
   if (spec_.training.global_batch_size / p.par.dp < 8) r.flags |= kFlagSmallMicrobatch;
-  // TP messages below 1 MiB are start-up dominated (5-10 us per collective).
+  // TP messages below 1 MiB are start-up dominated: the collective's latency terms (the
+  // network file's collective_latency and per-step latencies) outweigh its bandwidth term;
+  // `rapid predict` prints the modelled cost of the layer's TP collective (report.hpp).
   const double tp_message = static_cast<double>(p.par.mbs) * spec_.training.seq_length / p.par.cp *
                             spec_.model.hidden_size * 2.0;
   if (p.par.tp > 1 && tp_message < (1 << 20)) r.flags |= kFlagLatencyBoundComm;

@@ -34,7 +34,8 @@ std::string describe_fit_hint(FitHint h, int32_t value) {
   return "";
 }
 
-std::string describe_result(const SweepSpec& spec, const Point& p, const EvalResult& r) {
+std::string describe_result(const SweepSpec& spec, const Point& p, const EvalResult& r,
+                            const TpCollectiveCost* tp) {
   const HardwareSpec& hw = spec.hardware[static_cast<size_t>(p.hardware)];
   std::string out;
   out += fmt::format("model       {} on {} x {} ({})\n", spec.model.name, p.par.num_gpus(), hw.name,
@@ -44,6 +45,11 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
   if (!spec.scenarios.empty() && spec.scenarios[static_cast<size_t>(p.scenario)].any())
     out += fmt::format("scenario    {}: {}\n", spec.scenarios[static_cast<size_t>(p.scenario)].name,
                        describe_scenario(spec.scenarios[static_cast<size_t>(p.scenario)]));
+  if (const unsigned off = uncredited_overlaps(hw, spec.training))
+    out += fmt::format(
+        "stack       {} on {}: {} not credited (the runs its end-to-end factors were fitted "
+        "on had no such overlap; docs/model.md sec 9)\n",
+        spec.training.framework.name, hw.name, overlap_names(off));
   out += fmt::format("status      {}\n", status_name(r.status));
   out += fmt::format(
       "memory      peak {:.2f} GiB of {:.2f} GiB: weights {:.2f}, grads {:.2f}, optimizer {:.2f}, "
@@ -108,7 +114,13 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
   if (r.flags & kFlagSmallMicrobatch)
     out += "warning     fewer than 8 samples per DP replica per step: over-parallelized\n";
   if (r.flags & kFlagLatencyBoundComm)
-    out += "warning     TP collectives below 1 MiB: latency-bound (5-10 us start-up each)\n";
+    out +=
+        tp ? fmt::format(
+                 "warning     TP collectives below 1 MiB: latency-bound (each {} of {:.2f} MB "
+                 "over TP takes {:.1f} us in this run's collective model, {:.1f} us of it "
+                 "start-up and per-step latency)\n",
+                 collective_name(tp->kind), tp->bytes / 1e6, tp->time_s * 1e6, tp->latency_s * 1e6)
+           : "warning     TP collectives below 1 MiB: latency-bound\n";
   if (r.flags & kFlagPipelineBubble)
     out += "warning     pipeline bubble above 20% of the step: more micro-batches would help\n";
   if (r.flags & kFlagNearCapacity)
@@ -126,6 +138,17 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
 #include "rapid/analytical/analytical_evaluator.hpp"
 
 namespace rapid {
+
+std::optional<TpCollectiveCost> tp_collective_cost(const Workload& w,
+                                                   const AnalyticalEvaluator& eval) {
+  for (const Op& op : w.layer.forward) {
+    if (op.kind != OpKind::Collective || op.group != CommGroup::TP) continue;
+    const CollectivePlan plan =
+        eval.collective_cost().plan(op.collective, op.bytes, w.group(op.group));
+    return TpCollectiveCost{op.collective, op.bytes, plan.time_s(), plan.latency_s};
+  }
+  return std::nullopt;
+}
 
 std::string describe_ops(const Workload& w, const AnalyticalEvaluator& eval) {
   std::string out;

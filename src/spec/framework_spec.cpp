@@ -35,7 +35,12 @@ AttentionImpl FrameworkSpec::pick_attention(const std::vector<AttentionImpl>& av
   return AttentionImpl::Unfused;
 }
 
-namespace {}  // namespace
+namespace {
+
+// `fitted_overlaps:` names, in OverlapBits order.
+const std::vector<std::string> kOverlapNames = {"tp_comm", "grad_reduce", "param_gather"};
+
+}  // namespace
 
 FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
                               const FrameworkSpec& base) {
@@ -86,6 +91,14 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
       EndToEndFactors x = f.factors_for(gpu);
       x.step = g.number_or("step", x.step, 0.05, 1.0);
       x.elementwise = g.number_or("elementwise", x.elementwise, 0.05, 1.0);
+      // The overlaps of the runs the factors were fitted on; [] for none.
+      if (g.has("fitted_overlaps")) {
+        const YAML::Node n = g.node("fitted_overlaps");
+        x.fitted_overlaps = 0;
+        if (!n.IsSequence() || n.size() > 0)
+          for (int bit : g.choice_list_or("fitted_overlaps", kOverlapNames, {}))
+            x.fitted_overlaps |= 1u << bit;
+      }
       g.finish();
       f.end_to_end[gpu] = x;
     }

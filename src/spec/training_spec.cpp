@@ -1,5 +1,8 @@
 #include "rapid/spec/training_spec.hpp"
 
+#include <string>
+#include <utility>
+
 #include "rapid/spec/yaml_reader.hpp"
 #include "stack_keys.hpp"
 
@@ -48,12 +51,55 @@ void read_training_keys(const YamlMap& m, int64_t model_seq_length, TrainingSpec
 
 namespace rapid {
 
+namespace {
+
+// The stack's end-to-end factors for `hw`: a variant runs the stack its base GPU runs
+// (docs/variants.md).
+EndToEndFactors stack_factors(const HardwareSpec& hw, const TrainingSpec& t) {
+  return t.framework.factors_for(hw.base_name.empty() ? hw.name : hw.base_name);
+}
+
+}  // namespace
+
+unsigned requested_overlaps(const TrainingSpec& t) {
+  return (t.tp_comm_overlap ? kOverlapTpComm : 0u) |
+         (t.overlap_grad_reduce ? kOverlapGradReduce : 0u) |
+         (t.overlap_param_gather ? kOverlapParamGather : 0u);
+}
+
 HardwareSpec stack_hardware(const HardwareSpec& hw, const TrainingSpec& t) {
   HardwareSpec out = hw;
-  // A variant runs the stack its base GPU runs (docs/variants.md).
-  const EndToEndFactors f = t.framework.factors_for(hw.base_name.empty() ? hw.name : hw.base_name);
+  const EndToEndFactors f = stack_factors(hw, t);
   out.step_efficiency = f.step;
   out.elementwise_efficiency = f.elementwise;
+  return out;
+}
+
+unsigned uncredited_overlaps(const HardwareSpec& hw, const TrainingSpec& t) {
+  return requested_overlaps(t) & ~stack_factors(hw, t).fitted_overlaps;
+}
+
+TrainingSpec stack_training(const HardwareSpec& hw, const TrainingSpec& t) {
+  // The end-to-end factors and the overlaps the model credits are fitted as one pair: on
+  // the runs the factors come from, whatever the model gets wrong about their overlaps is
+  // absorbed in the factors (docs/model.md sec 9). An overlap those runs did not have has
+  // no such correction on this GPU, so it is not credited: its collectives run exposed, as
+  // in the runs the factors were fitted on.
+  TrainingSpec out = t;
+  const unsigned drop = uncredited_overlaps(hw, t);
+  if (drop & kOverlapTpComm) out.tp_comm_overlap = false;
+  if (drop & kOverlapGradReduce) out.overlap_grad_reduce = false;
+  if (drop & kOverlapParamGather) out.overlap_param_gather = false;
+  return out;
+}
+
+std::string overlap_names(unsigned bits) {
+  std::string out;
+  const std::pair<unsigned, const char*> names[] = {{kOverlapTpComm, "tp_comm_overlap"},
+                                                    {kOverlapGradReduce, "overlap_grad_reduce"},
+                                                    {kOverlapParamGather, "overlap_param_gather"}};
+  for (const auto& [bit, name] : names)
+    if (bits & bit) out += (out.empty() ? "" : ", ") + std::string(name);
   return out;
 }
 

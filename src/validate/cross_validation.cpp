@@ -47,7 +47,13 @@ EndToEndFit fit_factors(const std::vector<const FitTable*>& tables, const std::s
   fit.gpu = gpu;
   for (const FitTable* t : tables) fit.tables.push_back(t->spec->name);
   fit.before = tables.empty() ? EndToEndFactors{} : shipped(*tables.front());
-  auto factors = [](const std::vector<double>& x) { return EndToEndFactors{x[0], x[1]}; };
+  // Trial factors: the shipped entry (its fitted overlaps kept) with the two values.
+  auto factors = [&](const std::vector<double>& x) {
+    EndToEndFactors f = fit.before;
+    f.step = x[0];
+    f.elementwise = x[1];
+    return f;
+  };
   auto objective = [&](const std::vector<double>& x) {
     double sum = 0;
     for (const ValidationTable& v : predict_tables(tables, gpu, factors(x)))

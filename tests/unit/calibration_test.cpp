@@ -112,6 +112,88 @@ TEST(Calibrate, RecoversTheNcclCurveOfRowsTheModelMade) {
   EXPECT_EQ(r.net.network_efficiency, start.network_efficiency);
 }
 
+// A GEMM row of shape s x s x s, predicted by the model on `hw` (a row the model made).
+Measurement gemm_row(const HardwareSpec& hw, int64_t s) {
+  Measurement m;
+  m.op = MeasuredOp::Gemm;
+  m.m = s, m.n = s, m.k = s;
+  m.quantity = MeasuredQuantity::Tflops;
+  m.value = predict_measurement(m, hw, NetworkSpec{});
+  return m;
+}
+
+TEST(Calibrate, OneGemmRowDoesNotDetermineTwoParameters) {
+  // One row gives one equation: its Jacobian (1 row x 2 parameters) has rank 1 at most, so
+  // gemm and gemm_tile_overhead trade off along a line of equal objective. Nothing is
+  // fitted and the family is reported (the command refuses it); with --params gemm the
+  // same row determines its one parameter.
+  HardwareSpec truth = h100();
+  truth.gemm_efficiency = 0.7;
+  const std::vector<Measurement> rows = {gemm_row(truth, 4096)};
+  const CalibrationResult r = calibrate(h100(), NetworkSpec{}, rows);
+  ASSERT_EQ(r.underdetermined.size(), 1u);
+  EXPECT_TRUE(r.underdetermined[0].gemm);
+  EXPECT_EQ(r.underdetermined[0].rows, 1u);
+  EXPECT_EQ(r.underdetermined[0].rank, 1u);
+  ASSERT_EQ(r.underdetermined[0].params.size(), 2u);
+  EXPECT_STREQ(r.underdetermined[0].params[0]->name, "gemm");
+  EXPECT_STREQ(r.underdetermined[0].params[1]->name, "gemm_tile_overhead");
+  EXPECT_TRUE(r.fitted.empty());
+  EXPECT_EQ(r.hw.gemm_efficiency, h100().gemm_efficiency);
+  const CalibrationResult one = calibrate(h100(), NetworkSpec{}, rows, {"gemm"});
+  EXPECT_TRUE(one.underdetermined.empty());
+  EXPECT_NEAR(one.hw.gemm_efficiency, 0.7, 1e-3);
+}
+
+TEST(Calibrate, RowsOfOneShapeAreOneRow) {
+  // Three measurements of the same shape are three equal Jacobian rows: rank 1 < 2.
+  const HardwareSpec hw = h100();
+  const Measurement row = gemm_row(hw, 2048);
+  const CalibrationResult r = calibrate(hw, NetworkSpec{}, {row, row, row});
+  ASSERT_EQ(r.underdetermined.size(), 1u);
+  EXPECT_EQ(r.underdetermined[0].rows, 3u);
+  EXPECT_EQ(r.underdetermined[0].rank, 1u);
+}
+
+TEST(Calibrate, ShapesOfDifferentSizesDetermineBothGemmParameters) {
+  // 256^3 (a few tiles: the per-tile overhead weighs) and 8192^3 (many full waves: the
+  // efficiency does) move the two parameters differently: rank 2, both fitted back to the
+  // values the rows were made with.
+  HardwareSpec truth = h100();
+  truth.gemm_efficiency = 0.7;
+  truth.gemm_tile_overhead_s = 2e-6;
+  std::vector<Measurement> rows;
+  for (int64_t s : {256, 1024, 8192}) rows.push_back(gemm_row(truth, s));
+  const CalibrationResult r = calibrate(h100(), NetworkSpec{}, rows);
+  EXPECT_TRUE(r.underdetermined.empty());
+  EXPECT_EQ(r.fitted.size(), 2u);
+  EXPECT_NEAR(r.hw.gemm_efficiency, 0.7, 1e-3);
+  EXPECT_NEAR(r.hw.gemm_tile_overhead_s, 2e-6, 0.02e-6);
+}
+
+TEST(Calibrate, ANamedParameterTheRowsDoNotMoveIsUndetermined) {
+  // All-reduce rows inside one node never touch the network tier: --params
+  // network_efficiency names a parameter whose Jacobian column is zero (rank 0 of 1).
+  HardwareSpec hw = h100();
+  NetworkSpec net;
+  net.leaf_bandwidth_Bps = 50e9;
+  std::vector<Measurement> rows;
+  for (double bytes : {1e6, 1e8}) {
+    Measurement m;
+    m.op = MeasuredOp::AllReduce;
+    m.bytes = bytes;
+    m.gpus_per_node = 8;
+    m.quantity = MeasuredQuantity::BusbwGBps;
+    m.value = predict_measurement(m, hw, net);
+    rows.push_back(m);
+  }
+  const CalibrationResult r = calibrate(hw, net, rows, {"network_efficiency"});
+  ASSERT_EQ(r.underdetermined.size(), 1u);
+  EXPECT_FALSE(r.underdetermined[0].gemm);
+  EXPECT_EQ(r.underdetermined[0].rank, 0u);
+  EXPECT_TRUE(r.fitted.empty());
+}
+
 TEST(Calibrate, RejectsAnUnknownParameterName) {
   EXPECT_THROW(calibrate(h100(), NetworkSpec{}, {}, {"gemm_efficency"}), InputError);
 }
@@ -175,6 +257,26 @@ TEST(CalibrateCommand, MalformedCsvThrowsBeforeWritingAnything) {
   o.output = test::write_temp("cmd-out.yaml", "");
   fs::remove(o.output);
   EXPECT_THROW(run_calibrate(o), InputError);
+  EXPECT_FALSE(fs::exists(o.output));
+}
+
+TEST(CalibrateCommand, RefusesAnUnderdeterminedFitNamingTheFile) {
+  namespace fs = std::filesystem;
+  CalibrateOptions o;
+  o.hardware = test::source_path("configs/hardware/h100-sxm5-80gb.yaml");
+  o.measurements =
+      test::write_temp("cmd-one.csv", "op,shape,dtype,tflops\ngemm,4096x4096x4096,bf16,700\n");
+  o.output = test::write_temp("cmd-one.yaml", "");
+  fs::remove(o.output);
+  try {
+    run_calibrate(o);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), o.measurements);
+    EXPECT_EQ(e.key(), "rows");
+    EXPECT_EQ(e.value(), "1 gemm row");
+    EXPECT_NE(e.expected().find("determine 1"), std::string::npos) << e.what();
+  }
   EXPECT_FALSE(fs::exists(o.output));
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "rapid/spec/sweep_spec.hpp"
+#include "rapid/sweep/enumerator.hpp"
 
 namespace rapid::test {
 
@@ -61,6 +62,19 @@ HardwareSpec round_gpu();
 ModelSpec shipped_model(const std::string& name);
 HardwareSpec shipped_hardware(const std::string& name);
 NetworkSpec shipped_network(const std::string& name);
+
+/// A point without pipelining: tp x dp GPUs, micro-batch 1, sequence parallelism `sp`, ZeRO
+/// stage `zero`, no recomputation, hardware entry 0.
+inline Point flat_point(int64_t tp, int64_t dp, bool sp, int zero = 0) {
+  Point p;
+  p.par.tp = static_cast<int32_t>(tp);
+  p.par.pp = 1;
+  p.par.dp = static_cast<int32_t>(dp);
+  p.par.mbs = 1;
+  p.par.sp = sp;
+  p.par.zero_stage = static_cast<int8_t>(zero);
+  return p;
+}
 
 /// Loads configs/<kind>/<name>.yaml of the source tree.
 SweepSpec spec_with(const std::string& model, const std::string& hardware,

@@ -93,19 +93,32 @@ struct FittedParam {
   double before = 0, after = 0;
 };
 
+/// A family of rows (GEMM or collective) too few or too alike for the parameters it would
+/// fit: the rank of their Jacobian is below the parameter count. Nothing of it is fitted.
+struct Underdetermined {
+  bool gemm = true;                             ///< GEMM rows (else collective rows)
+  size_t rows = 0;                              ///< rows of the family
+  size_t rank = 0;                              ///< parameters they determine
+  std::vector<const CalibrationParam*> params;  ///< the ones they would fit
+};
+
 struct CalibrationResult {
   HardwareSpec hw;  ///< input with the fitted values
   NetworkSpec net;  ///< input with the fitted values
   std::vector<FittedParam> fitted;
-  std::vector<OpError> errors;             ///< op kinds present, in MeasuredOp order
-  double mape_before = 0, mape_after = 0;  ///< all rows, percent
+  std::vector<OpError> errors;                   ///< op kinds present, in MeasuredOp order
+  double mape_before = 0, mape_after = 0;        ///< all rows, percent
+  std::vector<Underdetermined> underdetermined;  ///< families left unfitted (empty: none)
 };
 
 /// Fits the parameters named in `only` (all of calibration_params() when empty; an unknown
 /// name is an InputError) that the rows inform: GEMM parameters need GEMM rows, collective
 /// parameters collective rows, and a parameter is kept when moving it across its bounds
 /// changes no prediction (e.g. network parameters on single-node rows). GEMM and collective
-/// parameters are fitted separately (their objectives do not share a parameter).
+/// parameters are fitted separately (their objectives do not share a parameter). A family
+/// whose rows do not determine its parameters (fewer rows than parameters, or rows that
+/// move no parameter or two alike: Jacobian rank below the parameter count) is not fitted
+/// and is listed in `underdetermined`.
 CalibrationResult calibrate(const HardwareSpec& hw, const NetworkSpec& net,
                             const std::vector<Measurement>& rows,
                             const std::vector<std::string>& only = {});

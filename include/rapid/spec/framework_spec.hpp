@@ -43,10 +43,24 @@ struct Fp8Recipe {
   int64_t amax_history_len = 1024;  ///< delayed scaling window (TE DelayedScaling)
 };
 
-/// End-to-end factors of one GPU type under this stack (fitted; docs/model.md).
+/// Communication overlaps a stack may run (the `training:` keys tp_comm_overlap,
+/// overlap_grad_reduce, overlap_param_gather), as bits.
+enum OverlapBits : unsigned {
+  kOverlapTpComm = 1u,       ///< TP collectives pipelined with their GEMMs (TE userbuffers)
+  kOverlapGradReduce = 2u,   ///< DP gradient reduction in buckets during backward
+  kOverlapParamGather = 4u,  ///< distributed-optimizer parameter all-gathers prefetched
+  kOverlapAll = 7u,
+};
+
+/// End-to-end factors of one GPU type under this stack (fitted; docs/model.md sec 9).
 struct EndToEndFactors {
   double step = 1.0;         ///< sustained fraction of isolated-kernel speed in a step
   double elementwise = 0.8;  ///< memory-bound elementwise ops' fraction of HBM bandwidth
+  /// The overlaps the runs these factors were fitted on used (`fitted_overlaps:`, OverlapBits;
+  /// all when the entry does not say). The factors absorb what the model gets wrong about
+  /// those overlaps; an overlap the runs did not have is not credited on this GPU
+  /// (stack_training(), docs/model.md sec 9 "Overlaps the factors were fitted with").
+  unsigned fitted_overlaps = kOverlapAll;
 };
 
 struct FrameworkSpec {

@@ -75,6 +75,21 @@ namespace rapid {
 /// (step, elementwise) in place of the hardware defaults.
 HardwareSpec stack_hardware(const HardwareSpec& hw, const TrainingSpec& t);
 
+/// The overlaps `t` asks for (tp_comm_overlap, overlap_grad_reduce, overlap_param_gather) as
+/// OverlapBits.
+unsigned requested_overlaps(const TrainingSpec& t);
+
+/// The overlaps `t` asks for that the runs behind the stack's end-to-end factors for `hw`
+/// did not have (OverlapBits; EndToEndFactors::fitted_overlaps): 0 when every one is credited.
+unsigned uncredited_overlaps(const HardwareSpec& hw, const TrainingSpec& t);
+
+/// `t` as the model runs it on `hw`: the overlaps of uncredited_overlaps() off (their
+/// collectives exposed, as in the runs the factors were fitted on; docs/model.md sec 9).
+TrainingSpec stack_training(const HardwareSpec& hw, const TrainingSpec& t);
+
+/// "tp_comm_overlap, overlap_param_gather": the training keys of OverlapBits `bits`.
+std::string overlap_names(unsigned bits);
+
 /// The attention kernel the layers run on `hw`: the stack's first choice the GPU has;
 /// FlashAttention-2 when the GPU has none of the fused ones the stack lists.
 AttentionImpl attention_kernel(const HardwareSpec& hw, const TrainingSpec& t);

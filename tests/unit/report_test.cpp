@@ -1,0 +1,60 @@
+// `rapid predict`'s text (describe_result): the latency-bound warning states the modelled
+// cost of the run's own TP collective, not a fixed "5-10 us".
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "rapid/eval/point_evaluator.hpp"
+#include "rapid/eval/report.hpp"
+#include "rapid/workload/workload.hpp"
+#include "test_support.hpp"
+
+namespace rapid {
+namespace {
+
+TEST(Report, LatencyWarningQuotesTheRunsTpCollective) {
+  // Llama 3 8B (h = 4096) on one DGX A100 at TP8 with SP, 64-token sequences, mbs 1: the
+  // layer's first TP collective is the SP all-gather of T h e = 64 x 4096 x 2 = 524,288 B
+  // (0.52 MB, below 1 MiB: flag 2). The ring over 8 GPUs of one node
+  // (configs/networks/dgx-a100-superpod.yaml, configs/hardware/a100-sxm4-80gb.yaml;
+  // docs/collectives.md sec 3): 7 steps,
+  //   latency = collective_latency + 7 x nvlink_step_latency = 31 + 7 x 3.3 = 54.1 us
+  //   bytes   = 7/8 x 524,288 x (7 + 0.58) / 7 = 496,968 B at 300 GB/s x 0.8 -> 2.07 us
+  //   time    = 56.2 us.
+  setenv("RAPID_CONFIG_DIR", test::source_path("configs").c_str(), 1);
+  const SweepSpec s = load_sweep_spec(
+      test::write_temp("short-seq.yaml",
+                       "model: llama3-8b\nhardware: [a100-sxm4-80gb]\nnetwork: "
+                       "dgx-a100-superpod\ngpus: 8\ntraining: {global_batch_size: 8, "
+                       "seq_length: 64}\nsearch: {tp: [8], pp: [1], sp: [true]}\n"));
+  const Point p = test::flat_point(8, 1, true);
+  const PointEvaluator eval(s);
+  Workload w;
+  EvalResult r;
+  eval.evaluate(p, w, r);
+  ASSERT_EQ(r.status, Status::Ok);
+  ASSERT_TRUE(r.flags & kFlagLatencyBoundComm);
+  const std::optional<TpCollectiveCost> tp = tp_collective_cost(w, eval.evaluator(0));
+  ASSERT_TRUE(tp.has_value());
+  EXPECT_EQ(tp->kind, CollectiveKind::AllGather);
+  EXPECT_EQ(tp->bytes, 524288.0);
+  EXPECT_NEAR(tp->latency_s, 31e-6 + 7 * 3.3e-6, 1e-12);
+  const double data_s = 7.0 / 8 * 524288 * (7 + 0.58) / 7 / (300e9 * 0.8);
+  EXPECT_NEAR(tp->time_s, 31e-6 + 7 * 3.3e-6 + data_s, 1e-12);
+  // The model's own time of that op (what `rapid predict --ops` lists) is the one quoted.
+  EXPECT_EQ(tp->time_s, eval.evaluator(0).collective_cost().time(CollectiveKind::AllGather,
+                                                                 524288.0, w.group(CommGroup::TP)));
+  const std::string text = describe_result(s, p, r, &*tp);
+  EXPECT_NE(text.find("warning     TP collectives below 1 MiB: latency-bound (each all_gather "
+                      "of 0.52 MB over TP takes 56.2 us in this run's collective model, 54.1 us "
+                      "of it start-up and per-step latency)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("5-10 us"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rapid
