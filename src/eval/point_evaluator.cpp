@@ -10,6 +10,7 @@
 #include "rapid/analytical/fault_network.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/eval/fit_hint.hpp"
+#include "rapid/eval/prediction_interval.hpp"
 #include "rapid/inference/serving_evaluator.hpp"
 #include "rapid/memory/memory_model.hpp"
 #include "rapid/nonideal/goodput.hpp"
@@ -151,9 +152,21 @@ void PointEvaluator::evaluate_guarded(const Point& p, Workload& w, EvalResult& r
   r.error_code = static_cast<uint8_t>(code);
   r.fidelity = f == Fidelity::Des ? 1 : 0;
   if (spec_.mode == JobMode::Inference) set_serving_load(spec_, p, r);
+  add_interval(p, r, f);
+}
+
+void PointEvaluator::add_interval(const Point& p, EvalResult& r, Fidelity f) const {
+  const auto h = static_cast<size_t>(p.hardware);
+  if (h < spec_.intervals.size())
+    apply_interval(spec_.intervals[h], f == Fidelity::Des, spec_.mode == JobMode::Inference, r);
 }
 
 void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
+  evaluate_point(p, w, r, f);
+  add_interval(p, r, f);
+}
+
+void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
   if (spec_.mode == JobMode::Inference) {
     w.par = p.par;
     evaluate_serving(spec_, p, r, f == Fidelity::Des);

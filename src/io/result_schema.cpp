@@ -436,6 +436,39 @@ const std::array kColumns = {
            "serving: one mean-length prompt's prefill alone (TTFT with no load)", {}, RAPID_R(prefill_time_s)},
     Column{"decode_step_time_s", ColumnType::Float64, "s",
            "serving: one decode iteration at the mean running batch (analytical)", {}, RAPID_R(decode_step_time_s)},
+    // Prediction intervals (docs/validation.md "Prediction intervals"): at the coverage of
+    // the root attribute interval_coverage, from the row's fidelity's out-of-sample
+    // residuals; NaN where the value is NaN or no interval file was found.
+    Column{"step_time_lo_s", ColumnType::Float64, "s",
+           "prediction interval of step_time_s: lower end", {}, RAPID_R(step_time_lo_s)},
+    Column{"step_time_hi_s", ColumnType::Float64, "s",
+           "prediction interval of step_time_s: upper end", {}, RAPID_R(step_time_hi_s)},
+    Column{"tokens_per_s_lo", ColumnType::Float64, "tokens/s",
+           "prediction interval of tokens_per_s: lower end", {}, RAPID_R(tokens_per_s_lo)},
+    Column{"tokens_per_s_hi", ColumnType::Float64, "tokens/s",
+           "prediction interval of tokens_per_s: upper end", {}, RAPID_R(tokens_per_s_hi)},
+    Column{"mfu_lo", ColumnType::Float64, "1", "prediction interval of mfu: lower end", {},
+           RAPID_R(mfu_lo)},
+    Column{"mfu_hi", ColumnType::Float64, "1", "prediction interval of mfu: upper end", {},
+           RAPID_R(mfu_hi)},
+    Column{"ttft_lo_s", ColumnType::Float64, "s",
+           "serving: prediction interval of ttft_s: lower end", {}, RAPID_R(ttft_lo_s)},
+    Column{"ttft_hi_s", ColumnType::Float64, "s",
+           "serving: prediction interval of ttft_s: upper end", {}, RAPID_R(ttft_hi_s)},
+    Column{"itl_lo_s", ColumnType::Float64, "s",
+           "serving: prediction interval of itl_s: lower end", {}, RAPID_R(itl_lo_s)},
+    Column{"itl_hi_s", ColumnType::Float64, "s",
+           "serving: prediction interval of itl_s: upper end", {}, RAPID_R(itl_hi_s)},
+    Column{"e2e_latency_lo_s", ColumnType::Float64, "s",
+           "serving: prediction interval of e2e_latency_s: lower end", {},
+           RAPID_R(e2e_latency_lo_s)},
+    Column{"e2e_latency_hi_s", ColumnType::Float64, "s",
+           "serving: prediction interval of e2e_latency_s: upper end", {},
+           RAPID_R(e2e_latency_hi_s)},
+    Column{"extrapolated", ColumnType::UInt8, "",
+           "1: no published table ran this GPU type (a hardware variant counts as unmeasured) "
+           "with this stack family; its intervals are widened by the measured transfer penalty",
+           {}, RAPID_R(extrapolated)},
 };
 
 #undef RAPID_P

@@ -67,6 +67,10 @@ class PointEvaluator {
  private:
   struct System;  // one hardware variant under one scenario (and GPU count, with faults)
   const System& system(const Point& p) const;
+  /// evaluate() without the prediction interval.
+  void evaluate_point(const Point& p, Workload& scratch, EvalResult& r, Fidelity f) const;
+  /// The point's hardware entry's prediction interval (spec.intervals) applied to `r`.
+  void add_interval(const Point& p, EvalResult& r, Fidelity f) const;
   /// The system of a variant and scenario at the job's `gpu_slot`-th GPU count (0 unless
   /// link faults make the GPU counts differ).
   const System& system(int32_t hardware, int32_t scenario, size_t gpu_slot) const;
