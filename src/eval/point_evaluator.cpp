@@ -44,6 +44,8 @@ uint64_t next_point_evaluator_id() {
 PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOptions des)
     : spec_(spec), fidelity_(fidelity), id_(next_point_evaluator_id()) {
   if (const char* env = std::getenv("RAPID_SWEEP_TEST_POINT_ERROR")) fail_point_ = std::atoll(env);
+  for (const IntervalBand& b : spec.intervals)
+    interval_factors_.push_back({interval_factors(b, false), interval_factors(b, true)});
   const bool faults = std::any_of(spec.scenarios.begin(), spec.scenarios.end(),
                                   [](const NonIdealSpec& s) { return !s.link_faults.empty(); }) ||
                       !spec.network.faults.empty();
@@ -157,8 +159,8 @@ void PointEvaluator::evaluate_guarded(const Point& p, Workload& w, EvalResult& r
 
 void PointEvaluator::add_interval(const Point& p, EvalResult& r, Fidelity f) const {
   const auto h = static_cast<size_t>(p.hardware);
-  if (h < spec_.intervals.size())
-    apply_interval(spec_.intervals[h], f == Fidelity::Des, spec_.mode == JobMode::Inference, r);
+  if (h < interval_factors_.size())
+    apply_interval(interval_factors_[h][f == Fidelity::Des], spec_.mode == JobMode::Inference, r);
 }
 
 void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {

@@ -40,6 +40,7 @@ std::vector<std::pair<RowKey, IntervalResidual>> table_residuals(const FitTable&
   for (size_t k = 0; k < tables.size(); ++k) {
     const int sign = time_sign(t.spec->measures[k].quantity);
     if (sign == 0) continue;
+    if (!out.empty()) break;  // one residual per row: a second time or rate is the same step
     for (const ValidationRow& v : tables[k].rows) {
       const RowResult& res = results[v.source];
       const SweepSpec& s = t.rows[v.source].spec;

@@ -146,7 +146,7 @@ TEST(PredictionInterval, RowIntervalsScaleTimesAndInvertRates) {
   r.step_time_s = 10;
   r.tokens_per_s = 1000;
   r.mfu = 0.5;
-  apply_interval(b, false, false, r);
+  apply_interval(interval_factors(b, false), false, r);
   EXPECT_NEAR(r.step_time_lo_s, 9.048374, 1e-6);      // 10 e^-0.1
   EXPECT_NEAR(r.step_time_hi_s, 12.214028, 1e-6);     // 10 e^0.2
   EXPECT_NEAR(r.tokens_per_s_lo, 818.730753, 1e-6);   // 1000 e^-0.2
@@ -154,22 +154,22 @@ TEST(PredictionInterval, RowIntervalsScaleTimesAndInvertRates) {
   EXPECT_NEAR(r.mfu_lo, 0.409365, 1e-6);
   EXPECT_TRUE(std::isnan(r.ttft_lo_s));  // a training row
   EXPECT_EQ(r.extrapolated, 0);
-  apply_interval(b, true, false, r);               // a DES row: the DES's interval
-  EXPECT_NEAR(r.step_time_hi_s, 13.498588, 1e-6);  // 10 e^0.3
+  apply_interval(interval_factors(b, true), false, r);  // a DES row: the DES's interval
+  EXPECT_NEAR(r.step_time_hi_s, 13.498588, 1e-6);       // 10 e^0.3
   EvalResult s;
   s.step_time_s = 0.01;
   s.ttft_s = 0.05;
   s.itl_s = 0.01;
   s.e2e_latency_s = 2;
   b.extrapolated = true;
-  apply_interval(b, false, true, s);
+  apply_interval(interval_factors(b, false), true, s);
   EXPECT_NEAR(s.ttft_hi_s, 0.061070, 1e-6);  // 0.05 e^0.2
   EXPECT_NEAR(s.itl_lo_s, 0.009048, 1e-6);
   EXPECT_NEAR(s.e2e_latency_hi_s, 2.442806, 1e-6);
   EXPECT_EQ(s.extrapolated, 1);
   EvalResult oom;
   oom.status = Status::OutOfMemory;
-  apply_interval(b, false, false, oom);
+  apply_interval(interval_factors(b, false), false, oom);
   EXPECT_TRUE(std::isnan(oom.step_time_lo_s));
   EXPECT_EQ(oom.extrapolated, 1);  // a property of the pair, on every row
 }

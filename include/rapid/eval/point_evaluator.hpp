@@ -5,11 +5,13 @@
 // off; on, the DES's power trace and the thermal replay allocate).
 #pragma once
 
+#include <array>
 #include <memory>
 #include <vector>
 
 #include "rapid/des/des_evaluator.hpp"
 #include "rapid/eval/evaluator.hpp"
+#include "rapid/eval/prediction_interval.hpp"
 #include "rapid/nonideal/nonideal_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
@@ -81,6 +83,8 @@ class PointEvaluator {
   int64_t fail_point_ = -1;  ///< RAPID_SWEEP_TEST_POINT_ERROR
   uint64_t id_ = 0;          ///< this object in the thread's layout memo (evaluate())
   std::vector<std::unique_ptr<System>> systems_;
+  /// Each hardware entry's interval factors, analytical and DES (spec.intervals).
+  std::vector<std::array<IntervalFactors, 2>> interval_factors_;
 };
 
 }  // namespace rapid

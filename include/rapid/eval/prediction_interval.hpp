@@ -9,12 +9,22 @@
 
 namespace rapid {
 
-/// Sets the *_lo/*_hi fields and `extrapolated` of `r` from band `b` (`simulated`: the DES
-/// wrote the row, its own residuals' interval). A time t gets [t e^lo, t e^hi]; a rate
-/// (tokens/s, MFU) the inverse, [x e^-hi, x e^-lo]. Training rows: the step time's interval;
-/// serving rows (`serving`): the latency's for TTFT, ITL and E2E, and ITL's for the decode
-/// step, tokens/s and MFU. Rows that are not ok keep NaN.
-void apply_interval(const IntervalBand& b, bool simulated, bool serving, EvalResult& r);
+/// A band's interval as the factors a row's figures are multiplied by: a time t gets
+/// [t lo, t hi] = [t e^q.lo, t e^q.hi], a rate x (tokens/s, MFU) the inverse, [x / hi, x / lo].
+/// Computed once per hardware entry and fidelity (PointEvaluator), not per row.
+struct IntervalFactors {
+  double lo = EvalResult::kNaN, hi = EvalResult::kNaN;  ///< NaN: no interval
+  bool extrapolated = false;
+};
+
+/// The factors of band `b` for rows the DES wrote (`simulated`: its own residuals'
+/// interval) or the analytical model.
+IntervalFactors interval_factors(const IntervalBand& b, bool simulated);
+
+/// Sets the *_lo/*_hi fields and `extrapolated` of `r`. Training rows: the step time's
+/// interval; serving rows (`serving`): the latency's for TTFT, ITL and E2E, and ITL's for
+/// the decode step, tokens/s and MFU. Rows that are not ok keep NaN.
+void apply_interval(const IntervalFactors& f, bool serving, EvalResult& r);
 
 /// `x` with 3 significant digits (87510 -> 87500, 0.52317 -> 0.523): an interval's ends.
 std::string short_number(double x);
