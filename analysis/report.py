@@ -55,8 +55,17 @@ def baseline_lines(res, pts, ok):
         over = base.peak_memory_bytes - base.memory_capacity_bytes
         why = f"does not fit: {excess(over)} over capacity" if base.status == "oom" else "infeasible"
         return lines + [f"  status {base.status} ({why}); no speedup computed."]
-    lines.append(f"  {base.tokens_per_s_per_gpu:.1f} tokens/s/GPU, step {base.step_time_s:.3f} s, "
-                 f"MFU {100 * base.mfu:.1f}%, peak memory {base.peak_memory_bytes / rr.GIB:.1f} GiB")
+    cov = float(res.attrs.get("interval_coverage", "nan"))
+    gpus = float(base.num_gpus)
+    lines.append(f"  {base.tokens_per_s_per_gpu:.1f} tokens/s/GPU"
+                 f"{interval(base, 'tokens_per_s_lo', 'tokens_per_s_hi', cov, '', 1 / gpus)}, "
+                 f"step {base.step_time_s:.3f} s"
+                 f"{interval(base, 'step_time_lo_s', 'step_time_hi_s', cov, ' s')}, "
+                 f"MFU {100 * base.mfu:.1f}%{interval(base, 'mfu_lo', 'mfu_hi', cov, '%', 100)}, "
+                 f"peak memory {base.peak_memory_bytes / rr.GIB:.1f} GiB")
+    if int(base.get("extrapolated", 0)):
+        lines.append("  extrapolated: no published table ran this GPU type with this stack "
+                     "family; its intervals are widened (docs/validation.md)")
     if ok.empty:
         return lines
     best = ok.loc[ok.tokens_per_s_per_gpu.idxmax()]
@@ -64,6 +73,21 @@ def baseline_lines(res, pts, ok):
     lines.append(f"Best is {gain:+.1f}% tokens/s/GPU over baseline {name}: "
                  f"{rr.describe_layout(best, hardware=several_hw)} (point {best.name})")
     return lines
+
+
+def interval(row, lo_col, hi_col, coverage, unit, scale=1.0):
+    """" (80%: lo-hi UNIT)": the row's prediction interval (columns lo_col, hi_col times
+    `scale`; docs/validation.md "Prediction intervals"), "" where the file has none."""
+    lo, hi = float(row.get(lo_col, np.nan)), float(row.get(hi_col, np.nan))
+    if not np.isfinite(lo):
+        return ""
+    cov = f"{100 * coverage:.0f}%" if np.isfinite(coverage) else "interval"
+    return f" ({cov}: {short(lo * scale)}-{short(hi * scale)}{unit})"
+
+
+def short(x):
+    """An interval's end with 3 significant digits (87510 -> 87500, 0.52317 -> 0.523)."""
+    return f"{x:.3g}" if abs(x) < 999.5 else f"{round(x, 2 - int(np.floor(np.log10(abs(x))))):.0f}"
 
 
 def excess(over_bytes):
@@ -129,6 +153,11 @@ def main(argv=None):
         per = " per GPU count and hardware variant" if len(groups) > 1 else ""
         print(f"Top {min(args.top, len(ok))} feasible layouts by tokens/s/GPU{per}:")
         print(textout.formatted(table.frame).to_string(index=False))
+        if "tokens_per_s_lo" in ok:
+            print("tokens/s/GPU 80% (the coverage of the file): where the measurement would lie, "
+                  "from the model's out-of-sample errors on published tables "
+                  "(docs/validation.md \"Prediction intervals\"); extrapolated: no table ran "
+                  "that GPU type with that stack family, the interval is widened.")
         print()
     print("\n".join(baseline_lines(res, pts, ok)))
     print("\n".join(count_lines(pts) + res.keep_note()))

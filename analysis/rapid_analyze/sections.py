@@ -101,7 +101,8 @@ def _scope(opts: Options) -> str:
 
 def top_section(res: rr.Results, opts: Options) -> Section:
     pts = selected(res, opts)
-    table = top.top_layouts(pts, job_baseline(res, opts), opts.top, res.baseline_missing())
+    table = top.top_layouts(pts, job_baseline(res, opts), opts.top, res.baseline_missing(),
+                            float(res.attrs.get("interval_coverage", "nan")))
     table.title += _scope(opts)
     return Section(table)
 

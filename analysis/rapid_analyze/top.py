@@ -48,11 +48,30 @@ def congestion(row: pd.Series) -> dict:
             "max link (%)": 100 * float(util) if des else np.nan}
 
 
+def interval_header(coverage: float) -> str:
+    """The column of the tokens/s/GPU prediction interval: "tokens/s/GPU 80%"."""
+    return f"tokens/s/GPU {100 * coverage:.0f}%" if np.isfinite(coverage) else \
+        "tokens/s/GPU interval"
+
+
+def interval_cell(row: pd.Series) -> str:
+    """The row's tokens/s/GPU prediction interval (tokens_per_s_lo/hi per GPU) as "lo-hi",
+    "extrapolated" after it where no published table ran its GPU type with its stack family
+    (docs/validation.md "Prediction intervals"); "-" without one."""
+    lo, hi = float(row.get("tokens_per_s_lo", np.nan)), float(row.get("tokens_per_s_hi", np.nan))
+    if not np.isfinite(lo):
+        return "-"
+    cell = f"{lo / row.num_gpus:.0f}-{hi / row.num_gpus:.0f}"
+    return cell + " extrapolated" if int(row.get("extrapolated", 0)) else cell
+
+
 def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int,
-                missing: str = "the job has no `baseline:`") -> common.Table:
+                missing: str = "the job has no `baseline:`",
+                coverage: float = float("nan")) -> common.Table:
     """The n fastest ok rows of each (GPU count, hardware_index), ranked by tokens/s/GPU
     as written (the DES figure where the row was refined), with the analytical rank
-    beside in the groups where the DES refined some row (elsewhere the two ranks agree)."""
+    beside in the groups where the DES refined some row (elsewhere the two ranks agree),
+    and the tokens/s/GPU prediction interval at `coverage` where the file has one."""
     ok = common.ok_rows(points)
     notes = baseline_note(baseline, missing)
     base_tps = (baseline.tokens_per_s_per_gpu if baseline is not None
@@ -69,6 +88,8 @@ def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int,
             row.update({
                 "layout": common.short_layout(r),
                 "tokens/s/GPU": r.tokens_per_s_per_gpu,
+                **({interval_header(coverage): interval_cell(r)}
+                   if "tokens_per_s_lo" in ok else {}),
                 "speedup vs baseline (x)": r.tokens_per_s_per_gpu / base_tps,
                 "step time (s)": r.step_time_s,
                 "MFU (%)": 100 * r.mfu,
@@ -96,6 +117,13 @@ def top_layouts(points: pd.DataFrame, baseline: pd.Series | None, n: int,
                      "(step_time_analytical_s), to show how the simulation reordered it "
                      "(only in groups with rows the DES simulated; '-' in the others, "
                      "where it equals rank).")
+    if not frame.empty and "tokens_per_s_lo" in ok:
+        notes.append(f"{interval_header(coverage)}: where the measured tokens/s/GPU would lie "
+                     "(prediction interval from the model's out-of-sample errors on published "
+                     "tables, docs/validation.md); extrapolated: no published table ran that "
+                     "GPU type with that stack family, so the interval is widened. It bounds "
+                     "each figure, not the ratio of two (docs/validation.md gives that "
+                     "error apart).")
     notes.append(f"The {n} best per (GPU count, hardware variant); fidelity: the "
                  "evaluator of each figure (analytical or des).")
     return common.Table("top", "Best layouts per GPU count and hardware variant", frame, notes,

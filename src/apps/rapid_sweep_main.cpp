@@ -212,7 +212,8 @@ void prepare_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p) {
 // Fingerprint of what a rank loaded (job, model, hardware and network text, point count):
 // ranks must agree, else they would sweep different spaces into one file.
 int64_t fingerprint(const Prepared& p) {
-  std::string all = p.spec.job.yaml + p.spec.model_source.yaml + p.spec.network_source.yaml;
+  std::string all = p.spec.job.yaml + p.spec.model_source.yaml + p.spec.network_source.yaml +
+                    p.spec.intervals_source.yaml;
   for (const auto& s : p.spec.hardware_sources) all += s.yaml;
   all += std::to_string(p.enumerator->size());
   return static_cast<int64_t>(std::hash<std::string>{}(all)&0x7fffffffffffffffull);
@@ -239,6 +240,7 @@ std::string resume_key(const Prepared& p, const std::string& fidelity) {
                                 rapid::git_revision(), fidelity, p.enumerator->size());
   key += p.spec.job.yaml + "\n" + p.spec.model_source.yaml + "\n" + p.spec.network_source.yaml;
   for (const rapid::Source& h : p.spec.hardware_sources) key += "\n" + h.yaml;
+  key += "\n" + p.spec.intervals_source.yaml;  // the rows' prediction intervals
   return key;
 }
 

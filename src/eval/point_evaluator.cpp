@@ -11,6 +11,7 @@
 #include "rapid/analytical/fault_network.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/eval/fit_hint.hpp"
+#include "rapid/eval/prediction_interval.hpp"
 #include "rapid/inference/serving_evaluator.hpp"
 #include "rapid/memory/memory_model.hpp"
 #include "rapid/nonideal/goodput.hpp"
@@ -44,6 +45,8 @@ uint64_t next_point_evaluator_id() {
 PointEvaluator::PointEvaluator(const SweepSpec& spec, Fidelity fidelity, DesOptions des)
     : spec_(spec), fidelity_(fidelity), id_(next_point_evaluator_id()) {
   if (const char* env = std::getenv("RAPID_SWEEP_TEST_POINT_ERROR")) fail_point_ = std::atoll(env);
+  for (const IntervalBand& b : spec.intervals)
+    interval_factors_.push_back({interval_factors(b, false), interval_factors(b, true)});
   const bool faults = std::any_of(spec.scenarios.begin(), spec.scenarios.end(),
                                   [](const NonIdealSpec& s) { return !s.link_faults.empty(); }) ||
                       !spec.network.faults.empty();
@@ -154,9 +157,21 @@ void PointEvaluator::evaluate_guarded(const Point& p, Workload& w, EvalResult& r
   r.error_code = static_cast<uint8_t>(code);
   r.fidelity = f == Fidelity::Des ? 1 : 0;
   if (spec_.mode == JobMode::Inference) set_serving_load(spec_, p, r);
+  add_interval(p, r, f);
+}
+
+void PointEvaluator::add_interval(const Point& p, EvalResult& r, Fidelity f) const {
+  const auto h = static_cast<size_t>(p.hardware);
+  if (h < interval_factors_.size())
+    apply_interval(interval_factors_[h][f == Fidelity::Des], spec_.mode == JobMode::Inference, r);
 }
 
 void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
+  evaluate_point(p, w, r, f);
+  add_interval(p, r, f);
+}
+
+void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
   if (spec_.mode == JobMode::Inference) {
     w.par = p.par;
     evaluate_serving(spec_, p, r, f == Fidelity::Des);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "rapid/eval/op_class.hpp"
+#include "rapid/eval/prediction_interval.hpp"
 
 namespace rapid {
 
@@ -67,8 +68,13 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
     out += fmt::format("fits with   {}\n",
                        describe_fit_hint(static_cast<FitHint>(r.fit_hint), r.fit_hint_value));
   }
+  const IntervalBand* band = static_cast<size_t>(p.hardware) < spec.intervals.size()
+                                 ? &spec.intervals[static_cast<size_t>(p.hardware)]
+                                 : nullptr;
+  const double coverage = band ? band->coverage : EvalResult::kNaN;
   if (r.status == Status::Ok) {
-    out += fmt::format("step time   {:.4f} s\n", r.step_time_s);
+    out += fmt::format("step time   {:.4f} s{}\n", r.step_time_s,
+                       interval_text(r.step_time_lo_s, r.step_time_hi_s, coverage, " s"));
     out += fmt::format(
         "breakdown   compute {:.4f} s, interference {:.4f} s, TP/CP/EP comm {:.4f} s, PP p2p "
         "{:.4f} s, bubble {:.4f} s, DP exposed {:.4f} s (of {:.4f} s), host-bound {:.4f} s, "
@@ -83,10 +89,13 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
     for (size_t k = 0; k < kNumCommClasses; ++k)
       out += fmt::format(" {} {:.4f} s", kCommClassNames[k], r.*kCommClassColumns[k]);
     out += "\n";
-    out += fmt::format("throughput  {:.0f} tokens/s, {:.1f} tokens/s/GPU\n", r.tokens_per_s,
+    out += fmt::format("throughput  {:.0f} tokens/s{}, {:.1f} tokens/s/GPU\n", r.tokens_per_s,
+                       interval_text(r.tokens_per_s_lo, r.tokens_per_s_hi, coverage, ""),
                        r.tokens_per_s_per_gpu);
-    out += fmt::format("utilization MFU {:.1f}%, HFU {:.1f}%, comm/compute {:.3f}\n", 100 * r.mfu,
-                       100 * r.hfu, r.comm_compute_ratio);
+    out += fmt::format("utilization MFU {:.1f}%{}, HFU {:.1f}%, comm/compute {:.3f}\n", 100 * r.mfu,
+                       interval_text(r.mfu_lo, r.mfu_hi, coverage, "%", 100), 100 * r.hfu,
+                       r.comm_compute_ratio);
+    if (band) out += describe_interval(*band, r.fidelity == 1);
     if (!std::isnan(r.energy_per_step_J)) {
       out += fmt::format(
           "power       {:.0f} W average, {:.0f} W peak per GPU; {} per step, {:.2f} tokens/J; "

@@ -2,7 +2,41 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "rapid/eval/prediction_interval.hpp"
+
 namespace rapid {
+
+namespace {
+
+// The prediction intervals of each load's TTFT, ITL and E2E, and where they come from.
+std::string describe_serving_intervals(const SweepSpec& spec, const Point& p,
+                                       const std::vector<EvalResult>& by_load) {
+  const auto h = static_cast<size_t>(p.hardware);
+  if (h >= spec.intervals.size()) return "";
+  const IntervalBand& b = spec.intervals[h];
+  std::string out;
+  for (size_t k = 0; k < by_load.size(); ++k) {
+    const EvalResult& r = by_load[k];
+    if (std::isnan(r.ttft_lo_s)) continue;
+    if (out.empty())
+      out = fmt::format(
+          "{:>12} {:>10} {:>21} {:>22} {:>22}\n",
+          spec.serving.load_kind == LoadKind::Concurrency ? "concurrency" : "rate (1/s)",
+          fmt::format("{:.0f}%", 100 * b.coverage), "TTFT ms", "ITL ms", "E2E s");
+    auto range = [](double lo, double hi, double scale) {
+      return short_number(lo * scale) + "-" + short_number(hi * scale);
+    };
+    out += fmt::format("{:>12g} {:>10} {:>21} {:>22} {:>22}\n", spec.serving.loads[k], "interval",
+                       range(r.ttft_lo_s, r.ttft_hi_s, 1e3), range(r.itl_lo_s, r.itl_hi_s, 1e3),
+                       range(r.e2e_latency_lo_s, r.e2e_latency_hi_s, 1));
+  }
+  const bool simulated = !by_load.empty() && by_load.front().fidelity == 1;
+  return out + describe_interval(b, simulated);
+}
+
+}  // namespace
 
 std::string describe_serving(const SweepSpec& spec, const Point& p,
                              const std::vector<EvalResult>& by_load) {
@@ -40,6 +74,7 @@ std::string describe_serving(const SweepSpec& spec, const Point& p,
         r.ttft_s * 1e3, r.itl_s * 1e3, r.itl_start_s * 1e3, r.itl_end_s * 1e3, r.e2e_latency_s,
         r.output_tokens_per_s, r.tokens_per_s_per_gpu, r.running_batch);
   }
+  out += describe_serving_intervals(spec, p, by_load);
   const EvalResult& last = by_load.back();
   if (last.status == Status::Ok)
     out += fmt::format(

@@ -390,6 +390,11 @@ void ResultStore::write_root_attributes(const RunProvenance& run) {
       {"network_name", spec_.network.name},
       {"network_path", spec_.network_source.path},
       {"network_yaml", spec_.network_source.yaml},
+      // Prediction intervals (docs/validation.md): their coverage and file.
+      {"interval_coverage",
+       spec_.intervals.empty() ? EvalResult::kNaN : spec_.intervals.front().coverage},
+      {"intervals_path", spec_.intervals_source.path},
+      {"intervals_yaml", spec_.intervals_source.yaml},
       {"fidelity", run.fidelity},
       {"slurm_job_id", std::string(std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "")},
       {"hostnames", run.hostnames},

@@ -321,6 +321,7 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
     if (why)
       job.fail("baseline", spec.baseline->describe(), fmt::format("a legal layout ({})", why));
   }
+  attach_intervals(spec, job_path);
   return spec;
 }
 

@@ -24,11 +24,11 @@ FitTable prepare_fit_table(const TableSpec& s, const ReferenceContext& ctx) {
 }
 
 std::vector<ValidationTable> predict_tables(const std::vector<const FitTable*>& tables,
-                                            const std::string& gpu, const EndToEndFactors& f) {
+                                            const EndToEndFactors& f) {
   std::vector<ValidationTable> out;
   for (const FitTable* t : tables)
     for (ValidationTable& v :
-         summarize(*t->spec, t->rows, evaluate_rows(*t->spec, t->rows, {{gpu, f}})))
+         summarize(*t->spec, t->rows, evaluate_rows(*t->spec, t->rows, {{t->gpu, f}})))
       out.push_back(std::move(v));
   return out;
 }
@@ -56,17 +56,17 @@ EndToEndFit fit_factors(const std::vector<const FitTable*>& tables, const std::s
   };
   auto objective = [&](const std::vector<double>& x) {
     double sum = 0;
-    for (const ValidationTable& v : predict_tables(tables, gpu, factors(x)))
+    for (const ValidationTable& v : predict_tables(tables, factors(x)))
       sum += v.squared_log_error();
     return sum;
   };
-  fit.mape_before = pooled_mape(predict_tables(tables, gpu, fit.before), &fit.rows);
+  fit.mape_before = pooled_mape(predict_tables(tables, fit.before), &fit.rows);
   MinimizeOptions opt;
   opt.max_evaluations = 300;
   const MinimizeResult best = minimize_bounded(objective, {fit.before.step, fit.before.elementwise},
                                                {0.5, 0.5}, {1.0, 0.95}, opt);
   fit.after = factors(best.x);
-  fit.mape_after = pooled_mape(predict_tables(tables, gpu, fit.after), nullptr);
+  fit.mape_after = pooled_mape(predict_tables(tables, fit.after), nullptr);
   return fit;
 }
 
@@ -102,12 +102,12 @@ CrossValidation cross_validate(const std::vector<FitTable>& tables) {
           others.push_back(t);
           h.trained_on.push_back(t->spec->name);
         }
-      const std::vector<ValidationTable> ins = predict_tables({held}, all.gpu, all.after);
+      const std::vector<ValidationTable> ins = predict_tables({held}, all.after);
       h.in_sample = ins.front();
       in.push_back(h.in_sample);
       if (!others.empty()) {
         h.fitted = fit_factors(others, all.gpu).after;
-        h.out_of_sample = predict_tables({held}, all.gpu, h.fitted).front();
+        h.out_of_sample = predict_tables({held}, h.fitted).front();
         out.push_back(h.out_of_sample);
       }
       cv.tables.push_back(std::move(h));

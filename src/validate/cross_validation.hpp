@@ -26,9 +26,9 @@ FitTable prepare_fit_table(const TableSpec& s, const ReferenceContext& ctx);
 std::vector<FitTable> prepare_fit_tables(const std::vector<TableSpec>& specs,
                                          const ReferenceContext& ctx);
 
-/// The tables of `tables` predicted with `factors` for GPU `gpu` (others keep theirs).
+/// The tables of `tables` predicted with factors `f` for each table's GPU type.
 std::vector<ValidationTable> predict_tables(const std::vector<const FitTable*>& tables,
-                                            const std::string& gpu, const EndToEndFactors& f);
+                                            const EndToEndFactors& f);
 
 struct EndToEndFit {
   std::string gpu;
@@ -38,9 +38,11 @@ struct EndToEndFit {
   size_t rows = 0;
 };
 
-/// Fits the factors of `gpu` on `tables` (all of that GPU type) by bounded Nelder-Mead on
-/// the sum of squared log errors; starts from the stacks' shipped values. Bounds: what the
-/// hardware can sustain (step 0.5-1, elementwise 0.5-0.95 of HBM bandwidth).
+/// Fits the factors of `gpu` on `tables` (of that GPU type; of others too when one pair of
+/// factors is to serve them all, as `rapid validate --fit-intervals` moves factors between GPU
+/// types) by bounded Nelder-Mead on the sum of squared log errors; starts from the stacks'
+/// shipped values of the first table's GPU type. Bounds: what the hardware can sustain (step
+/// 0.5-1, elementwise 0.5-0.95 of HBM bandwidth).
 EndToEndFit fit_factors(const std::vector<const FitTable*>& tables, const std::string& gpu);
 
 /// One fit per GPU type over all its tables (in-sample).

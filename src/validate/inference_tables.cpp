@@ -24,8 +24,8 @@ double inference_quantity(const std::string& q, const EvalResult& r, const std::
 
 }  // namespace
 
-std::vector<ValidationTable> run_inference_table(const TableSpec& spec,
-                                                 const ReferenceContext& ctx) {
+std::vector<ValidationTable> run_inference_table(const TableSpec& spec, const ReferenceContext& ctx,
+                                                 bool simulate) {
   const CsvTable t(spec.csv);
   RowValues v(spec, t, nullptr);
   auto text = [&](const ValueRef& r, const std::string& key) {
@@ -102,7 +102,7 @@ std::vector<ValidationTable> run_inference_table(const TableSpec& spec,
       continue;
     }
     EvalResult r;
-    evaluate_serving(s, p, r, false);
+    evaluate_serving(s, p, r, simulate);
     if (r.status != Status::Ok) {
       const std::string why =
           r.status == Status::OutOfMemory
@@ -117,7 +117,7 @@ std::vector<ValidationTable> run_inference_table(const TableSpec& spec,
       const Measure& m = spec.measures[k];
       if (t.text(i, m.column).empty()) continue;
       out[k].rows.push_back(
-          {shown, inference_quantity(m.quantity, r, spec.path), t.number(i, m.column)});
+          {shown, inference_quantity(m.quantity, r, spec.path), t.number(i, m.column), i});
     }
   }
   return out;

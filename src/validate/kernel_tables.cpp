@@ -86,7 +86,7 @@ std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const Refer
         throw InputError(spec.path, "quantity", m.quantity,
                          "gemm_tflops, all_reduce_busbw_gbps or attention_tflops");
       }
-      out[k].rows.push_back({label, predicted, t.number(i, m.column)});
+      out[k].rows.push_back({label, predicted, t.number(i, m.column), i});
     }
   }
   return out;

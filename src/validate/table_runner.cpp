@@ -92,7 +92,8 @@ double memory_quantity(const Measure& m, const SweepSpec& spec, const ParallelCo
 }  // namespace
 
 std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<PreparedRow>& rows,
-                                     const std::map<std::string, EndToEndFactors>& factors) {
+                                     const std::map<std::string, EndToEndFactors>& factors,
+                                     bool simulate) {
   std::vector<RowResult> out;
   Workload w;
   for (const PreparedRow& row : rows) {
@@ -109,7 +110,7 @@ std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<Pr
       out.push_back(std::move(res));
       continue;
     }
-    const PointEvaluator eval(s);
+    const PointEvaluator eval(s, simulate ? Fidelity::Auto : Fidelity::Analytical);
     res.searched = row.candidates.size() > 1;
     double best = std::numeric_limits<double>::infinity(), least = best;
     for (const ParallelConfig& c : row.candidates) {
@@ -129,6 +130,13 @@ std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<Pr
         res.par = c;
         res.result = r;
       }
+    }
+    if (simulate && res.feasible) {  // the layout taken, simulated (docs/des.md)
+      Point p;
+      p.par = res.par;
+      EvalResult d;
+      eval.evaluate_guarded(p, w, d, Fidelity::Des);
+      if (d.status == Status::Ok) res.des_step_time_s = d.step_time_s;
     }
     for (const Measure& m : spec.measures)
       res.predicted.push_back(
@@ -164,7 +172,7 @@ std::vector<ValidationTable> summarize(const TableSpec& spec, const std::vector<
       }
       std::string label = rows[i].label;
       if (results[i].searched) label += fmt::format(" [{}]", results[i].par.describe());
-      t.rows.push_back({label, predicted, measured});
+      t.rows.push_back({label, predicted, measured, i});
     }
     out.push_back(std::move(t));
   }

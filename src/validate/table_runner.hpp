@@ -20,13 +20,16 @@ struct RowResult {
   ParallelConfig par;     ///< the layout taken (least memory when none fits)
   EvalResult result;
   std::vector<double> predicted;  ///< per measure
+  /// The DES's step time of the layout taken (evaluate_rows with `simulate`); NaN otherwise.
+  double des_step_time_s = EvalResult::kNaN;
 };
 
 /// Evaluates rows with `factors` (end-to-end factors by hardware name) in place of the
-/// stacks' own. Training rows: the fastest feasible candidate; memory rows: each measure's
-/// layout.
+/// stacks' own. Training rows: the fastest feasible candidate by the analytical model (and,
+/// with `simulate`, that layout by the DES too); memory rows: each measure's layout.
 std::vector<RowResult> evaluate_rows(const TableSpec& spec, const std::vector<PreparedRow>& rows,
-                                     const std::map<std::string, EndToEndFactors>& factors = {});
+                                     const std::map<std::string, EndToEndFactors>& factors = {},
+                                     bool simulate = false);
 
 /// An empty table of `spec`'s measure `m` (its name and unit), listing the searched knobs.
 ValidationTable measure_table(const TableSpec& spec, const Measure& m);
@@ -44,8 +47,8 @@ std::vector<ValidationTable> run_table(const TableSpec& spec, const ReferenceCon
 std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const ReferenceContext& ctx);
 
 /// Inference tables (inference_tables.cpp): each row a serving job at one layout and load,
-/// predicted by the analytical serving model.
-std::vector<ValidationTable> run_inference_table(const TableSpec& spec,
-                                                 const ReferenceContext& ctx);
+/// predicted by the analytical serving model (`simulate`: by the serving DES).
+std::vector<ValidationTable> run_inference_table(const TableSpec& spec, const ReferenceContext& ctx,
+                                                 bool simulate = false);
 
 }  // namespace rapid

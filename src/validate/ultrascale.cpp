@@ -44,10 +44,10 @@ UltrascaleResult validate_ultrascale(const UltrascaleSweep& in) {
     const std::string label = fmt::format("{} dp{} tp{} pp{} mbs{} zero{}", row.label, c.dp, c.tp,
                                           c.pp, c.mbs, c.zero_stage);
     const bool suspect = c.pp > 1 && in.before_pp_fix[i];
-    const ValidationRow throughput{label, r.predicted[0], row.measured[0]};
+    const ValidationRow throughput{label, r.predicted[0], row.measured[0], i};
     (suspect ? out.throughput_pp_suspect : out.throughput).rows.push_back(throughput);
     if (c.pp == 1) out.throughput_pp1.rows.push_back(throughput);
-    out.memory.rows.push_back({label, r.predicted[1], row.measured[1]});
+    out.memory.rows.push_back({label, r.predicted[1], row.measured[1], i});
   }
   return out;
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "cross_validation.hpp"
+#include "interval_fit.hpp"
+#include "rapid/io/output_check.hpp"
 #include "ultrascale.hpp"
 
 namespace rapid {
@@ -21,6 +23,10 @@ void add_validate_options(CLI::App& cmd, ValidateOptions& o) {
   cmd.add_flag("--cross-validate", o.cross_validate,
                "predict each training table with factors fitted on the other tables of its GPU "
                "type; print in-sample and out-of-sample MAPE");
+  cmd.add_option("--fit-intervals", o.fit_intervals,
+                 "write the prediction intervals' out-of-sample residuals to FILE "
+                 "(configs/calibration/intervals.yaml) and print their nested coverage per table")
+      ->type_name("FILE");
   cmd.add_option("--max-rows", o.max_rows, "rows printed per table, worst first beyond it")
       ->check(CLI::Range(1, 100000));
 }
@@ -106,6 +112,16 @@ int run_cross_validation(const std::vector<TableSpec>& specs, const ReferenceCon
   return 0;
 }
 
+int run_fit_intervals(const std::vector<TableSpec>& specs, const ReferenceContext& ctx,
+                      const std::string& path) {
+  check_output_file(path, "--fit-intervals");
+  const IntervalFit fit = fit_intervals(specs, ctx);
+  write_file_atomically(path, interval_yaml(fit), "--fit-intervals");
+  fmt::print("{}{} training and {} serving residual rows written to {}\n", interval_summary(fit),
+             fit.spec.training.size(), fit.spec.serving.size(), path);
+  return 0;
+}
+
 }  // namespace
 
 int run_validate(const ValidateOptions& o) {
@@ -113,6 +129,7 @@ int run_validate(const ValidateOptions& o) {
   ctx.reference_dir = o.reference_dir.empty() ? default_reference_dir() : o.reference_dir;
   const std::vector<TableSpec> specs = load_table_specs(ctx.reference_dir);
   if (o.fit) return run_fit(specs, ctx);
+  if (!o.fit_intervals.empty()) return run_fit_intervals(specs, ctx, o.fit_intervals);
   if (o.cross_validate) return run_cross_validation(specs, ctx, o.max_rows);
   if (o.hf_ultrascale) return run_hf(specs, ctx, o.max_rows);
   std::vector<ValidationTable> all;

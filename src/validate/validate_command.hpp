@@ -12,6 +12,7 @@ struct ValidateOptions {
   bool fit = false;             ///< refit the end-to-end efficiency factors and print them
   bool cross_validate = false;  ///< leave-one-table-out check of the end-to-end factors
   int max_rows = 40;            ///< rows printed per table (worst first beyond this)
+  std::string fit_intervals;    ///< write the prediction intervals' residuals to this file
 };
 
 void add_validate_options(CLI::App& cmd, ValidateOptions& o);
@@ -22,7 +23,10 @@ void add_validate_options(CLI::App& cmd, ValidateOptions& o);
 /// training table in-sample and out-of-sample side by side, last line "cross-validated
 /// MAPE: X%". --hf-ultrascale: the nanotron sweep's throughput MAPE (trusted rows, pp = 1
 /// rows, pre-fix pipeline rows apart), reserved-memory MAPE and OOM classification.
-/// --fit-end-to-end: the fitted factors. Returns the exit code (0; InputError propagates).
+/// --fit-end-to-end: the fitted factors. --fit-intervals FILE: the out-of-sample residuals
+/// written to FILE (configs/calibration/intervals.yaml), the bands and their nested coverage
+/// per table printed (docs/validation.md "Prediction intervals"). Returns the exit code (0;
+/// InputError propagates).
 int run_validate(const ValidateOptions& o);
 
 }  // namespace rapid

@@ -11,6 +11,7 @@ struct ValidationRow {
   std::string label;
   double predicted = 0;
   double measured = 0;
+  size_t source = 0;             ///< the table's row it comes from (index of the prepared rows)
   double abs_pct_error() const;  ///< |predicted - measured| / measured * 100
 };
 

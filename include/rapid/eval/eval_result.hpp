@@ -185,6 +185,17 @@ struct EvalResult {
   double prefill_time_s = kNaN;            ///< one prompt's prefill alone (TTFT at no load)
   double decode_step_time_s = kNaN;        ///< one decode iteration at the mean running batch
 
+  // Prediction intervals at the interval file's coverage (docs/validation.md "Prediction
+  // intervals"; eval/prediction_interval.hpp): where the measurement would lie, from the
+  // model's out-of-sample residuals on the published tables. NaN where the row has no value.
+  double step_time_lo_s = kNaN, step_time_hi_s = kNaN;
+  double tokens_per_s_lo = kNaN, tokens_per_s_hi = kNaN;
+  double mfu_lo = kNaN, mfu_hi = kNaN;
+  double ttft_lo_s = kNaN, ttft_hi_s = kNaN;
+  double itl_lo_s = kNaN, itl_hi_s = kNaN;
+  double e2e_latency_lo_s = kNaN, e2e_latency_hi_s = kNaN;
+  uint8_t extrapolated = 0;  ///< 1: no published table ran this GPU type with this stack family
+
   // Memory of the GPU with the largest peak (kept for OOM points).
   double peak_memory_bytes = 0;
   double weights_bytes = 0;

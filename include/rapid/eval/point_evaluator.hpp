@@ -5,11 +5,13 @@
 // off; on, the DES's power trace and the thermal replay allocate).
 #pragma once
 
+#include <array>
 #include <memory>
 #include <vector>
 
 #include "rapid/des/des_evaluator.hpp"
 #include "rapid/eval/evaluator.hpp"
+#include "rapid/eval/prediction_interval.hpp"
 #include "rapid/nonideal/nonideal_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
@@ -67,6 +69,10 @@ class PointEvaluator {
  private:
   struct System;  // one hardware variant under one scenario (and GPU count, with faults)
   const System& system(const Point& p) const;
+  /// evaluate() without the prediction interval.
+  void evaluate_point(const Point& p, Workload& scratch, EvalResult& r, Fidelity f) const;
+  /// The point's hardware entry's prediction interval (spec.intervals) applied to `r`.
+  void add_interval(const Point& p, EvalResult& r, Fidelity f) const;
   /// The system of a variant and scenario at the job's `gpu_slot`-th GPU count (0 unless
   /// link faults make the GPU counts differ).
   const System& system(int32_t hardware, int32_t scenario, size_t gpu_slot) const;
@@ -77,6 +83,8 @@ class PointEvaluator {
   int64_t fail_point_ = -1;  ///< RAPID_SWEEP_TEST_POINT_ERROR
   uint64_t id_ = 0;          ///< this object in the thread's layout memo (evaluate())
   std::vector<std::unique_ptr<System>> systems_;
+  /// Each hardware entry's interval factors, analytical and DES (spec.intervals).
+  std::vector<std::array<IntervalFactors, 2>> interval_factors_;
 };
 
 }  // namespace rapid

@@ -10,6 +10,7 @@
 
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/hardware_variant.hpp"
+#include "rapid/spec/interval_spec.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
 #include "rapid/spec/nonideal_spec.hpp"
@@ -87,6 +88,10 @@ struct SweepSpec {
   ServingSpec serving;
   /// Non-ideal conditions swept as a dimension (at least one: "ideal", all off).
   std::vector<NonIdealSpec> scenarios;
+  /// Prediction intervals of each hardware entry (same index; docs/validation.md
+  /// "Prediction intervals") and the file they come from (path empty: none found).
+  std::vector<IntervalBand> intervals;
+  Source intervals_source;
 };
 
 /// Directories searched for configs referenced by name ("llama3-70b" ->
