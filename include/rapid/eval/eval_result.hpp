@@ -123,10 +123,15 @@ struct EvalResult {
   double peak_gpu_power_W = kNaN;        ///< the highest board power any GPU draws in the step
   double tokens_per_J = kNaN;            ///< tokens / (energy per step)
   double cluster_power_swing_MW = kNaN;  ///< max - min of all GPUs' summed power within a step
-  double gpu_temperature_C = kNaN;       ///< hottest GPU, time average at the periodic steady state
-  double throttle_fraction = kNaN;       ///< that GPU's time throttled at the steady state
-  double thermal_slowdown = kNaN;        ///< step time / step time without throttling - 1
-  double hbm_utilization = kNaN;         ///< HBM bytes moved / (HBM peak x step time), bounding GPU
+  double gpu_temperature_C =
+      kNaN;  ///< hottest GPU's die, time average at the periodic steady state
+  double hbm_temperature_C = kNaN;  ///< that GPU's HBM, time average
+  double throttle_fraction = kNaN;  ///< that GPU's time under any thermal slowdown (die or HBM)
+  double thermal_slowdown = kNaN;   ///< step time / step time without throttling - 1
+  double dvfs_fraction = kNaN;      ///< that GPU's time at the lowered DVFS clock (steady state)
+  double dvfs_warmup_engagements = kNaN;  ///< DVFS samples lowering its clock heating from idle
+  double time_to_throttle_s = kNaN;  ///< from idle (a job's start) to its first thermal slowdown
+  double hbm_utilization = kNaN;     ///< HBM bytes moved / (HBM peak x step time), bounding GPU
   int32_t bounding_gpu = -1;         ///< GPU whose slowness bounds the step (-1: none stands out)
   double job_mtbf_s = kNaN;          ///< mean time between job interruptions (all components)
   double checkpoint_bytes = kNaN;    ///< one checkpoint of the job (weights + optimizer states)
@@ -137,26 +142,26 @@ struct EvalResult {
 
   // Serving (mode: inference; docs/inference.md sec 5); NaN on training rows. Per the
   // deployment (all replicas) unless named per replica; latencies are means over requests.
-  double concurrency = kNaN;           ///< requests in flight offered (closed loop)
-  double arrival_rate_per_s = kNaN;    ///< requests per second offered (open loop)
-  double running_batch = kNaN;         ///< mean sequences per iteration, per replica
-  double max_concurrency = kNaN;       ///< requests of the longest length that fit, all replicas
-  double kv_cache_bytes = kNaN;        ///< KV cache of the running batch at its longest, per GPU
+  double concurrency = kNaN;         ///< requests in flight offered (closed loop)
+  double arrival_rate_per_s = kNaN;  ///< requests per second offered (open loop)
+  double running_batch = kNaN;       ///< mean sequences per iteration, per replica
+  double max_concurrency = kNaN;     ///< requests of the longest length that fit, all replicas
+  double kv_cache_bytes = kNaN;      ///< KV cache of the running batch at its longest, per GPU
   double kv_cache_capacity_tokens = kNaN;  ///< tokens the KV cache memory holds, per replica
-  double ttft_s = kNaN;                ///< time to first token (queueing + prefill)
-  double ttft_p99_s = kNaN;            ///< its 99th percentile (DES only)
-  double itl_s = kNaN;                 ///< inter-token latency (TPOT), mean over tokens
-  double itl_start_s = kNaN;           ///< over the first 10% of each request's output tokens
-  double itl_mid_s = kNaN;             ///< over the middle 10%
-  double itl_end_s = kNaN;             ///< over the last 10%
-  double itl_p99_s = kNaN;             ///< 99th percentile of the gaps (DES only)
-  double e2e_latency_s = kNaN;         ///< arrival to last token
-  double queue_time_s = kNaN;          ///< arrival to the first prefill iteration
-  double output_tokens_per_s = kNaN;   ///< generated tokens per second, all replicas
-  double total_tokens_per_s = kNaN;    ///< prompt + generated tokens per second
-  double requests_per_s = kNaN;        ///< completed requests per second
-  double prefill_time_s = kNaN;        ///< one prompt's prefill alone (TTFT at no load)
-  double decode_step_time_s = kNaN;    ///< one decode iteration at the mean running batch
+  double ttft_s = kNaN;                    ///< time to first token (queueing + prefill)
+  double ttft_p99_s = kNaN;                ///< its 99th percentile (DES only)
+  double itl_s = kNaN;                     ///< inter-token latency (TPOT), mean over tokens
+  double itl_start_s = kNaN;               ///< over the first 10% of each request's output tokens
+  double itl_mid_s = kNaN;                 ///< over the middle 10%
+  double itl_end_s = kNaN;                 ///< over the last 10%
+  double itl_p99_s = kNaN;                 ///< 99th percentile of the gaps (DES only)
+  double e2e_latency_s = kNaN;             ///< arrival to last token
+  double queue_time_s = kNaN;              ///< arrival to the first prefill iteration
+  double output_tokens_per_s = kNaN;       ///< generated tokens per second, all replicas
+  double total_tokens_per_s = kNaN;        ///< prompt + generated tokens per second
+  double requests_per_s = kNaN;            ///< completed requests per second
+  double prefill_time_s = kNaN;            ///< one prompt's prefill alone (TTFT at no load)
+  double decode_step_time_s = kNaN;        ///< one decode iteration at the mean running batch
 
   // Memory of the GPU with the largest peak (kept for OOM points).
   double peak_memory_bytes = 0;

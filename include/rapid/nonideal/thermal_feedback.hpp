@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "rapid/eval/eval_result.hpp"
 #include "rapid/nonideal/thermal_replay.hpp"
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/nonideal_spec.hpp"
@@ -47,10 +48,19 @@ inline double merge_s(double step_s) {
   return std::max(5e-3, step_s / 200.0);
 }
 
-/// A GPU of `base` throttled at its steady state `steady`: it did not keep its own speed.
+/// A GPU of `base` throttled (or slowed by DVFS) at its steady state `steady`: it did not
+/// keep its own speed.
 inline bool throttled(const ReplayResult& steady, const Derate& base) {
   return !(steady.effective == base) && (steady.throttle_fraction > 0 || steady.dvfs_fraction > 0);
 }
+
+/// The row's thermal columns from its hottest GPU (docs/nonideal.md sec 7): its die and
+/// HBM at the steady state, its share of time throttled (the one definition: under any
+/// thermal slowdown) and at the DVFS clock, and its heating from idle; status overheat when
+/// a node ends above its shutdown temperature.
+void set_thermal_columns(const ThermalParams& p, double die_C, double hbm_C,
+                         double throttle_fraction, double dvfs_fraction, const ColdStart& cold,
+                         EvalResult& r);
 
 /// Simulations of the fixed point at most (the first one included).
 constexpr int kMaxThermalSimulations = 8;
