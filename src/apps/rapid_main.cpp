@@ -141,11 +141,21 @@ int run_predict(const PredictOptions& o) {
   rapid::PointEvaluator eval(spec, fidelity, des);
   rapid::Workload w;
   rapid::EvalResult r;
-  eval.evaluate(p, w, r);
+  // One simulation for every line printed: the row, the DES report and the thermal steady
+  // states (one "throttled" figure per GPU whichever line shows it).
+  rapid::des::Timeline timeline;
+  rapid::DesReport report;
+  rapid::ThermalReport thermal;
+  const bool des_run = fidelity == rapid::Fidelity::Des;
+  eval.evaluate(p, w, r, fidelity,
+                des_run
+                    ? rapid::PointEvaluator::DesOutputs{&report, o.timeline ? &timeline : nullptr,
+                                                        &thermal, o.timeline.has_value()}
+                    : rapid::PointEvaluator::DesOutputs{});
   std::fputs(rapid::describe_result(spec, p, r).c_str(), stdout);
   if (o.timeline && r.status != rapid::Status::Ok)
     std::printf("timeline    not written: the layout is %s\n", rapid::status_name(r.status));
-  if (fidelity == rapid::Fidelity::Des && r.status == rapid::Status::Ok) {
+  if (des_run && r.status == rapid::Status::Ok) {
     rapid::EvalResult analytical;
     eval.evaluate(p, w, analytical, rapid::Fidelity::Analytical);
     std::printf(
@@ -153,12 +163,6 @@ int run_predict(const PredictOptions& o) {
         "(DES %+.2f%%)\n",
         analytical.step_time_s,
         100.0 * (r.step_time_s - analytical.step_time_s) / analytical.step_time_s);
-    rapid::des::Timeline timeline;
-    rapid::EvalResult again = r;
-    rapid::DesReport report;
-    rapid::ThermalReport thermal;
-    eval.simulate(p, w, again,
-                  {&report, o.timeline ? &timeline : nullptr, &thermal, o.timeline.has_value()});
     std::fputs(rapid::describe_des_report(report).c_str(), stdout);
     if (thermal.periods > 0) {
       std::fputs(rapid::describe_thermal(thermal).c_str(), stdout);

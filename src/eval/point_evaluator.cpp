@@ -153,7 +153,8 @@ void PointEvaluator::evaluate_guarded(const Point& p, Workload& w, EvalResult& r
   if (spec_.mode == JobMode::Inference) set_serving_load(spec_, p, r);
 }
 
-void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
+void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f,
+                              const DesOutputs& out) const {
   if (spec_.mode == JobMode::Inference) {
     w.par = p.par;
     evaluate_serving(spec_, p, r, f == Fidelity::Des);
@@ -223,7 +224,7 @@ void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fideli
   if (f == Fidelity::Des) {
     if (!memo.ops) build_workload_ops(spec_.model, sys.training, w);
     memo.ops = true;
-    simulate(p, w, r, DesOutputs{});
+    simulate(p, w, r, out);
   } else {
     if (sys.no_route) {  // the closed form's verdict on hard link failures (docs/faults.md)
       r.status = Status::NoRoute;
