@@ -204,7 +204,8 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     ReplayOptions o;
     o.base = states[x.state].base;
     o.record = record;
-    return replay_cold_start(states[x.state].thermal, x.profile.segments, policy, idle_W, o);
+    return heating_from_idle(states[x.state].thermal, x.profile.segments, policy, idle_W, o,
+                             x.steady.throttle_fraction > 0);
   };
   std::vector<ColdStart> colds(reps.size());
   if (spec_.thermal && hot) {

@@ -181,8 +181,8 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
     const ClassState& h = classes[hottest];
     ReplayOptions o;
     o.base = h.g.base;
-    const ColdStart cold =
-        replay_cold_start(h.g.thermal, prof.segments, dvfs_policy(spec_), idle_W, o);
+    const ColdStart cold = heating_from_idle(h.g.thermal, prof.segments, dvfs_policy(spec_), idle_W,
+                                             o, h.ss.throttle_fraction > 0);
     set_thermal_columns(h.g.thermal, h.ss.die_C, h.ss.hbm_C, h.ss.throttle_fraction, 0.0, cold, r);
     r.thermal_slowdown = step_s / static_max - 1.0;
   }

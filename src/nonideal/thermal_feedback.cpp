@@ -53,6 +53,15 @@ DvfsPolicy dvfs_policy(const NonIdealSpec& spec) {
   return d;
 }
 
+ColdStart heating_from_idle(const ThermalParams& p, std::span<const PowerSegment> profile,
+                            const DvfsPolicy& dvfs, double idle_W, const ReplayOptions& o,
+                            bool throttles) {
+  if (throttles || dvfs.enabled || o.record) return replay_cold_start(p, profile, dvfs, idle_W, o);
+  ColdStart none;
+  none.first_throttle_s = none.first_dvfs_s = std::numeric_limits<double>::infinity();
+  return none;
+}
+
 void set_thermal_columns(const ThermalParams& p, double die_C, double hbm_C,
                          double throttle_fraction, double dvfs_fraction, const ColdStart& cold,
                          EvalResult& r) {

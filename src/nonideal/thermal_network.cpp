@@ -204,6 +204,17 @@ NodeVector ThermalNetwork::at(const ThermalPath& p, double t_s) const {
   return x;
 }
 
+NodeVector ThermalNetwork::slow_part(const NodeVector& rise, double tau_s) const {
+  NodeVector x{};
+  for (size_t k = 0; k < kThermalNodes; ++k) {
+    if (k > 0 && lambda_[k] * tau_s > 1) break;  // ascending rates: the rest are faster
+    double mode = 0;
+    for (size_t j = 0; j < kThermalNodes; ++j) mode += to_mode_[k][j] * rise[j];
+    for (size_t i = 0; i < kThermalNodes; ++i) x[i] += to_node_[i][k] * mode;
+  }
+  return x;
+}
+
 // Integral of inf + sum_k c_k e^{-l_k t}: inf t + sum_k c_k (1 - e^{-l_k t}) / l_k.
 double ThermalNetwork::integral(const ThermalPath& p, size_t i, double t_s) const {
   double s = p.inf[i] * t_s;

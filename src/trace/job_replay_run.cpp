@@ -133,7 +133,8 @@ void JobReplay::fixed_point(const std::vector<RankTrace>& ranks, const ProcessGr
   profile_from_spans(r.power[hot], des::to_ps(r.step_time_s), idle_W, wait_W,
                      merge_s(r.step_time_s), prof);
   tr.cold.assign(tr.instances.size(), ColdStart{});
-  tr.cold[hot] = replay_cold_start(g.thermal, prof.segments, policy, idle_W, o);
+  tr.cold[hot] = heating_from_idle(g.thermal, prof.segments, policy, idle_W, o,
+                                   tr.instances[hot].throttle_fraction > 0);
   const rapid::ReplayResult& h = tr.instances[hot];
   out.row.status = Status::Ok;
   set_thermal_columns(g.thermal, h.die_avg_C, h.hbm_avg_C, h.throttle_fraction, h.dvfs_fraction,

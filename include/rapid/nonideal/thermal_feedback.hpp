@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 
 #include "rapid/eval/eval_result.hpp"
 #include "rapid/nonideal/thermal_replay.hpp"
@@ -61,6 +62,14 @@ inline bool throttled(const ReplayResult& steady, const Derate& base) {
 void set_thermal_columns(const ThermalParams& p, double die_C, double hbm_C,
                          double throttle_fraction, double dvfs_fraction, const ColdStart& cold,
                          EvalResult& r);
+
+/// The heating from idle (replay_cold_start) of a GPU that `throttles` (or not) at its
+/// periodic steady state. Skipped when nothing can happen on the way: no DVFS, no trace
+/// asked, and no throttling at the steady state, which the heating approaches from below
+/// (the sink rises towards its periodic temperature; the die and HBM ride on it).
+ColdStart heating_from_idle(const ThermalParams& p, std::span<const PowerSegment> profile,
+                            const DvfsPolicy& dvfs, double idle_W, const ReplayOptions& o,
+                            bool throttles);
 
 /// Simulations of the fixed point at most (the first one included).
 constexpr int kMaxThermalSimulations = 8;

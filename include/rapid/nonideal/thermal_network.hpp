@@ -67,6 +67,10 @@ class ThermalNetwork {
   double first_crossing(const ThermalPath& p, size_t i, double target, double t_max_s) const;
   /// The modes' decay rates, ascending (1/s): 1 / rates()[0] is the slowest time constant.
   const NodeVector& rates() const { return lambda_; }
+  /// The part of `rise` carried by the modes whose time constant is at least `tau_s` (the
+  /// slowest alone when none is): what is left of a transient once the faster modes have
+  /// followed the power.
+  NodeVector slow_part(const NodeVector& rise, double tau_s) const;
 
  private:
   NodeVector lambda_{};
