@@ -11,6 +11,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/nonideal/power_model.hpp"
 #include "rapid/spec/nonideal_spec.hpp"
+#include "rapid/spec/yaml_reader.hpp"
 #include "test_support.hpp"
 #include "thermal_test_params.hpp"
 
@@ -190,6 +191,27 @@ TEST(ThermalModel, HardwareFileLimits) {
   EXPECT_EQ(p.law, ThrottleLaw::Linear);
   const ThermalParams a = thermal_params(test::shipped_hardware("a100-sxm4-80gb"), CoolingSpec{});
   EXPECT_EQ(a.die, (NodeLimit{85, 4, 0.5, 92}));
+  // The keys are read strictly: a HW slowdown below the SW slowdown, a resistance of 0 or a
+  // key the file format lacks is an input error naming the file, key and value.
+  const std::string path = test::source_path("configs/hardware/h100-sxm5-80gb.yaml");
+  const std::string text = read_text_file(path);
+  auto bad = [&](const std::string& from, const std::string& to, const std::string& key,
+                 const std::string& value) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    try {
+      parse_hardware(load_yaml_text(t, "hw.yaml"), "hw.yaml");
+      ADD_FAILURE() << "no InputError for " << to;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "hw.yaml");
+      EXPECT_EQ(e.key(), key);
+      EXPECT_EQ(e.value(), value);
+    }
+  };
+  bad("die_hw_slowdown_C: 89", "die_hw_slowdown_C: 80", "thermal.die_hw_slowdown_C", "80");
+  bad("die_sink_C_per_W: 0.018", "die_sink_C_per_W: 0", "thermal.die_sink_C_per_W", "0");
+  bad("sink_C_per_W: 0.045", "sink_C_per_W: -1", "thermal.air.sink_C_per_W", "-1");
+  bad("die_J_per_C: 1.0", "die_heat: 1.0", "thermal.die_heat", "die_heat");
 }
 
 // `thermal: true` without `cooling:` is air cooling (its name says so): the hardware's air

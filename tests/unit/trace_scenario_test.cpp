@@ -4,6 +4,7 @@
 // the stack's hardware adjustments and with a straggler scenario.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "rapid/analytical/analytical_evaluator.hpp"
@@ -253,6 +254,12 @@ TEST(TraceScenario, OwnTraceUnderThermalGivesPredictsDesStep) {
   EXPECT_NEAR(static_cast<double>(r.replay_ps()), static_cast<double>(r.des_ps()),
               2e-3 * static_cast<double>(r.des_ps()));
   EXPECT_NEAR(r.replay.row.gpu_temperature_C, r.des.gpu_temperature_C, 0.1);
+  std::printf(
+      "thermal at 75 C: replay %.6f s (%+.2f%%, die %.2f C), DES %.6f s (%+.2f%%, die "
+      "%.2f C)\n",
+      r.replay.replay.step_time_s, 100 * r.replay.row.thermal_slowdown,
+      r.replay.row.gpu_temperature_C, r.des.step_time_s, 100 * r.des.thermal_slowdown,
+      r.des.gpu_temperature_C);
 }
 
 // Rank 0 sends 0.9 GB to rank 8 and rank 1 0.45 GB to rank 9, at once, on their rails.
