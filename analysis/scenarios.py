@@ -1,10 +1,14 @@
 #!/usr/bin/python3
 """Compare the non-ideal scenarios of a rapid-sweep result file (docs/nonideal.md): for
 each scenario, its fastest feasible layout with the step time and its change against the
-first scenario, the thermal steady state (hottest GPU, time throttled, slowdown against
-the unthrottled step), HBM bandwidth utilization, power and energy, the GPU that bounds
-the step, and goodput where failures are on. Links faults and stragglers show as their
-step time; thermal mitigations as their throttling loss.
+first scenario, the thermal steady state (hottest GPU's die and HBM, its one "throttled"
+figure: the share of time under any thermal slowdown; its loss against the unthrottled
+step with the same stack settings; DVFS at the steady state and while heating from idle;
+the time from idle to its first throttle), HBM bandwidth utilization, power and energy,
+the GPU that bounds the step, and goodput where failures are on. Links faults and
+stragglers show as their step time; thermal mitigations as their throttling loss, which
+compares each row with its own stack's unthrottled step (a mitigation that changes the
+stack, interleaving, changes the first-scenario comparison by more than heat).
 
     /usr/bin/python3 analysis/scenarios.py RESULTS.h5 [--gpus N] [--csv PATH]
 
@@ -43,8 +47,12 @@ def scenario_table(best: pd.DataFrame) -> pd.DataFrame:
         "vs_first_%": 100 * (best["step_time_s"] / ref - 1),
         "tokens/s/GPU": best["tokens_per_s_per_gpu"],
     })
-    optional = [("gpu_temperature_C", "T_C", 1), ("throttle_fraction", "throttled_%", 100),
-                ("thermal_slowdown", "throttle_loss_%", 100),
+    optional = [("gpu_temperature_C", "die_C", 1), ("hbm_temperature_C", "hbm_C", 1),
+                ("throttle_fraction", "throttled_%", 100),
+                ("thermal_slowdown", "loss_vs_unthrottled_%", 100),
+                ("dvfs_fraction", "dvfs_%", 100),
+                ("dvfs_warmup_engagements", "dvfs_warmup", 1),
+                ("time_to_throttle_s", "throttle_after_s", 1),
                 ("hbm_utilization", "hbm_util_%", 100), ("avg_gpu_power_W", "power_W", 1),
                 ("energy_per_step_J", "kJ/step", 1e-3), ("tokens_per_J", "tokens/J", 1),
                 ("goodput", "goodput_%", 100),

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Plot one point's temperature and effective HBM bandwidth over time (docs/nonideal.md
+"""Plot one point's temperatures and effective HBM bandwidth over time (docs/nonideal.md
 sec 7) from the timeline `rapid predict --fidelity des --timeline T.json` writes for a
 scenario with `thermal: true`: each simulated GPU's heating from idle to its periodic
-steady state, with the throttle threshold, its board power and the bandwidth it keeps.
+steady state, its die (solid) and HBM (dashed) against their limits (the H100's and
+A100's: die slowdown from 85-87 C, HBM from 95 C), its board power and the bandwidth it
+keeps.
 
     /usr/bin/python3 analysis/thermal.py T.json [-o thermal.png] [--gpus N]
 
@@ -21,7 +23,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-TRACKS = ("temperature_C", "power_W", "sm_clock", "hbm_bandwidth_TBps")
+TRACKS = ("temperature_C", "hbm_temperature_C", "power_W", "sm_clock", "hbm_bandwidth_TBps")
 
 
 def read_counters(path: str) -> tuple[dict[int, dict[str, list[tuple[float, float]]]], dict]:
@@ -52,10 +54,19 @@ def plot(series, names, out: str, max_gpus: int) -> None:
     for pid in sorted(series)[:max_gpus]:
         label = names.get(pid, f"GPU {pid}")
         s = series[pid]
+        lines = {}
         for ax, track in ((ax_t, "temperature_C"), (ax_p, "power_W"), (ax_b, "hbm_bandwidth_TBps")):
             if track in s:
                 t, v = zip(*s[track])
-                ax.step(t, v, where="post", label=label, linewidth=1)
+                lines[track] = ax.step(t, v, where="post", label=f"{label} die" if ax is ax_t
+                                       else label, linewidth=1)[0]
+        if "hbm_temperature_C" in s:
+            t, v = zip(*s["hbm_temperature_C"])
+            color = lines["temperature_C"].get_color() if "temperature_C" in lines else None
+            ax_t.step(t, v, where="post", label=f"{label} HBM", linewidth=1, linestyle="--",
+                      color=color)
+    ax_t.axhline(87, color="orange", linestyle=":", linewidth=0.8,
+                 label="H100 die SW slowdown (87 C)")
     ax_t.axhline(95, color="red", linestyle="--", linewidth=0.8, label="HBM throttle (95 C)")
     ax_t.set_ylabel("temperature (C)")
     ax_p.set_ylabel("board power (W)")
@@ -90,9 +101,13 @@ def main(argv) -> int:
     plot(series, names, out, args.gpus)
     for pid in sorted(series)[: args.gpus]:
         temps = [v for _, v in series[pid].get("temperature_C", [])]
+        hbm = [v for _, v in series[pid].get("hbm_temperature_C", [])]
         bw = [v for _, v in series[pid].get("hbm_bandwidth_TBps", [])]
         if temps:
-            print(f"{names.get(pid, pid)}: {temps[0]:.1f} C at the start, {max(temps):.1f} C "
+            print(f"{names.get(pid, pid)}: die {temps[0]:.1f} C at the start, {max(temps):.1f} C "
+                  f"max; HBM {max(hbm):.1f} C max; HBM kept {min(bw):.2f}-{max(bw):.2f} TB/s"
+                  if hbm else
+                  f"{names.get(pid, pid)}: {temps[0]:.1f} C at the start, {max(temps):.1f} C "
                   f"max, HBM kept {min(bw):.2f}-{max(bw):.2f} TB/s")
     print(f"plot written to {out}")
     return 0

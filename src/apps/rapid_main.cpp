@@ -141,7 +141,17 @@ int run_predict(const PredictOptions& o) {
   rapid::PointEvaluator eval(spec, fidelity, des);
   rapid::Workload w;
   rapid::EvalResult r;
-  eval.evaluate(p, w, r);
+  // One simulation for every line printed: the row, the DES report and the thermal steady
+  // states (one "throttled" figure per GPU whichever line shows it).
+  rapid::des::Timeline timeline;
+  rapid::DesReport report;
+  rapid::ThermalReport thermal;
+  const bool des_run = fidelity == rapid::Fidelity::Des;
+  eval.evaluate(p, w, r, fidelity,
+                des_run
+                    ? rapid::PointEvaluator::DesOutputs{&report, o.timeline ? &timeline : nullptr,
+                                                        &thermal, o.timeline.has_value()}
+                    : rapid::PointEvaluator::DesOutputs{});
   // The layer's TP collective as this run's collective model times it (the latency warning
   // quotes it); the op templates built when `w` lacks them (cached template times).
   if (w.layer.forward.empty()) rapid::build_workload_ops(spec.model, spec.training, w);
@@ -150,7 +160,7 @@ int run_predict(const PredictOptions& o) {
   std::fputs(rapid::describe_result(spec, p, r, tp ? &*tp : nullptr).c_str(), stdout);
   if (o.timeline && r.status != rapid::Status::Ok)
     std::printf("timeline    not written: the layout is %s\n", rapid::status_name(r.status));
-  if (fidelity == rapid::Fidelity::Des && r.status == rapid::Status::Ok) {
+  if (des_run && r.status == rapid::Status::Ok) {
     const auto cause = static_cast<rapid::GapCause>(r.fidelity_gap_cause);
     std::printf(
         "fidelity    des (discrete-event simulation); the analytical model gives %.4f s "
@@ -162,12 +172,6 @@ int run_predict(const PredictOptions& o) {
                           "section 10)",
                           rapid::kGapCauseNames[r.fidelity_gap_cause])
                   .c_str());
-    rapid::des::Timeline timeline;
-    rapid::EvalResult again = r;
-    rapid::DesReport report;
-    rapid::ThermalReport thermal;
-    eval.simulate(p, w, again,
-                  {&report, o.timeline ? &timeline : nullptr, &thermal, o.timeline.has_value()});
     std::fputs(rapid::describe_des_report(report).c_str(), stdout);
     if (thermal.periods > 0) {
       std::fputs(rapid::describe_thermal(thermal).c_str(), stdout);

@@ -184,13 +184,12 @@ int run_replay(const ChakraReplayOptions& o, const LayoutOptions& layout) {
     std::printf("faults      most_loaded faults on %s\n", jr.most_loaded_link.c_str());
   if (jr.thermal) {
     std::fputs(describe_thermal(*jr.thermal).c_str(), stdout);
-    std::fputs(
-        describe_thermal_line(jr.temperature_C, jr.throttle_fraction, jr.thermal_slowdown).c_str(),
-        stdout);
-    if (jr.overheat)
+    std::fputs(describe_thermal_line(jr.row).c_str(), stdout);
+    if (jr.row.status == Status::Overheat)
       std::printf(
-          "status      overheat: the hottest GPU is above its %.0f C shutdown temperature\n",
-          on_job->hardware().thermal.shutdown_C);
+          "status      overheat: the hottest GPU is above its shutdown temperature (die %.0f C, "
+          "HBM %.0f C)\n",
+          on_job->hardware().thermal.die_shutdown_C, on_job->hardware().thermal.hbm_shutdown_C);
   }
   return 0;
 }

@@ -166,12 +166,14 @@ void PointEvaluator::add_interval(const Point& p, EvalResult& r, Fidelity f) con
     apply_interval(interval_factors_[h][f == Fidelity::Des], spec_.mode == JobMode::Inference, r);
 }
 
-void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
-  evaluate_point(p, w, r, f);
+void PointEvaluator::evaluate(const Point& p, Workload& w, EvalResult& r, Fidelity f,
+                              const DesOutputs& out) const {
+  evaluate_point(p, w, r, f, out);
   add_interval(p, r, f);
 }
 
-void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, Fidelity f) const {
+void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, Fidelity f,
+                                    const DesOutputs& des_out) const {
   if (spec_.mode == JobMode::Inference) {
     w.par = p.par;
     evaluate_serving(spec_, p, r, f == Fidelity::Des);
@@ -270,7 +272,7 @@ void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, 
     if (!memo.ops) build_workload_ops(spec_.model, sys.training, w);
     memo.ops = true;
     EvalResult a = r;
-    simulate(p, w, r, DesOutputs{});
+    simulate(p, w, r, des_out);
     // The closed form beside the simulation: how far apart they are, and where.
     closed_form(a);
     record_fidelity_gap(a, r);

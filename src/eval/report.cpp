@@ -109,8 +109,7 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
               : fmt::format("{:.1f} kW", r.cluster_power_swing_MW * 1e3),
           100 * r.hbm_utilization);
     }
-    if (!std::isnan(r.gpu_temperature_C))
-      out += describe_thermal_line(r.gpu_temperature_C, r.throttle_fraction, r.thermal_slowdown);
+    if (!std::isnan(r.gpu_temperature_C)) out += describe_thermal_line(r);
     if (r.bounding_gpu >= 0)
       out += fmt::format("bounded by  GPU {} (a straggler of the scenario)\n", r.bounding_gpu);
     if (!std::isnan(r.goodput))
@@ -191,11 +190,16 @@ std::string describe_ops(const Workload& w, const AnalyticalEvaluator& eval) {
   return out;
 }
 
-std::string describe_thermal_line(double temperature_C, double throttle_fraction, double slowdown) {
+std::string describe_thermal_line(const EvalResult& r) {
+  const std::string first = std::isfinite(r.time_to_throttle_s)
+                                ? fmt::format("at {:.1f} s", r.time_to_throttle_s)
+                                : std::string("never");
   return fmt::format(
-      "thermal     hottest GPU {:.1f} C at the steady state, throttled {:.0f}% of the time; "
-      "step {:+.1f}% against the unthrottled step\n",
-      temperature_C, 100 * throttle_fraction, 100 * slowdown);
+      "thermal     hottest GPU die {:.1f} C, HBM {:.1f} C at the steady state, throttled {:.0f}% "
+      "of the time, DVFS {:.0f}%; step {:+.1f}% against the unthrottled step (same stack); "
+      "heating from idle: first throttled {}, DVFS lowered the clock {:.0f} times before\n",
+      r.gpu_temperature_C, r.hbm_temperature_C, 100 * r.throttle_fraction, 100 * r.dvfs_fraction,
+      100 * r.thermal_slowdown, first, r.dvfs_warmup_engagements);
 }
 
 }  // namespace rapid

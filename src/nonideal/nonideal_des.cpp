@@ -132,7 +132,6 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
       for (Replayed& x : reps) {
         ReplayOptions o;
         o.base = states[x.state].base;
-        o.record = record;
         // Its work at full speed, then waiting for the straggler to the end of the step.
         if (x.waits) x.profile.add_wait(std::max(0.0, r.step_time_s - x.profile.step_s()), wait_W);
         x.steady = replay_periodic(states[x.state].thermal, x.profile.segments, policy, o);
@@ -168,7 +167,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     energy += static_cast<double>(x.gpus) * J;
     peak = std::max(peak, replay ? x.steady.peak_power_W : x.profile.peak_W);
     cluster.add(x.profile, replay ? x.steady.effective : Derate{}, static_cast<double>(x.gpus));
-    if (replay && (!hot || x.steady.temperature_avg_C > hot->steady.temperature_avg_C)) hot = &x;
+    if (replay && (!hot || x.steady.die_avg_C > hot->steady.die_avg_C)) hot = &x;
   }
   r.energy_per_step_J = energy;
   r.avg_gpu_power_W = energy / (static_cast<double>(w.par.num_gpus()) * r.step_time_s);
@@ -199,11 +198,22 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
   const auto own = std::find_if(reps.begin(), reps.end(),
                                 [&](const Replayed& x) { return x.inst == bound && !x.waits; });
   r.hbm_utilization = own->profile.hbm_bytes / (hw.hbm_bandwidth_Bps * r.step_time_s);
+  // The heating from idle (a job's start): for the hottest class, and for every class when
+  // their steady states are reported (the timeline's traces when recording).
+  auto cold_start = [&](const Replayed& x) {
+    ReplayOptions o;
+    o.base = states[x.state].base;
+    o.record = record;
+    return heating_from_idle(states[x.state].thermal, x.profile.segments, policy, idle_W, o,
+                             x.steady.throttle_fraction > 0);
+  };
+  std::vector<ColdStart> colds(reps.size());
   if (spec_.thermal && hot) {
-    if (hot->steady.temperature_avg_C > states[hot->state].thermal.shutdown_C)
-      r.status = Status::Overheat;
-    r.gpu_temperature_C = hot->steady.temperature_avg_C;
-    r.throttle_fraction = hot->steady.throttle_fraction;
+    for (size_t i = 0; i < reps.size(); ++i)
+      if (thermal || &reps[i] == hot) colds[i] = cold_start(reps[i]);
+    set_thermal_columns(states[hot->state].thermal, hot->steady.die_avg_C, hot->steady.hbm_avg_C,
+                        hot->steady.throttle_fraction, hot->steady.dvfs_fraction,
+                        colds[static_cast<size_t>(hot - reps.data())], r);
     r.thermal_slowdown = r.step_time_s / unthrottled_s - 1.0;
   }
   if (timeline && !run.all_replicas)  // a straggler's instance stands for its stage
@@ -219,6 +229,7 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
   if (thermal) {
     tr.unthrottled_step_s = unthrottled_s;
     tr.step_s = r.step_time_s;
+    if (spec_.thermal) tr.cold = std::move(colds);
     for (Replayed& x : reps) {
       tr.instances.push_back(std::move(x.steady));
       tr.inst.push_back(static_cast<int32_t>(x.inst));

@@ -92,7 +92,7 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   StepProfile prof;
   profile_from_breakdown(r, bw, power_.op_energy(opt, r.optimizer_time_s), idle_W, wait_W, prof);
   const double tau = r.step_time_s + cap_s;
-  const WorkPower step = whole_step(prof, idle_W);
+  const WorkPower step = whole_step(prof.segments, idle_W);
 
   // Each class of GPU (normal, each straggler) at its steady state; the slowest sets the step.
   thread_local std::vector<GpuState> states;
@@ -135,11 +135,11 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
     if (c.time_s >= step_s) continue;
     StepProfile longer = prof;
     longer.add_wait(step_s - c.time_s, wait_W);
-    c.ss = steady_state(c.g.thermal, under(whole_step(longer, idle_W), c.g.base));
+    c.ss = steady_state(c.g.thermal, under(whole_step(longer.segments, idle_W), c.g.base));
   }
   size_t hottest = 0;
   for (size_t c = 0; c < classes.size(); ++c)
-    if (classes[c].ss.temperature_C > classes[hottest].ss.temperature_C) hottest = c;
+    if (classes[c].ss.die_C > classes[hottest].ss.die_C) hottest = c;
   // The bounding GPU's compute ran that much longer.
   const ClassState& bound = classes[slowest];
   spread_slowdown(
@@ -176,10 +176,14 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   r.cluster_power_swing_MW = static_cast<double>(w.par.num_gpus()) * (prof.peak_W - low_W) / 1e6;
   r.hbm_utilization = prof.hbm_bytes / (hw.hbm_bandwidth_Bps * step_s);
   if (spec_.thermal) {
-    if (classes[hottest].ss.temperature_C > classes[hottest].g.thermal.shutdown_C)
-      r.status = Status::Overheat;
-    r.gpu_temperature_C = classes[hottest].ss.temperature_C;
-    r.throttle_fraction = classes[hottest].ss.throttle_fraction;
+    // DVFS has no effect at a steady state (dT/dt is 0 there); the heating from idle
+    // replays the step's profile at the hottest class's speed (its own derate).
+    const ClassState& h = classes[hottest];
+    ReplayOptions o;
+    o.base = h.g.base;
+    const ColdStart cold = heating_from_idle(h.g.thermal, prof.segments, dvfs_policy(spec_), idle_W,
+                                             o, h.ss.throttle_fraction > 0);
+    set_thermal_columns(h.g.thermal, h.ss.die_C, h.ss.hbm_C, h.ss.throttle_fraction, 0.0, cold, r);
     r.thermal_slowdown = step_s / static_max - 1.0;
   }
 }

@@ -32,6 +32,7 @@ WorkPower OpEnergy::power(double idle_W) const {
   if (time_s <= 0) return w;
   w.compute_W = compute_J / time_s;
   w.memory_W = memory_J / time_s;
+  w.hbm_W = hbm_J / time_s;
   w.compute_share = std::min(1.0, compute_bound_s / time_s);
   w.memory_share = std::min(1.0 - w.compute_share, memory_bound_s / time_s);
   return w;
@@ -60,6 +61,7 @@ OpEnergy PowerModel::op_energy(const Op& op, double time_s) const {
   e.time_s = time_s;
   e.compute_J = p.active_W * time_s;
   e.hbm_bytes = op.bytes;
+  e.hbm_J = op.bytes * p.hbm_J_per_byte;
   if (op.kind == OpKind::Gemm || op.kind == OpKind::Attention) {
     const DType t = op.fp8 ? DType::FP8 : DType::BF16;
     e.compute_J += op.flops * J_per_flop(t);
@@ -94,6 +96,7 @@ OpEnergy PowerModel::comm_energy(double bytes, bool nvlink, double sms, double t
   e.time_s = time_s;
   e.compute_J = p.active_W * sms / static_cast<double>(hw_.num_sms) * time_s;
   e.hbm_bytes = 2.0 * bytes;
+  e.hbm_J = 2.0 * bytes * p.hbm_J_per_byte;
   e.memory_J = bytes * (2.0 * p.hbm_J_per_byte + (nvlink ? p.nvlink_J_per_byte : p.nic_J_per_byte));
   return e;  // neither compute- nor memory-bound: the links set its pace
 }
@@ -102,24 +105,35 @@ double PowerModel::waiting_W(double sms) const {
   return hw_.power.idle_W + hw_.power.active_W * sms / static_cast<double>(hw_.num_sms);
 }
 
-ThermalParams thermal_params(const HardwareSpec& hw, double beta_per_s, double ambient_C,
-                             double alpha_C_per_J) {
+ThermalParams thermal_params(const HardwareSpec& hw, const CoolingSpec& cooling) {
+  const HardwareSpec::Thermal& h = hw.thermal;
   ThermalParams t;
-  // Calibration rule (docs/nonideal.md sec 2): under air cooling (beta 0.15 /s) a GPU going
-  // from idle to TDP warms by rise_C (40 C for the A100 study: about 40 C in about 30 s,
-  // i.e. 1 - e^{-0.15 x 30} = 99% of the way), so alpha = rise_C x 0.15 / (TDP - idle).
-  constexpr double kAirBeta = 0.15;
-  const double swing_W = std::max(1.0, hw.tdp_W - hw.power.idle_W);
-  t.alpha_C_per_J = alpha_C_per_J > 0 ? alpha_C_per_J : hw.thermal.rise_C * kAirBeta / swing_W;
-  t.beta_per_s = beta_per_s;
-  t.ambient_C = ambient_C;
-  t.throttle_C = hw.thermal.throttle_C;
-  t.span_C = hw.thermal.span_C;
-  t.hysteresis_C = hw.thermal.hysteresis_C;
-  t.law = static_cast<ThrottleLaw>(hw.thermal.law);
-  t.clock_keep = hw.thermal.clock_keep;
-  t.hbm_keep = hw.thermal.hbm_keep;
-  t.shutdown_C = hw.thermal.shutdown_C;
+  t.ambient_C = cooling.ambient_C;
+  // The die: SW thermal slowdown from its max operating temperature, deepening to the HW
+  // slowdown's clock at its slowdown temperature; the HBM: bandwidth from its max
+  // operating temperature over hbm_span_C (docs/nonideal.md sec 2).
+  t.die = NodeLimit{h.die_slowdown_C, h.die_hw_slowdown_C - h.die_slowdown_C, h.die_clock_keep,
+                    h.die_shutdown_C};
+  t.hbm = NodeLimit{h.hbm_throttle_C, h.hbm_span_C, h.hbm_keep, h.hbm_shutdown_C};
+  t.law = static_cast<ThrottleLaw>(h.law);
+  t.hysteresis_C = h.hysteresis_C;
+  // The sink: the preset's, then the cooling's overrides (the lumped form's alpha and beta
+  // set the same capacity and resistance: alpha = 1 / C, beta = 1 / (R C)).
+  const HardwareSpec::Thermal::Sink& sink = cooling.liquid ? h.liquid : h.air;
+  ThermalCircuit c;
+  c.die_J_per_C = h.die_J_per_C;
+  c.hbm_J_per_C = h.hbm_J_per_C;
+  c.die_sink_C_per_W = h.die_sink_C_per_W;
+  c.hbm_sink_C_per_W = h.hbm_sink_C_per_W;
+  c.die_hbm_C_per_W = h.die_hbm_C_per_W;
+  c.sink_J_per_C = cooling.alpha_C_per_J > 0  ? 1 / cooling.alpha_C_per_J
+                   : cooling.sink_J_per_C > 0 ? cooling.sink_J_per_C
+                                              : sink.J_per_C;
+  c.sink_coolant_C_per_W = cooling.beta_per_s > 0     ? 1 / (cooling.beta_per_s * c.sink_J_per_C)
+                           : cooling.sink_C_per_W > 0 ? cooling.sink_C_per_W
+                                                      : sink.coolant_C_per_W;
+  c.sink_coolant_C_per_W /= cooling.conductance_factor;
+  t.set_circuit(c);
   return t;
 }
 

@@ -2,6 +2,8 @@
 
 #include "rapid/spec/yaml_reader.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 namespace rapid {
@@ -125,14 +127,32 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   if (m.has("thermal")) {  // docs/nonideal.md sec 2
     const YamlMap th = m.map("thermal");
     HardwareSpec::Thermal& t = h.thermal;
-    t.throttle_C = th.number_or("throttle_C", t.throttle_C, 20.0, 200.0);
-    t.span_C = th.number_or("span_C", t.span_C, 0.1, 100.0);
+    t.die_slowdown_C = th.number_or("die_slowdown_C", t.die_slowdown_C, 20.0, 200.0);
+    t.die_hw_slowdown_C =
+        th.number_or("die_hw_slowdown_C", t.die_slowdown_C + 2.0, t.die_slowdown_C + 0.1, 200.0);
+    t.die_clock_keep = th.number_or("die_clock_keep", t.die_clock_keep, 0.05, 1.0);
+    t.die_shutdown_C =
+        th.number_or("die_shutdown_C", t.die_hw_slowdown_C + 3.0, t.die_hw_slowdown_C, 300.0);
+    t.hbm_throttle_C = th.number_or("hbm_throttle_C", t.hbm_throttle_C, 20.0, 200.0);
+    t.hbm_span_C = th.number_or("hbm_span_C", t.hbm_span_C, 0.1, 100.0);
+    t.hbm_keep = th.number_or("hbm_keep", t.hbm_keep, 0.05, 1.0);
+    t.hbm_shutdown_C = th.number_or("hbm_shutdown_C", t.hbm_throttle_C + 7.0,
+                                    t.hbm_throttle_C + t.hbm_span_C, 300.0);
     t.hysteresis_C = th.number_or("hysteresis_C", t.hysteresis_C, 0.01, 50.0);
     t.law = static_cast<uint8_t>(th.choice_or("law", {"linear", "step"}, t.law));
-    t.clock_keep = th.number_or("clock_keep", t.clock_keep, 0.05, 1.0);
-    t.hbm_keep = th.number_or("hbm_keep", t.hbm_keep, 0.05, 1.0);
-    t.rise_C = th.number_or("rise_C", t.rise_C, 1.0, 500.0);
-    t.shutdown_C = th.number_or("shutdown_C", t.throttle_C + 7.0, t.throttle_C + 0.1, 300.0);
+    // The network: heat capacities (J/C) and resistances (C/W), each positive.
+    t.die_J_per_C = th.number_or("die_J_per_C", t.die_J_per_C, 1e-3, 1e6);
+    t.hbm_J_per_C = th.number_or("hbm_J_per_C", t.hbm_J_per_C, 1e-3, 1e6);
+    t.die_sink_C_per_W = th.number_or("die_sink_C_per_W", t.die_sink_C_per_W, 1e-5, 100.0);
+    t.hbm_sink_C_per_W = th.number_or("hbm_sink_C_per_W", t.hbm_sink_C_per_W, 1e-5, 100.0);
+    t.die_hbm_C_per_W = th.number_or("die_hbm_C_per_W", t.die_hbm_C_per_W, 1e-5, 1e4);
+    for (auto [key, sink] : {std::pair{"air", &t.air}, std::pair{"liquid", &t.liquid}}) {
+      if (!th.has(key)) continue;
+      const YamlMap k = th.map(key);
+      sink->J_per_C = k.number_or("sink_J_per_C", sink->J_per_C, 1e-3, 1e7);
+      sink->coolant_C_per_W = k.number_or("sink_C_per_W", sink->coolant_C_per_W, 1e-5, 100.0);
+      k.finish();
+    }
     th.finish();
   }
   if (m.has("thermal_derate")) {  // docs/variants.md: a sustained derate, applied here once

@@ -13,15 +13,14 @@ namespace rapid {
 
 namespace {
 
-// Cooling presets (docs/nonideal.md sec 2): beta from the study we reproduce (PRODUCT.md
-// section 3: air ~0.15 /s, liquid ~0.35 /s); the temperature the GPU's heatsink sees:
-// air at the ASHRAE recommended inlet limit (27 C, "Thermal Guidelines for Data
-// Processing Environments", 5th ed. 2021), liquid at the facility-water limit of ASHRAE
-// liquid-cooling class W32 (32 C supply).
+// Cooling presets (docs/nonideal.md sec 2): the hardware file's air heatsink or liquid
+// cold plate, and the temperature the GPU's sink sees: air at the ASHRAE recommended inlet
+// limit (27 C, "Thermal Guidelines for Data Processing Environments", 5th ed. 2021),
+// liquid at the facility-water limit of ASHRAE liquid-cooling class W32 (32 C supply).
 CoolingSpec preset(int which) {
   CoolingSpec c;
   c.name = which == 0 ? "air" : "liquid";
-  c.beta_per_s = which == 0 ? 0.15 : 0.35;
+  c.liquid = which == 1;
   c.ambient_C = which == 0 ? 27.0 : 32.0;
   return c;
 }
@@ -32,9 +31,19 @@ CoolingSpec parse_cooling(const YamlMap& m, const std::string& key, CoolingSpec 
   const YamlMap k = m.map(key);
   if (k.has("preset")) c = preset(k.choice("preset", {"air", "liquid"}));
   c.name = k.string_or("name", k.has("preset") ? c.name : "custom");
-  c.beta_per_s = k.number_or("beta_per_s", c.beta_per_s, 1e-4, 100.0);
   c.ambient_C = k.number_or("ambient_C", c.ambient_C, -50.0, 150.0);
-  c.alpha_C_per_J = k.number_or("alpha_C_per_J", c.alpha_C_per_J, 0.0, 10.0);
+  c.sink_J_per_C = k.number_or("sink_J_per_C", c.sink_J_per_C, 1e-3, 1e7);
+  c.sink_C_per_W = k.number_or("sink_C_per_W", c.sink_C_per_W, 1e-5, 100.0);
+  c.alpha_C_per_J = k.number_or("alpha_C_per_J", c.alpha_C_per_J, 1e-7, 10.0);
+  c.beta_per_s = k.number_or("beta_per_s", c.beta_per_s, 1e-4, 100.0);
+  c.conductance_factor = k.number_or("conductance_factor", c.conductance_factor, 0.01, 100.0);
+  // The lumped form's rates set the same sink: one way or the other.
+  if (k.has("alpha_C_per_J") && k.has("sink_J_per_C"))
+    k.fail("alpha_C_per_J", "<set with sink_J_per_C>",
+           "one of alpha_C_per_J (= 1 / sink_J_per_C) and sink_J_per_C");
+  if (k.has("beta_per_s") && k.has("sink_C_per_W"))
+    k.fail("beta_per_s", "<set with sink_C_per_W>",
+           "one of beta_per_s (= 1 / (sink_C_per_W x sink_J_per_C)) and sink_C_per_W");
   k.finish();
   return c;
 }
@@ -115,13 +124,25 @@ NonIdealSpec parse_one(const YAML::Node& node, const std::string& file, const st
   return s;
 }
 
+// The cooling's sink and its overrides ("air", "liquid, conductance x0.33", ...).
+std::string describe_cooling(const CoolingSpec& c) {
+  std::string d = c.liquid ? "liquid" : "air";
+  if (c.name != d) d = fmt::format("{} ({})", c.name, d);
+  if (c.sink_J_per_C > 0) d += fmt::format(", sink {} J/C", c.sink_J_per_C);
+  if (c.alpha_C_per_J > 0) d += fmt::format(", alpha {} C/J", c.alpha_C_per_J);
+  if (c.sink_C_per_W > 0) d += fmt::format(", sink {} C/W", c.sink_C_per_W);
+  if (c.beta_per_s > 0) d += fmt::format(", beta {}/s", c.beta_per_s);
+  if (c.conductance_factor != 1) d += fmt::format(", conductance x{}", c.conductance_factor);
+  return d;
+}
+
 }  // namespace
 
 std::string describe_scenario(const NonIdealSpec& s) {
   std::vector<std::string> parts;
   if (s.thermal)
-    parts.push_back(fmt::format("thermal ({}, beta {}/s, {} C), mitigation {}", s.cooling.name,
-                                s.cooling.beta_per_s, s.cooling.ambient_C,
+    parts.push_back(fmt::format("thermal ({}, {} C), mitigation {}", describe_cooling(s.cooling),
+                                s.cooling.ambient_C,
                                 kMitigationNames[static_cast<int>(s.mitigation)]));
   else if (s.power)
     parts.push_back("power");
@@ -132,7 +153,7 @@ std::string describe_scenario(const NonIdealSpec& s) {
     if (x.hbm_factor < 1) d += fmt::format(" HBM x{}", x.hbm_factor);
     if (x.nic_health < 1) d += fmt::format(" NIC x{}", x.nic_health);
     if (x.own_cooling)
-      d += fmt::format(" cooling beta {}/s, {} C", x.cooling.beta_per_s, x.cooling.ambient_C);
+      d += fmt::format(" cooling {}, {} C", describe_cooling(x.cooling), x.cooling.ambient_C);
     parts.push_back(d);
   }
   for (size_t i = 0; i < s.link_faults.size() && i < 3; ++i)

@@ -27,7 +27,7 @@ bool nvlink_groups(const ProcessGroups* groups, int64_t world, int64_t per_node)
 // Ranks with the same profile and state reach the same steady state: replayed once.
 uint64_t profile_hash(const std::vector<PowerSegment>& segs, const GpuState& g) {
   uint64_t h = kFnvOffsetBasis;
-  for (double x : {g.base.clock, g.base.hbm, g.thermal.beta_per_s, g.thermal.ambient_C})
+  for (double x : {g.base.clock, g.base.hbm, g.thermal.beta_per_s(), g.thermal.ambient_C})
     h = fnv1a(h, x);
   for (const PowerSegment& s : segs) h = fnv1a(fnv1a(h, s.duration_s), s.work.full_W());
   return h;
@@ -125,11 +125,21 @@ void JobReplay::fixed_point(const std::vector<RankTrace>& ranks, const ProcessGr
   }
   size_t hot = 0;
   for (size_t p = 1; p < tr.instances.size(); ++p)
-    if (tr.instances[p].temperature_avg_C > tr.instances[hot].temperature_avg_C) hot = p;
-  out.temperature_C = tr.instances[hot].temperature_avg_C;
-  out.throttle_fraction = tr.instances[hot].throttle_fraction;
-  out.overheat = out.temperature_C > state(ranks[hot].rank).thermal.shutdown_C;
-  out.thermal_slowdown = r.step_time_s / unthrottled_s - 1.0;
+    if (tr.instances[p].die_avg_C > tr.instances[hot].die_avg_C) hot = p;
+  // The hottest rank's heating from idle (a job's start).
+  const GpuState& g = state(ranks[hot].rank);
+  ReplayOptions o;
+  o.base = g.base;
+  profile_from_spans(r.power[hot], des::to_ps(r.step_time_s), idle_W, wait_W,
+                     merge_s(r.step_time_s), prof);
+  tr.cold.assign(tr.instances.size(), ColdStart{});
+  tr.cold[hot] = heating_from_idle(g.thermal, prof.segments, policy, idle_W, o,
+                                   tr.instances[hot].throttle_fraction > 0);
+  const rapid::ReplayResult& h = tr.instances[hot];
+  out.row.status = Status::Ok;
+  set_thermal_columns(g.thermal, h.die_avg_C, h.hbm_avg_C, h.throttle_fraction, h.dvfs_fraction,
+                      tr.cold[hot], out.row);
+  out.row.thermal_slowdown = r.step_time_s / unthrottled_s - 1.0;
   tr.unthrottled_step_s = unthrottled_s;
   tr.step_s = r.step_time_s;
   out.thermal = std::move(tr);

@@ -5,10 +5,16 @@ its table (exit 0), energy = average power x GPUs x step time, and per job:
   straggler: the healthy scenario has no bounding GPU and no throttling; every straggler
              scenario is bounded by GPU 5 and slower than healthy; a GPU at a fifth of its
              clock slows the job more than one at half its clock.
-  thermal:   the steady temperature rises with the inlet temperature, 1 C per C below the
-             throttle threshold (T = T_inlet + alpha P / beta at the same power P); liquid
-             cooling is cooler than air at 27 C; no throttling where T < 95 C; throttling
-             and a slower step at the hottest inlet.
+  thermal:   the die's and the HBM's steady temperatures rise with the inlet temperature,
+             1 C per C below the limits (the network is linear: T = T_inlet + G^-1 P at the
+             same power P); liquid cooling is cooler than air at 27 C; no throttling where
+             the die is under its 87 C; throttling and a slower step at the hottest inlet;
+             no row faster than its unthrottled step with the same stack settings, the
+             interleave row not faster than the unthrottled interleave row (air-27C-
+             interleave: the same overlap settings); throttled shares in [0, 1]; DVFS off
+             at every steady state, engaged while heating from idle where the heating is
+             fast (liquid cold plate with interleaving; the study's 6.7 s time constant),
+             and there before the first throttle, which it puts off.
 
   failures:  goodput and its columns consistent, MTBF halving with twice the GPUs, ZeRO-0's
              checkpoint slower than ZeRO-1's, and the goodput ranking's first not the raw
@@ -71,16 +77,42 @@ def main(path, kind):
         expect(raw[0] != good[0], "the goodput ranking's first equals the raw one's")
     else:
         T = {n: p["gpu_temperature_C"][i] for n, i in by.items()}
+        H = {n: p["hbm_temperature_C"][i] for n, i in by.items()}
+        col = {k: {n: p[k][i] for n, i in by.items()}
+               for k in ("throttle_fraction", "thermal_slowdown", "dvfs_fraction",
+                         "dvfs_warmup_engagements", "time_to_throttle_s")}
         cool = [n for n in ("air-27C", "air-35C", "air-45C", "air-55C") if n in T]
         for a, b in zip(cool, cool[1:]):
             da = float(a[4:-1]), float(b[4:-1])
-            expect(abs((T[b] - T[a]) - (da[1] - da[0])) < 1e-6,
-                   f"{a} -> {b}: {T[b] - T[a]:.6f} C, expected {da[1] - da[0]}")
+            for node, X in (("die", T), ("HBM", H)):
+                expect(abs((X[b] - X[a]) - (da[1] - da[0])) < 1e-6,
+                       f"{a} -> {b}: {node} {X[b] - X[a]:.6f} C, expected {da[1] - da[0]}")
         expect(T["liquid-32C"] < T["air-27C"], "liquid not cooler than air")
         for n in cool:
-            expect(p["throttle_fraction"][by[n]] == 0, f"{n} throttles below 95 C")
-        expect(p["throttle_fraction"][by["air-70C"]] > 0 and step["air-70C"] > step["air-27C"],
+            expect(col["throttle_fraction"][n] == 0 and T[n] < 87, f"{n} throttles below 87 C")
+        expect(col["throttle_fraction"]["air-70C"] > 0 and step["air-70C"] > step["air-27C"],
                "no throttling at a 70 C inlet")
+        for n in names:
+            expect(0 <= col["throttle_fraction"][n] <= 1, f"{n}: throttled share outside [0, 1]")
+            expect(col["thermal_slowdown"][n] >= 0, f"{n}: faster than its unthrottled step")
+            expect(col["dvfs_fraction"][n] == 0, f"{n}: DVFS engaged at the steady state")
+        # The interleave mitigation against an unthrottled run with its own overlap settings:
+        # never faster, and that run is the row's own unthrottled step.
+        inter = step["air-65C-interleave"]
+        expect(inter >= step["air-27C-interleave"], "interleave at 65 C beats its unthrottled run")
+        expect(abs(inter / (1 + col["thermal_slowdown"]["air-65C-interleave"]) /
+                   step["air-27C-interleave"] - 1) < 1e-6,
+               "interleave's unthrottled step is not the air-27C-interleave run's")
+        # DVFS while heating from idle: only where the mitigation is on and the heating fast.
+        for n in names:
+            on = "dvfs" in n or "both" in n
+            expect(on or col["dvfs_warmup_engagements"][n] == 0, f"{n}: DVFS without mitigation")
+        for n in ("liquid-32C-both", "air-60C-tau6.7s-dvfs"):
+            expect(col["dvfs_warmup_engagements"][n] >= 1, f"{n}: DVFS never engaged")
+        t_off, t_on = (col["time_to_throttle_s"][n] for n in ("air-60C-tau6.7s",
+                                                              "air-60C-tau6.7s-dvfs"))
+        expect(5 <= t_off < t_on < float("inf"),
+               f"DVFS at 5 s did not come before the throttle ({t_off} s) and put it off ({t_on} s)")
     table = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "..",
                                                          "analysis", "scenarios.py"), path],
                            capture_output=True, text=True)

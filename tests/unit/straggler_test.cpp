@@ -60,12 +60,13 @@ void run(const std::string& name, const std::string& nonideal, JobRun& out,
   ASSERT_EQ(out.des.status, expected);
 }
 
-// The H100 file with its shutdown temperature out of the way (150 C instead of 102 C), so
-// that a straggler can sit fully derated above 100 C and still run.
+// The H100 file with its shutdown temperatures out of the way (150 C instead of 92 C for
+// the die and 102 C for the HBM), so that a straggler can sit fully derated above 100 C and
+// still run.
 std::string hot_h100() {
   std::string text = read_text_file(test::source_path("configs/hardware/h100-sxm5-80gb.yaml"));
-  const std::string key = "shutdown_C: 102";
-  text.replace(text.find(key), key.size(), "shutdown_C: 150");
+  for (const std::string key : {"die_shutdown_C: 92", "hbm_shutdown_C: 102"})
+    text.replace(text.find(key), key.size(), key.substr(0, key.find(':')) + ": 150");
   return test::write_temp("h100-hot.yaml", text);
 }
 
@@ -159,11 +160,12 @@ TEST(Straggler, IndexBeyondTheJobIsAnInputError) {
       "straggler-node1.yaml", job("nonideal: {stragglers: [{node: 1, clock_factor: 0.8}]}\n"))));
 }
 
-// A straggler with its own, worse cooling: alpha 0.05 C/J (the H100's calibration is
-// 40 x 0.15 / 570 = 0.0105 C/J). Heat: T_inf = 35 + 0.05 P / 0.15 = 35 + P / 3 for its
-// average board power P, over 100 C (threshold 95 + span 5) even fully derated (P > 195 W:
-// idle alone is 130 W plus the dynamic power at half clock and 73% HBM) -> the Linear law's
-// full depth for good: clock 0.5, HBM 0.73. Its work then takes
+// A straggler with its own, worse cooling: its sink (the H100 file's air heatsink, 0.045
+// C/W to the inlet air) sheds heat through 0.3331 C/W or more (below). Its sink then sits
+// at 35 + 0.3331 P for its average board power P, over 100 C for P > 195 W even fully
+// derated (idle alone is 130 W plus the dynamic power at half clock and 73% HBM); the HBM
+// above it is past its full depth at 100 C, the die past its own at 89 C: clock 0.5, HBM
+// 0.73 for good. Its work then takes
 //   step = step_ideal + C (1 / 0.5 - 1) + M (1 / 0.73 - 1),
 // C the compute-bound and M the memory-bound seconds of the step's work on full speed
 // (the work's own, the interference stretch and the optimizer's streaming).
@@ -180,48 +182,66 @@ void expect_fully_derated(const JobRun& ideal, const JobRun& hot) {
   EXPECT_EQ(hot.analytical.bounding_gpu, 5);
   EXPECT_EQ(hot.analytical.throttle_fraction, 1.0);
   EXPECT_GT(hot.analytical.gpu_temperature_C, 100.0);
+  EXPECT_GT(hot.analytical.hbm_temperature_C, 100.0);
   EXPECT_LT(rel(hot.des.step_time_s, hot.analytical.step_time_s), 0.02)
       << hot.des.step_time_s << " vs " << hot.analytical.step_time_s;
   EXPECT_EQ(hot.des.bounding_gpu, 5);
 }
 
 TEST(Straggler, OwnHotterCoolingThrottlesItForGood) {
-  // Its cooling also differs in beta (0.1501 /s: the same heat, within 0.07%).
+  // The lumped form's rates set its sink: 1 / alpha = 20 J/C behind 1 / (0.1501 x 20) =
+  // 0.3331 C/W.
   JobRun ideal, hot;
   run("hot-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal, hot_h100());
-  // The others (inlet 35 C): T_inf below 95 C at any power up to TDP (35 + 0.0105 x 700 /
-  // 0.15 = 84 C).
+  // The others (inlet 35 C): the die under its 87 C onset at any power up to TDP (35 + 0.045
+  // x 700 + 0.018 x 700 = 79 C).
   EXPECT_EQ(ideal.analytical.throttle_fraction, 0.0);
   EXPECT_EQ(ideal.analytical.bounding_gpu, -1);
   run("hot-beta.yaml",
       "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: "
-      "0.05, "
-      "beta_per_s: 0.1501}}]}\n",
+      "0.05, beta_per_s: 0.1501}}]}\n",
       hot, hot_h100());
   expect_fully_derated(ideal, hot);
 }
 
-TEST(Straggler, OwnCoolingDifferingOnlyInAlphaThrottlesIt) {
+TEST(Straggler, FailedFanThrottlesItForGood) {
+  // A tenth of the heatsink's conductance: 0.045 / 0.1 = 0.45 C/W, over 0.3331.
   JobRun ideal, hot;
+  run("fan-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal, hot_h100());
+  run("fan.yaml",
+      "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {preset: air, "
+      "conductance_factor: 0.1}}]}\n",
+      hot, hot_h100());
+  expect_fully_derated(ideal, hot);
+}
+
+// alpha alone is the sink's heat capacity (1 / alpha): it sets how fast the GPU heats, not
+// how hot it gets. A straggler differing only in it settles where the others do: no
+// throttling, the ideal step, the same temperatures.
+TEST(Straggler, OwnCoolingDifferingOnlyInAlphaChangesNoSteadyState) {
+  JobRun ideal, other;
   run("alpha-ideal.yaml", "nonideal: {thermal: true, ambient_C: 35}\n", ideal, hot_h100());
   run("alpha-only.yaml",
       "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: "
       "0.05}}]}\n",
-      hot, hot_h100());
-  expect_fully_derated(ideal, hot);
+      other, hot_h100());
+  EXPECT_LT(rel(other.analytical.step_time_s, ideal.analytical.step_time_s), 1e-12);
+  EXPECT_EQ(other.analytical.throttle_fraction, 0.0);
+  EXPECT_NEAR(other.analytical.gpu_temperature_C, ideal.analytical.gpu_temperature_C, 1e-9);
+  EXPECT_EQ(other.analytical.bounding_gpu, -1);
 }
 
-// The same straggler on the stock H100 file: fully derated it settles above 100 C (35 + P / 3
-// with P > 195 W, see above), over the file's 102 C shutdown when P > 201 W (idle 130 W plus
-// its dynamic power at half clock): the point cannot run, in both fidelities.
+// The same failed fan on the stock H100 file: fully derated its die settles above 100 C,
+// over the file's 92 C shutdown (GPU Shutdown Temp): the point cannot run, in both
+// fidelities.
 TEST(Straggler, HotterThanShutdownIsOverheat) {
   JobRun hot;
   run("overheat.yaml",
-      "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {alpha_C_per_J: "
-      "0.05}}]}\n",
+      "nonideal: {thermal: true, ambient_C: 35, stragglers: [{gpu: 5, cooling: {preset: air, "
+      "conductance_factor: 0.1}}]}\n",
       hot, "", Status::Overheat);
-  EXPECT_GT(hot.analytical.gpu_temperature_C, 102.0);
-  EXPECT_GT(hot.des.gpu_temperature_C, 102.0);
+  EXPECT_GT(hot.analytical.gpu_temperature_C, 92.0);
+  EXPECT_GT(hot.des.gpu_temperature_C, 92.0);
 }
 
 TEST(Straggler, PowerColumnsAreConsistent) {

@@ -150,10 +150,15 @@ struct EvalResult {
   double peak_gpu_power_W = kNaN;        ///< the highest board power any GPU draws in the step
   double tokens_per_J = kNaN;            ///< tokens / (energy per step)
   double cluster_power_swing_MW = kNaN;  ///< max - min of all GPUs' summed power within a step
-  double gpu_temperature_C = kNaN;       ///< hottest GPU, time average at the periodic steady state
-  double throttle_fraction = kNaN;       ///< that GPU's time throttled at the steady state
-  double thermal_slowdown = kNaN;        ///< step time / step time without throttling - 1
-  double hbm_utilization = kNaN;         ///< HBM bytes moved / (HBM peak x step time), bounding GPU
+  double gpu_temperature_C =
+      kNaN;  ///< hottest GPU's die, time average at the periodic steady state
+  double hbm_temperature_C = kNaN;  ///< that GPU's HBM, time average
+  double throttle_fraction = kNaN;  ///< that GPU's time under any thermal slowdown (die or HBM)
+  double thermal_slowdown = kNaN;   ///< step time / step time without throttling - 1
+  double dvfs_fraction = kNaN;      ///< that GPU's time at the lowered DVFS clock (steady state)
+  double dvfs_warmup_engagements = kNaN;  ///< DVFS samples lowering its clock heating from idle
+  double time_to_throttle_s = kNaN;  ///< from idle (a job's start) to its first thermal slowdown
+  double hbm_utilization = kNaN;     ///< HBM bytes moved / (HBM peak x step time), bounding GPU
   int32_t bounding_gpu = -1;         ///< GPU whose slowness bounds the step (-1: none stands out)
   double job_mtbf_s = kNaN;          ///< mean time between job interruptions (all components)
   double checkpoint_bytes = kNaN;    ///< one checkpoint of the job (weights + optimizer states)

@@ -31,6 +31,14 @@ class PointEvaluator {
                           DesOptions des = {});
   ~PointEvaluator();
 
+  /// Extra outputs of one point's DES run (`rapid predict`).
+  struct DesOutputs {
+    DesReport* report = nullptr;
+    des::Timeline* timeline = nullptr;
+    ThermalReport* thermal = nullptr;
+    bool record = false;  ///< heating traces in `thermal`
+  };
+
   /// Evaluates point `p` into `r` with the object's fidelity (Auto: analytical), using
   /// `scratch` for the workload (left as evaluate() leaves it between calls: a point on
   /// the layout of the last one reuses its workload and memory). Thread-safe when each thread
@@ -41,7 +49,13 @@ class PointEvaluator {
     evaluate(p, scratch, r, fidelity_);
   }
   /// The same with fidelity `f` (Des needs an object built with Des or Auto).
-  void evaluate(const Point& p, Workload& scratch, EvalResult& r, Fidelity f) const;
+  void evaluate(const Point& p, Workload& scratch, EvalResult& r, Fidelity f) const {
+    evaluate(p, scratch, r, f, DesOutputs{});
+  }
+  /// The same, a DES run filling `out` (its report, timeline and thermal steady states are
+  /// those of `r`).
+  void evaluate(const Point& p, Workload& scratch, EvalResult& r, Fidelity f,
+                const DesOutputs& out) const;
 
   /// evaluate() that never throws for the point: a failure of the evaluator on it (host
   /// memory, an internal limit, anything else) becomes status Error with its ErrorCode in
@@ -49,13 +63,6 @@ class PointEvaluator {
   void evaluate_guarded(const Point& p, Workload& scratch, EvalResult& r,
                         Fidelity f) const noexcept;
 
-  /// Extra outputs of one point's DES run (`rapid predict`).
-  struct DesOutputs {
-    DesReport* report = nullptr;
-    des::Timeline* timeline = nullptr;
-    ThermalReport* thermal = nullptr;
-    bool record = false;  ///< heating traces in `thermal`
-  };
   /// `p` under the DES with its scenario, filling the outputs; `w` must hold its layout
   /// and op templates (evaluate() with Fidelity::Des leaves it so).
   void simulate(const Point& p, const Workload& w, EvalResult& r, const DesOutputs& out) const;
@@ -70,7 +77,8 @@ class PointEvaluator {
   struct System;  // one hardware variant under one scenario (and GPU count, with faults)
   const System& system(const Point& p) const;
   /// evaluate() without the prediction interval.
-  void evaluate_point(const Point& p, Workload& scratch, EvalResult& r, Fidelity f) const;
+  void evaluate_point(const Point& p, Workload& scratch, EvalResult& r, Fidelity f,
+                      const DesOutputs& out) const;
   /// The point's hardware entry's prediction interval (spec.intervals) applied to `r`.
   void add_interval(const Point& p, EvalResult& r, Fidelity f) const;
   /// The system of a variant and scenario at the job's `gpu_slot`-th GPU count (0 unless

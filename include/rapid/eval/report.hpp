@@ -27,9 +27,11 @@ struct TpCollectiveCost {
 std::string describe_result(const SweepSpec& spec, const Point& p, const EvalResult& r,
                             const TpCollectiveCost* tp = nullptr);
 
-/// The "thermal" line of describe_result: the hottest GPU's mean temperature at its steady
-/// state and throttled share, the step against the unthrottled step (`slowdown` = ratio - 1).
-std::string describe_thermal_line(double temperature_C, double throttle_fraction, double slowdown);
+/// The "thermal" line of describe_result: the hottest GPU's die and HBM temperatures at its
+/// steady state, its share of time throttled (under any thermal slowdown: the figure every
+/// line uses) and at the DVFS clock, the step against the unthrottled step with the same
+/// stack settings, and its heating from idle (first throttled, DVFS engagements).
+std::string describe_thermal_line(const EvalResult& r);
 
 /// "zero_stage 2", "recompute full, recompute_method block, recompute_num_layers 3", ...
 std::string describe_fit_hint(FitHint h, int32_t value);

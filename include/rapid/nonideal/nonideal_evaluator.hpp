@@ -26,10 +26,12 @@ struct ThermalReport {
   int periods = 0;     ///< step periods replayed, summed over instances and iterations
   double unthrottled_step_s = 0;
   double step_s = 0;  ///< the step at the fixed point (the last simulation's)
-  /// Per replayed class of GPUs: its steady state (with traces when asked), a GPU of it,
-  /// the simulated instance it belongs to, and whether it is the normal replicas of a
-  /// stage that one straggler instance stands for (they replay its trace, waiting).
+  /// Per replayed class of GPUs: its steady state, its heating from idle (with traces when
+  /// asked; thermal model on), a GPU of it, the simulated instance it belongs to, and
+  /// whether it is the normal replicas of a stage that one straggler instance stands for
+  /// (they replay its trace, waiting).
   std::vector<ReplayResult> instances;
+  std::vector<ColdStart> cold;
   std::vector<int64_t> first_gpu;
   std::vector<int32_t> inst;
   std::vector<bool> waits;

@@ -9,6 +9,7 @@
 #include "rapid/cost/compute_cost.hpp"
 #include "rapid/nonideal/thermal_model.hpp"
 #include "rapid/spec/hardware_spec.hpp"
+#include "rapid/spec/nonideal_spec.hpp"
 #include "rapid/workload/op.hpp"
 
 namespace rapid {
@@ -21,8 +22,10 @@ struct OpEnergy {
   double memory_J = 0;   ///< data movement (HBM, L2, links)
   double compute_bound_s = 0, memory_bound_s = 0;
   double hbm_bytes = 0;  ///< HBM traffic (GEMM/attention: inputs and output once)
+  double hbm_J = 0;      ///< of memory_J: the HBM stacks' own (their bytes' energy)
   OpEnergy& operator+=(const OpEnergy& o) {
     hbm_bytes += o.hbm_bytes;
+    hbm_J += o.hbm_J;
     time_s += o.time_s;
     compute_J += o.compute_J;
     memory_J += o.memory_J;
@@ -31,8 +34,8 @@ struct OpEnergy {
     return *this;
   }
   OpEnergy scaled(double k) const {
-    return {time_s * k,          compute_J * k,      memory_J * k,
-            compute_bound_s * k, memory_bound_s * k, hbm_bytes * k};
+    return {time_s * k,         compute_J * k, memory_J * k, compute_bound_s * k,
+            memory_bound_s * k, hbm_bytes * k, hbm_J * k};
   }
   /// The same work as board power (idle `idle_W` added).
   WorkPower power(double idle_W) const;
@@ -69,9 +72,8 @@ class PowerModel {
   std::array<double, kNumDTypes> J_per_flop_{};
 };
 
-/// The GPU's thermal parameters under `cooling_beta_per_s` and `ambient_C`: alpha from the
-/// calibration rule (docs/nonideal.md sec 2) unless `alpha_C_per_J` > 0.
-ThermalParams thermal_params(const HardwareSpec& hw, double beta_per_s, double ambient_C,
-                             double alpha_C_per_J);
+/// The GPU's thermal network and limits (its file's `thermal:`) under a scenario's cooling
+/// (docs/nonideal.md sec 2): the preset's sink with the cooling's overrides.
+ThermalParams thermal_params(const HardwareSpec& hw, const CoolingSpec& cooling);
 
 }  // namespace rapid

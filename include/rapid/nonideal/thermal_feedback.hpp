@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 
+#include "rapid/eval/eval_result.hpp"
 #include "rapid/nonideal/thermal_replay.hpp"
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/nonideal_spec.hpp"
@@ -47,10 +49,27 @@ inline double merge_s(double step_s) {
   return std::max(5e-3, step_s / 200.0);
 }
 
-/// A GPU of `base` throttled at its steady state `steady`: it did not keep its own speed.
+/// A GPU of `base` throttled (or slowed by DVFS) at its steady state `steady`: it did not
+/// keep its own speed.
 inline bool throttled(const ReplayResult& steady, const Derate& base) {
   return !(steady.effective == base) && (steady.throttle_fraction > 0 || steady.dvfs_fraction > 0);
 }
+
+/// The row's thermal columns from its hottest GPU (docs/nonideal.md sec 7): its die and
+/// HBM at the steady state, its share of time throttled (the one definition: under any
+/// thermal slowdown) and at the DVFS clock, and its heating from idle; status overheat when
+/// a node ends above its shutdown temperature.
+void set_thermal_columns(const ThermalParams& p, double die_C, double hbm_C,
+                         double throttle_fraction, double dvfs_fraction, const ColdStart& cold,
+                         EvalResult& r);
+
+/// The heating from idle (replay_cold_start) of a GPU that `throttles` (or not) at its
+/// periodic steady state. Skipped when nothing can happen on the way: no DVFS, no trace
+/// asked, and no throttling at the steady state, which the heating approaches from below
+/// (the sink rises towards its periodic temperature; the die and HBM ride on it).
+ColdStart heating_from_idle(const ThermalParams& p, std::span<const PowerSegment> profile,
+                            const DvfsPolicy& dvfs, double idle_W, const ReplayOptions& o,
+                            bool throttles);
 
 /// Simulations of the fixed point at most (the first one included).
 constexpr int kMaxThermalSimulations = 8;

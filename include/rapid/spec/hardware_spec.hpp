@@ -88,16 +88,28 @@ struct HardwareSpec {
     bool given() const { return idle_W > 0; }
     bool operator==(const Power&) const = default;
   } power;
-  /// Thermal limits and the throttle law (docs/nonideal.md sec 2; the file's `thermal:`).
+  /// The GPU's thermal network, limits and throttle laws (docs/nonideal.md sec 2; the
+  /// file's `thermal:`): the die and the HBM stacks, each with its own limit and slowdown,
+  /// coupled to each other and to the heatsink (air) or cold plate (liquid) above them.
   struct Thermal {
-    double throttle_C = 95;   ///< HBM max operating temperature
-    double span_C = 5;        ///< linear law: degrees to the full derate
-    double hysteresis_C = 2;  ///< step law: release below throttle_C - hysteresis_C
-    uint8_t law = 0;          ///< ThrottleLaw (nonideal/thermal_model.hpp): 0 linear, 1 step
-    double clock_keep = 1.0;  ///< SM clock fraction at the full derate
-    double hbm_keep = 0.73;   ///< HBM bandwidth fraction at the full derate
-    double rise_C = 40;       ///< heating idle -> TDP under air cooling (sets alpha)
-    double shutdown_C = 102;  ///< above it (throttled to the full depth) the GPU shuts down
+    double die_slowdown_C = 87;     ///< SW thermal slowdown begins ("GPU Max Operating Temp")
+    double die_hw_slowdown_C = 89;  ///< full depth: HW slowdown ("GPU Slowdown Temp")
+    double die_clock_keep = 0.5;    ///< SM clock fraction at the full depth
+    double die_shutdown_C = 92;     ///< "GPU Shutdown Temp"
+    double hbm_throttle_C = 95;     ///< "Memory Max Operating Temp"
+    double hbm_span_C = 5;          ///< linear law: degrees to the full HBM derate
+    double hbm_keep = 0.73;         ///< HBM bandwidth fraction at the full depth
+    double hbm_shutdown_C = 102;    ///< the HBM cannot run hotter
+    double hysteresis_C = 2;        ///< step law: release below onset - hysteresis_C
+    uint8_t law = 0;                ///< ThrottleLaw (nonideal/thermal_model.hpp): 0 linear, 1 step
+    double die_J_per_C = 1.0, hbm_J_per_C = 0.7;
+    double die_sink_C_per_W = 0.018, hbm_sink_C_per_W = 0.1, die_hbm_C_per_W = 1.2;
+    /// The sink of each cooling preset: heat capacity and resistance to the coolant.
+    struct Sink {
+      double J_per_C = 0, coolant_C_per_W = 0;
+      bool operator==(const Sink&) const = default;
+    };
+    Sink air{1134, 0.045}, liquid{260, 0.025};
     bool operator==(const Thermal&) const = default;
   } thermal;
   /// A fixed, sustained derate (the file's `thermal_derate:`; docs/variants.md): the

@@ -18,13 +18,21 @@ namespace rapid {
 
 class YamlMap;
 
-/// How the GPUs shed heat: the lumped model dT/dt = alpha * P - beta * (T - T_ambient)
-/// (docs/nonideal.md sec 2). Presets `air` (beta 0.15 /s) and `liquid` (0.35 /s).
+/// How the GPUs shed heat (docs/nonideal.md sec 2): the sink of each GPU's thermal
+/// network (nonideal/thermal_network.hpp), the hardware file's air heatsink (`air`) or
+/// liquid cold plate (`liquid`), and the coolant's temperature. Overrides change the sink:
+/// its heat capacity and resistance to the coolant directly, or through the lumped form
+/// dT/dt = alpha P - beta (T - T_ambient) (alpha = 1 / C_sink, beta = 1 / (R_sink C_sink)),
+/// or its conductance by a factor (a failed fan: below 1).
 struct CoolingSpec {
   std::string name = "air";
-  double beta_per_s = 0.15;  ///< heat-removal rate
-  double alpha_C_per_J = 0;  ///< 1 / heat capacity; 0: the GPU's calibration (thermal.hpp)
-  double ambient_C = 27;     ///< inlet-air / coolant temperature the GPU sees (air preset)
+  bool liquid = false;            ///< the hardware's cold plate, else its air heatsink
+  double ambient_C = 27;          ///< inlet-air / coolant temperature the GPU sees
+  double sink_J_per_C = 0;        ///< 0: the preset's
+  double sink_C_per_W = 0;        ///< 0: the preset's
+  double alpha_C_per_J = 0;       ///< > 0: the sink's heat capacity is 1 / alpha
+  double beta_per_s = 0;          ///< > 0: the sink's resistance is 1 / (beta C_sink)
+  double conductance_factor = 1;  ///< multiplies the sink's conductance to the coolant
 };
 
 /// Mitigations of thermal throttling (docs/nonideal.md sec 3).

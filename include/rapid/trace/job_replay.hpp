@@ -44,10 +44,10 @@ struct JobReplayResult {
   /// With the thermal model: the steady states (one per rank) of the last iteration, the
   /// replays to the fixed point and the step before and after it.
   std::optional<ThermalReport> thermal;
-  double temperature_C = 0;      ///< the hottest rank's mean at its steady state
-  double throttle_fraction = 0;  ///< of that rank
-  double thermal_slowdown = 0;   ///< step / unthrottled step - 1
-  bool overheat = false;         ///< a rank hotter than its shutdown temperature
+  /// The thermal columns a sweep row of the replay would carry (the hottest rank's:
+  /// gpu_temperature_C ... time_to_throttle_s, thermal_slowdown; status Overheat when a
+  /// rank ends hotter than a shutdown temperature).
+  EvalResult row;
 };
 
 class JobReplay {
