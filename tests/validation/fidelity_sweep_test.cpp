@@ -61,7 +61,7 @@ void sweep(const std::string& job) {
   EvalResult a, d;
   std::vector<double> gaps;
   std::map<std::string, int> causes;
-  int64_t beyond = 0;
+  int64_t beyond = 0, flagged = 0, caught = 0;
   for (int64_t i = 0; i < e.size(); ++i) {
     const Point p = e.decode(i);
     pe.evaluate(p, w, a, Fidelity::Analytical);
@@ -77,12 +77,15 @@ void sweep(const std::string& job) {
       largest = std::max(largest, std::fabs(column(d, static_cast<GapCause>(c)) -
                                             column(a, static_cast<GapCause>(c))));
     const auto cause = static_cast<GapCause>(d.fidelity_gap_cause);
+    const bool risk = (a.flags & kFlagClosedFormRisk) != 0;
+    flagged += risk;
     gaps.push_back(d.fidelity_gap);
     if (largest <= bound) {
       EXPECT_EQ(cause, GapCause::None) << p.par.describe();
       continue;
     }
     ++beyond;
+    caught += risk;
     ++causes[kGapCauseNames[d.fidelity_gap_cause]];
     ASSERT_NE(cause, GapCause::None) << p.par.describe() << ": beyond 2% without a cause";
     // The named column is the one that differs most, by more than the bound unless only
@@ -101,7 +104,9 @@ void sweep(const std::string& job) {
       100.0 * (1.0 - static_cast<double>(beyond) / static_cast<double>(gaps.size())),
       static_cast<long long>(beyond));
   for (const auto& [name, n] : causes) std::printf(" %s %d", name.c_str(), n);
-  std::printf(")\n");
+  std::printf("); closed_form_risk on %lld layouts, %lld of the %lld beyond\n",
+              static_cast<long long>(flagged), static_cast<long long>(caught),
+              static_cast<long long>(beyond));
 }
 
 TEST(FidelitySweep, DemoJobEveryLayoutAgreesOrSaysWhy) {
