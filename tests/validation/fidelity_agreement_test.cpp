@@ -36,6 +36,20 @@ struct Job {
   PointEvaluator pe;
 };
 
+// Layout `c` of `spec` by both fidelities into `a` and `d`, both ok.
+void evaluate_both(const SweepSpec& spec, const PointEvaluator& pe, const ParallelConfig& c,
+                   EvalResult& a, EvalResult& d) {
+  const char* illegal = illegal_reason(spec, c);
+  ASSERT_EQ(illegal, nullptr) << c.describe() << ": " << illegal;
+  Point p;
+  p.par = c;
+  Workload w;
+  pe.evaluate(p, w, a, Fidelity::Analytical);
+  pe.evaluate(p, w, d, Fidelity::Des);
+  ASSERT_EQ(a.status, Status::Ok) << c.describe();
+  ASSERT_EQ(d.status, Status::Ok) << c.describe();
+}
+
 void expect_agreement(const Job& j, const Layout& l) {
   const SweepSpec& spec = j.spec;
   const std::string& job = j.name;
@@ -46,16 +60,9 @@ void expect_agreement(const Job& j, const Layout& l) {
   c.recompute = l.recompute;
   c.zero_stage = static_cast<int8_t>(l.zero);
   c.dp = spec.search.num_gpus.front() / (c.tp * c.pp * c.cp);  // num_gpus = dp tp pp cp
-  ASSERT_EQ(illegal_reason(spec, c), nullptr) << c.describe();
-  const PointEvaluator& pe = j.pe;
-  Point p;
-  p.par = c;
-  Workload w;
   EvalResult a, d;
-  pe.evaluate(p, w, a, Fidelity::Analytical);
-  pe.evaluate(p, w, d, Fidelity::Des);
-  ASSERT_EQ(a.status, Status::Ok) << c.describe();
-  ASSERT_EQ(d.status, Status::Ok) << c.describe();
+  evaluate_both(spec, j.pe, c, a, d);
+  if (::testing::Test::HasFatalFailure()) return;
   const struct {
     const char* name;
     double analytical, des;
@@ -129,16 +136,9 @@ TEST(FidelityAgreement, BloomLikeFewerMicroBatchesThanStages) {
   for (int64_t m : {1, 2, 4, 6, 24}) {
     spec.training.global_batch_size = c.dp * c.mbs * m;
     const PointEvaluator pe(spec, Fidelity::Des);
-    const char* illegal = illegal_reason(spec, c);
-    ASSERT_EQ(illegal, nullptr) << c.describe() << ": " << illegal;
-    Point p;
-    p.par = c;
-    Workload w;
     EvalResult a, d;
-    pe.evaluate(p, w, a, Fidelity::Analytical);
-    pe.evaluate(p, w, d, Fidelity::Des);
-    ASSERT_EQ(a.status, Status::Ok) << "m " << m;
-    ASSERT_EQ(d.status, Status::Ok) << "m " << m;
+    evaluate_both(spec, pe, c, a, d);
+    if (::testing::Test::HasFatalFailure()) return;
     std::printf("m %lld: analytical %.3f s, DES %.3f s (%+.2f%%)\n", static_cast<long long>(m),
                 a.step_time_s, d.step_time_s, 100.0 * (a.step_time_s / d.step_time_s - 1.0));
     EXPECT_NEAR(a.step_time_s, d.step_time_s, 0.02 * d.step_time_s) << "m " << m;
