@@ -30,10 +30,14 @@ FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double cap
   FitHintResult out;
   auto peak = [&](const ParallelConfig& c) {
     if (!cache) return estimate_memory(spec.model, spec.training, w, &c).peak_bytes;
+    // Two ways of a set chosen by the hash: the older one is replaced.
     const uint64_t h = layout_hash(c) | 1;  // never 0
-    for (const PeakCache::Entry& e : cache->entries)
+    const size_t set = (h >> 17) % (cache->entries.size() / 2) * 2;
+    for (size_t way = set; way < set + 2; ++way) {
+      const PeakCache::Entry& e = cache->entries[way];
       if (e.hash == h && e.layout == c) return e.peak_bytes;
-    PeakCache::Entry& e = cache->entries[cache->next++ % cache->entries.size()];
+    }
+    PeakCache::Entry& e = cache->entries[set + (cache->next++ & 1)];
     e = {h, c, estimate_memory(spec.model, spec.training, w, &c).peak_bytes};
     return e.peak_bytes;
   };

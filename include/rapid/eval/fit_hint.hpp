@@ -33,7 +33,7 @@ struct PeakCache {
     ParallelConfig layout;
     double peak_bytes = 0;
   };
-  std::array<Entry, 32> entries{};
+  std::array<Entry, 32> entries{};  ///< 16 sets of two ways
   size_t next = 0;
 };
 
