@@ -345,6 +345,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     bool waits = false;
     double gather = 0, bucket_share = 0;
   } gathers[2];
+  // Overlapped ZeRO-3 gathers: unit by unit in each pass (unit_waits.cpp).
+  const bool units = par.zero_stage >= 3 && training_.overlap_param_gather;
   for (int64_t j = 0; j < pp; ++j) {
     const StageInfo& st = w.stages[static_cast<size_t>(j)];
     const size_t k0 = static_cast<size_t>(j * vpp);
@@ -432,18 +434,16 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       const double mb_beside_b = (par.zero_stage >= 3 && op ? d.mb_gather : 0.0) +
                                  (par.zero_stage >= 2 && og ? d.mb_reduce : 0.0);
       // (Overlapped ZeRO-3 units: pass by pass, below.)
-      const bool units = par.zero_stage >= 3 && op, streamed = par.zero_stage == 2 && og;
-      const double ext_f = 0.0;
+      const bool streamed = par.zero_stage == 2 && og;
       const double ext_b =
           units ? 0.0
                 : overlap_cost(std::min(mb_beside_b, sb), stage_b.compute, stage_b.dp_contended);
-      sync.mb_interference_f += ext_f;
       sync.mb_interference_b += ext_b;
       // The passes run longer beside the traffic: the traffic has that much more to hide in.
       // Overlapped ZeRO-3 gathers are waited for unit by unit in each pass (below); an
       // overlapped ZeRO-2 reduction runs on its stream into the passes after it, waited for
       // only after the last backward (the DES's stage program: no gate in the passes).
-      if (!units && !streamed) sync.mb_exposed += d.mb_exposed_extended(ext_f, ext_b);
+      if (!units && !streamed) sync.mb_exposed += d.mb_exposed_extended(0.0, ext_b);
       if (units || streamed) sync.reduce_exposed += last_reduction(w, st, group);
       // Step-level traffic, chunk by chunk (the DES's buckets, stage_program.cpp): the
       // reduction of the gradients left after the stage's last backward, chunk 0's (its last
@@ -480,7 +480,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       double f = 0, b = 0, ext_f = 0, ext_b = 0, tp_f = 0, tp_b = 0;
     } adds;
     ChunkLayers before{};
-    const bool units = par.zero_stage >= 3 && training_.overlap_param_gather;
     const double passes = static_cast<double>(w.num_microbatches * vpp);
     // The forwards that follow a backward (all but the warm-up's and the first after it:
     // schedule.cpp) meet its reduction.

@@ -112,33 +112,38 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
                                  L.moe);
   const double count[kUnitKinds] = {emb ? 1.0 : 0.0, static_cast<double>(L.dense),
                                     static_cast<double>(L.moe), head ? 1.0 : 0.0};
-  auto run = [&](size_t k, double compute) {
-    return UnitRun{count[k], u[k].gather, u[k].reduce, compute};
-  };
-  const UnitRun fwd[4] = {run(kEmb, tt.pass[kEmbeddingF].total()),
-                          run(kDense, tt.pass[kLayerF].total()), run(kMoe, tt.pass[kMoeF].total()),
-                          run(kHead, tt.pass[kHeadF].total())};
-  const UnitRun bwd[4] = {run(kHead, tt.pass[kHeadB].total()), run(kMoe, moe_b),
-                          run(kDense, dense_b), run(kEmb, tt.pass[kEmbeddingB].total())};
+  // The units in pass order: forward embedding, layers, LM head; backward the reverse.
+  const double compute_f[kUnitKinds] = {tt.pass[kEmbeddingF].total(), tt.pass[kLayerF].total(),
+                                        tt.pass[kMoeF].total(), tt.pass[kHeadF].total()};
+  const double compute_b[kUnitKinds] = {tt.pass[kEmbeddingB].total(), dense_b, moe_b,
+                                        tt.pass[kHeadB].total()};
+  constexpr size_t fwd_kind[kUnitKinds] = {kEmb, kDense, kMoe, kHead};
+  constexpr size_t bwd_kind[kUnitKinds] = {kHead, kMoe, kDense, kEmb};
+  UnitRun fwd[kUnitKinds], bwd[kUnitKinds];
+  for (size_t i = 0; i < kUnitKinds; ++i) {
+    const size_t f = fwd_kind[i], b = bwd_kind[i];
+    fwd[i] = {count[f], u[f].gather, u[f].reduce, compute_f[f]};
+    bwd[i] = {count[b], u[b].gather, u[b].reduce, compute_b[b]};
+  }
   UnitWaits out;
   // A forward that follows a backward (after_backward of them) finds what that backward's
   // reductions left, less what they did while its output was sent (p2p_s; none without
   // pipeline stages): this chunk's backward stands for the one before.
-  const UnitPass b = unit_pass(bwd, 4, true, 0.0);
+  const UnitPass b = unit_pass(bwd, kUnitKinds, true, 0.0);
   const double pending = after_backward * std::max(0.0, b.trailing - p2p_s);
-  const UnitPass f = unit_pass(fwd, 4, false, pending);
+  const UnitPass f = unit_pass(fwd, kUnitKinds, false, pending);
   out.fwd = f.exposed;
   out.bwd = b.exposed;
   auto first = [](const UnitRun* runs) {
-    for (int i = 0; i < 4; ++i)
+    for (size_t i = 0; i < kUnitKinds; ++i)
       if (runs[i].count > 0) return i;
-    return 0;
+    return size_t{0};
   };
   out.fwd_floor = pending + fwd[first(fwd)].gather_s;
   out.bwd_floor = bwd[first(bwd)].gather_s;
   // The traffic on the links during each pass: the gathers, the pending reduction, the
   // backward's reductions but its last (which outlasts the pass).
-  int last = 3;
+  size_t last = kUnitKinds - 1;
   while (last > 0 && bwd[last].count <= 0) --last;
   out.dp_fwd = pending;
   for (size_t k = 0; k < kUnitKinds; ++k) {
@@ -148,8 +153,7 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
     out.nvlink_bwd += count[k] * (u[k].nv_gather + u[k].nv_reduce);
   }
   out.dp_bwd -= bwd[last].reduce_s;
-  const size_t last_kind = last == 0 ? kHead : last == 1 ? kMoe : last == 2 ? kDense : kEmb;
-  out.nvlink_bwd -= u[last_kind].nv_reduce;
+  out.nvlink_bwd -= u[bwd_kind[last]].nv_reduce;
   if (!overlap_grad) {
     // One reduction of the chunk's gradients per group, waited for at the pass's end.
     const double dense = (emb ? w.embedding_params : 0.0) + count[kDense] * w.layer_params +
@@ -161,62 +165,53 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
   return out;
 }
 
-CollectivePlan AnalyticalEvaluator::trailing_reduction(const Workload& w) const {
+double AnalyticalEvaluator::last_reduced_params(const Workload& w, const StageInfo& st,
+                                                CommGroup group) const {
   const ParallelConfig& par = w.par;
-  if (par.zero_stage < 2 || !training_.overlap_grad_reduce) return {};
-  const StageInfo& st = w.stages[static_cast<size_t>(par.pp / 2)];
+  const bool experts = group == CommGroup::EDP;
   const ChunkLayers L = chunk_layers_of(model_, par, st, 0);
   const double moe_dense = w.moe_layer_params - w.moe_expert_params;
-  const bool moe = L.moe > 0 && L.dense == 0;
-  // ZeRO-3: one layer's gradients; ZeRO-2: the chunk's last bucket (the remainder).
-  double dense = moe ? moe_dense : w.layer_params, experts = moe ? w.moe_expert_params : 0.0;
-  if (par.zero_stage == 2) {
-    const double capacity = training_.grad_bucket_bytes / training_.grad_reduce_bytes;
-    dense = last_bucket(
-        static_cast<double>(L.dense) * w.layer_params + static_cast<double>(L.moe) * moe_dense,
-        capacity);
-    experts =
-        L.moe > 0 ? last_bucket(static_cast<double>(L.moe) * w.moe_expert_params, capacity) : 0.0;
+  if (par.zero_stage >= 3) {
+    // The last unit of chunk 0's backward: the embedding, else its first layer.
+    if (experts) return L.moe > 0 ? w.moe_expert_params : 0.0;
+    if (st.has_embedding) return w.embedding_params;
+    return model_.moe.is_moe_layer(st.first_layer) ? moe_dense : w.layer_params;
   }
-  const double b = training_.grad_reduce_bytes;
-  const CollectivePlan d =
-      collective_.plan(CollectiveKind::ReduceScatter, b * dense, w.group(CommGroup::DPCP));
-  const CollectivePlan e = experts > 0 ? collective_.plan(CollectiveKind::ReduceScatter,
-                                                          b * experts, w.group(CommGroup::EDP))
-                                       : CollectivePlan{};
-  return e.time_s() > d.time_s() ? e : d;
+  // ZeRO-2: chunk 0's last bucket, the remainder of its gradients filled into buckets of
+  // grad_bucket_size in backward order (the DES's chunk_buckets).
+  const double chunk = experts ? static_cast<double>(L.moe) * w.moe_expert_params
+                               : (st.has_embedding ? w.embedding_params : 0.0) +
+                                     static_cast<double>(L.dense) * w.layer_params +
+                                     static_cast<double>(L.moe) * moe_dense +
+                                     (st.has_lm_head && par.vpp == 1 ? w.lm_head_params : 0.0);
+  return last_bucket(chunk, training_.grad_bucket_bytes / training_.grad_reduce_bytes);
 }
 
 double AnalyticalEvaluator::last_reduction(const Workload& w, const StageInfo& st,
                                            CommGroup group) const {
-  const ParallelConfig& par = w.par;
   const GroupShape& g = w.group(group);
-  if (g.size <= 1) return 0.0;
-  const bool experts = group == CommGroup::EDP;
-  const ChunkLayers L = chunk_layers_of(model_, par, st, 0);
-  const double moe_dense = w.moe_layer_params - w.moe_expert_params;
-  double params = 0;
-  if (par.zero_stage >= 3) {
-    // The last unit of chunk 0's backward: the embedding, else its first layer.
-    if (experts)
-      params = L.moe > 0 ? w.moe_expert_params : 0.0;
-    else if (st.has_embedding)
-      params = w.embedding_params;
-    else
-      params = model_.moe.is_moe_layer(st.first_layer) ? moe_dense : w.layer_params;
-  } else {
-    // ZeRO-2: chunk 0's last bucket, the remainder of its gradients filled into buckets of
-    // grad_bucket_size in backward order (the DES's chunk_buckets).
-    const double chunk = experts ? static_cast<double>(L.moe) * w.moe_expert_params
-                                 : (st.has_embedding ? w.embedding_params : 0.0) +
-                                       static_cast<double>(L.dense) * w.layer_params +
-                                       static_cast<double>(L.moe) * moe_dense +
-                                       (st.has_lm_head && par.vpp == 1 ? w.lm_head_params : 0.0);
-    params = last_bucket(chunk, training_.grad_bucket_bytes / training_.grad_reduce_bytes);
-  }
+  const double params = g.size > 1 ? last_reduced_params(w, st, group) : 0.0;
   return params > 0 ? collective_.time(CollectiveKind::ReduceScatter,
                                        params * training_.grad_reduce_bytes, g)
                     : 0.0;
+}
+
+CollectivePlan AnalyticalEvaluator::trailing_reduction(const Workload& w) const {
+  const ParallelConfig& par = w.par;
+  if (par.zero_stage < 2 || !training_.overlap_grad_reduce) return {};
+  // A middle stage's backward ends with the reduction of its last unit or bucket; of the
+  // dense and the expert part, the longer.
+  const StageInfo& st = w.stages[static_cast<size_t>(par.pp / 2)];
+  CollectivePlan out;
+  for (CommGroup group : {CommGroup::DPCP, CommGroup::EDP}) {
+    const GroupShape& g = w.group(group);
+    const double params = g.size > 1 ? last_reduced_params(w, st, group) : 0.0;
+    if (params <= 0) continue;
+    const CollectivePlan p =
+        collective_.plan(CollectiveKind::ReduceScatter, params * training_.grad_reduce_bytes, g);
+    if (p.time_s() > out.time_s()) out = p;
+  }
+  return out;
 }
 
 }  // namespace rapid

@@ -32,10 +32,6 @@ double plan_time_beside(const CollectivePlan& fg, const CollectivePlan& bg) {
   return fg.latency_s + slowest;
 }
 
-double plan_remaining_after(const CollectivePlan& bg, const CollectivePlan& fg) {
-  return std::max(0.0, bg.time_s() - fg.time_s());
-}
-
 double nvlink_share(const CollectivePlan& p) {
   double nv = 0, slowest = 0;
   for (int i = 0; i < p.num_tiers; ++i) {

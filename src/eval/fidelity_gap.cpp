@@ -1,30 +1,44 @@
 #include "rapid/eval/fidelity_gap.hpp"
 
 #include <cmath>
+#include <iterator>
 
 namespace rapid {
 
+double gap_column(const EvalResult& r, GapCause c) {
+  switch (c) {
+    case GapCause::Compute:
+      return r.compute_time_s;
+    case GapCause::Interference:
+      return r.interference_time_s;
+    case GapCause::LayerComm:
+      return r.layer_comm_time_s();
+    case GapCause::PpComm:
+      return r.pp_comm_time_s;
+    case GapCause::DpExposed:
+      return r.dp_exposed_time_s;
+    case GapCause::HostBound:
+      return r.host_bound_time_s;
+    case GapCause::Offload:
+      return r.offload_time_s;
+    case GapCause::Optimizer:
+      return r.optimizer_time_s;
+    case GapCause::Bubble:
+      return r.bubble_time_s;
+    case GapCause::None:
+      break;
+  }
+  return 0.0;
+}
+
 GapCause fidelity_gap_cause(const EvalResult& a, const EvalResult& d) {
-  const struct {
-    GapCause cause;
-    double analytical, des;
-  } cols[] = {
-      {GapCause::Compute, a.compute_time_s, d.compute_time_s},
-      {GapCause::Interference, a.interference_time_s, d.interference_time_s},
-      {GapCause::LayerComm, a.layer_comm_time_s(), d.layer_comm_time_s()},
-      {GapCause::PpComm, a.pp_comm_time_s, d.pp_comm_time_s},
-      {GapCause::DpExposed, a.dp_exposed_time_s, d.dp_exposed_time_s},
-      {GapCause::HostBound, a.host_bound_time_s, d.host_bound_time_s},
-      {GapCause::Offload, a.offload_time_s, d.offload_time_s},
-      {GapCause::Optimizer, a.optimizer_time_s, d.optimizer_time_s},
-      {GapCause::Bubble, a.bubble_time_s, d.bubble_time_s},
-  };
   const double bound = kFidelityAgreement * d.step_time_s;
   GapCause cause = GapCause::None;
   double largest = 0;
-  for (const auto& c : cols) {
-    const double diff = std::fabs(c.des - c.analytical);
-    if (diff > largest) largest = diff, cause = c.cause;
+  for (size_t k = 1; k < std::size(kGapCauseNames); ++k) {
+    const auto c = static_cast<GapCause>(k);
+    const double diff = std::fabs(gap_column(d, c) - gap_column(a, c));
+    if (diff > largest) largest = diff, cause = c;
   }
   // The columns sum to the step in both (the bubble is the rest): a step that differs
   // by more than the bound has a column that differs by at least a ninth of it; the

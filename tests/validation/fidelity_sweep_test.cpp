@@ -26,33 +26,6 @@
 namespace rapid {
 namespace {
 
-// The breakdown columns both fidelities fill (docs/model.md section 8), by GapCause.
-double column(const EvalResult& r, GapCause c) {
-  switch (c) {
-    case GapCause::Compute:
-      return r.compute_time_s;
-    case GapCause::Interference:
-      return r.interference_time_s;
-    case GapCause::LayerComm:
-      return r.layer_comm_time_s();
-    case GapCause::PpComm:
-      return r.pp_comm_time_s;
-    case GapCause::DpExposed:
-      return r.dp_exposed_time_s;
-    case GapCause::HostBound:
-      return r.host_bound_time_s;
-    case GapCause::Offload:
-      return r.offload_time_s;
-    case GapCause::Optimizer:
-      return r.optimizer_time_s;
-    case GapCause::Bubble:
-      return r.bubble_time_s;
-    case GapCause::None:
-      break;
-  }
-  return 0.0;
-}
-
 void sweep(const std::string& job) {
   const SweepSpec spec = load_sweep_spec(std::string(RAPID_SOURCE_DIR) + "/" + job);
   const Enumerator e(spec);
@@ -74,8 +47,8 @@ void sweep(const std::string& job) {
     const double bound = kFidelityAgreement * d.step_time_s;
     double largest = std::fabs(d.step_time_s - a.step_time_s);
     for (int c = 1; c < static_cast<int>(std::size(kGapCauseNames)); ++c)
-      largest = std::max(largest, std::fabs(column(d, static_cast<GapCause>(c)) -
-                                            column(a, static_cast<GapCause>(c))));
+      largest = std::max(largest, std::fabs(gap_column(d, static_cast<GapCause>(c)) -
+                                            gap_column(a, static_cast<GapCause>(c))));
     const auto cause = static_cast<GapCause>(d.fidelity_gap_cause);
     const bool risk = (a.flags & kFlagClosedFormRisk) != 0;
     flagged += risk;
@@ -90,7 +63,8 @@ void sweep(const std::string& job) {
     ASSERT_NE(cause, GapCause::None) << p.par.describe() << ": beyond 2% without a cause";
     // The named column is the one that differs most, by more than the bound unless only
     // the step does (the columns sum to it: one of them then differs by a ninth of it).
-    EXPECT_GT(std::fabs(column(d, cause) - column(a, cause)), bound / 9.0) << p.par.describe();
+    EXPECT_GT(std::fabs(gap_column(d, cause) - gap_column(a, cause)), bound / 9.0)
+        << p.par.describe();
   }
   ASSERT_FALSE(gaps.empty());
   std::sort(gaps.begin(), gaps.end());

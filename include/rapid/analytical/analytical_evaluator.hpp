@@ -136,7 +136,7 @@ class AnalyticalEvaluator final : public Evaluator {
   uint64_t id_;             // this evaluator in the template-times cache
   void fill_rates(const Workload& w, const TemplateFlops& f, double step_s, EvalResult& r) const;
   /// ZeRO-3 with overlapped gathers: what chunk c's forward and backward of stage st wait
-  /// for their units' gathers (data_parallel.hpp unit_pass_exposed).
+  /// for their units' gathers (unit_pass.hpp).
   /// `p2p_s`: the pipeline transfer between a backward and the forward after it (0 without
   /// pipeline stages); `after_backward`: the share of the forwards that follow a backward.
   /// The floors: the first unit's gather (behind what a backward left), what no window hides.
@@ -156,6 +156,9 @@ class AnalyticalEvaluator final : public Evaluator {
   /// Overlapped ZeRO-2/3: the gradient reduction of `group` posted at the end of stage st's
   /// last backward (chunk 0's), which the optimizer waits for.
   double last_reduction(const Workload& w, const StageInfo& st, CommGroup group) const;
+  /// Its parameters: ZeRO-3 the last unit of chunk 0's backward (the embedding, else its
+  /// first layer), ZeRO-2 chunk 0's last bucket.
+  double last_reduced_params(const Workload& w, const StageInfo& st, CommGroup group) const;
 };
 
 }  // namespace rapid

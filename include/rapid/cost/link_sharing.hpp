@@ -21,11 +21,6 @@ double shared_link_time(double fg_s, double fg_flows, double bg_s, double bg_flo
 /// use run alone.
 double plan_time_beside(const CollectivePlan& fg, const CollectivePlan& bg);
 
-/// What remains of bg, in its alone time, when fg is done: bg progresses at its alone pace
-/// while fg runs alone, and beside fg it does what fg's extra time leaves it: either way
-/// max(0, bg - fg) of its alone time is left (shared_link_time's two cases).
-double plan_remaining_after(const CollectivePlan& bg, const CollectivePlan& fg);
-
 /// The share of `p`'s time its NVLink tier moves data as its slowest tier (0 when the NICs
 /// set its pace or it has no NVLink tier): the part a DP collective on NVLink slows.
 double nvlink_share(const CollectivePlan& p);

@@ -8,6 +8,9 @@
 
 namespace rapid {
 
+/// The breakdown column `c` of `r` (GapCause::None: 0).
+double gap_column(const EvalResult& r, GapCause c);
+
 /// The column of the breakdown (compute, interference, layer communication, pipeline
 /// transfers, exposed DP traffic, host waits, offload, optimizer, bubble) with the largest
 /// difference between `analytical` and `des`, or GapCause::None when the step and every
