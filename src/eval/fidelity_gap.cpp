@@ -48,8 +48,8 @@ GapCause fidelity_gap_cause(const EvalResult& a, const EvalResult& d) {
 }
 
 void record_fidelity_gap(const EvalResult& analytical, EvalResult& des) {
-  if (des.status != Status::Ok || analytical.status != Status::Ok) return;
   des.step_time_analytical_s = analytical.step_time_s;
+  if (des.status != Status::Ok || analytical.status != Status::Ok) return;
   des.fidelity_gap = des.step_time_s / analytical.step_time_s - 1.0;
   des.fidelity_gap_cause = static_cast<uint8_t>(fidelity_gap_cause(analytical, des));
 }

@@ -71,8 +71,9 @@ enum class Keep : uint8_t {
 
 /// One row of a sweep: point `p` evaluated with fidelity `f` into `r`, never throwing for
 /// the point (PointEvaluator::evaluate_guarded). A DES row keeps the analytical model's step
-/// time of the point (EvalResult::step_time_analytical_s): `analytical_step_s` when given
-/// (under `--fidelity auto` the first pass's), else the closed form's, evaluated here.
+/// time of the point (EvalResult::step_time_analytical_s): the evaluator's, which computes it
+/// beside every simulation, or `analytical_step_s` when given (under `--fidelity auto` the
+/// first pass's).
 void evaluate_row(const PointEvaluator& evaluator, const Point& p, Workload& scratch, EvalResult& r,
                   Fidelity f, std::optional<double> analytical_step_s = std::nullopt) noexcept;
 
