@@ -18,12 +18,14 @@ namespace rapid {
 namespace {
 
 // One unit's DP traffic: its gather (16-bit weights, latency included), its reduction's
-// time on the links (gradients; the links are free during its start-up latency) and the
+// time on the links (gradients) and its start-up latency (the links are free then), the
+// gather's latency, and the
 // NVLink flow-seconds of each (seconds times the flows each puts on a GPU's NVLink: what
 // TP collectives on NVLink meet). The dense part syncs over data x context parallel ranks,
 // routed experts over expert data parallel, one after the other on the stage's stream.
 struct UnitTraffic {
-  double gather = 0, reduce = 0, nv_gather = 0, nv_reduce = 0;
+  double gather = 0, reduce = 0, nv_gather = 0, nv_reduce = 0, gather_latency = 0,
+         reduce_latency = 0;
 };
 enum UnitKind : size_t { kEmb, kDense, kMoe, kHead, kUnitKinds };
 
@@ -94,7 +96,7 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
       const Traffic r = overlap_grad ? traffic(collective_, CollectiveKind::ReduceScatter,
                                                grad_bytes, dense, experts, dp, edp)
                                      : Traffic{};
-      memo.units[k] = {g.time, r.links, g.nvlink, r.nvlink};
+      memo.units[k] = {g.time, r.links, g.nvlink, r.nvlink, g.time - g.links, r.time - r.links};
     }
     memo.evaluator = id_;
     memo.key = key;
@@ -122,8 +124,10 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
   UnitRun fwd[kUnitKinds], bwd[kUnitKinds];
   for (size_t i = 0; i < kUnitKinds; ++i) {
     const size_t f = fwd_kind[i], b = bwd_kind[i];
-    fwd[i] = {count[f], u[f].gather, u[f].reduce, compute_f[f]};
-    bwd[i] = {count[b], u[b].gather, u[b].reduce, compute_b[b]};
+    fwd[i] = {count[f],     u[f].gather,         u[f].reduce,
+              compute_f[f], u[f].gather_latency, u[f].reduce_latency};
+    bwd[i] = {count[b],     u[b].gather,         u[b].reduce,
+              compute_b[b], u[b].gather_latency, u[b].reduce_latency};
   }
   UnitWaits out;
   // A forward that follows a backward (after_backward of them) finds what that backward's

@@ -83,6 +83,30 @@ TEST(UnitPass, BackwardReductionsShareTheGathersLinksByHand) {
   EXPECT_DOUBLE_EQ(q.trailing, 1.0);
 }
 
+TEST(UnitPass, LatenciesLeaveTheLinksToTheOtherStreamByHand) {
+  // Forward: gathers of 2 s whose last 0.5 s is latency, 3 s of a reduction pending, 1 s
+  // of compute, three units. Gather 1 moves its 1.5 s beside the reduction at half speed:
+  // 3 s (1.5 s of the reduction left); during its latency the reduction runs alone: 1 s
+  // left at 3.5. Gather 2: both at half for 2 s (the reduction is done, 0.5 s of the
+  // gather left): 6, its latency: 6.5. Gather 3: 8.5. Units end at 4.5, 7.5, 9.5: 6.5 s
+  // exposed (7 s if the latency held the links too).
+  UnitRun fwd{3, 2.0, 0.0, 1.0};
+  fwd.gather_latency_s = 0.5;
+  EXPECT_DOUBLE_EQ(unit_pass(&fwd, 1, false, 3.0).exposed, 6.5);
+  EXPECT_DOUBLE_EQ(unit_pass_exhaustive(&fwd, 1, false, 3.0).exposed, 6.5);
+  // Backward: gathers of 1 s, reductions of 1 s followed by 0.5 s of latency, 0.5 s of
+  // compute. Gather 1 [0, 1], unit 1 [1, 1.5] posts reduction 1. Gather 2 alone to 1.5,
+  // beside reduction 1 to 2.5; unit 2 [2.5, 3] posts reduction 2. Gather 3 beside
+  // reduction 1 until it ends at 3.5 (0.5 s of the gather left), alone during its latency:
+  // 4; unit 3 [4, 4.5]: 3 s exposed. Reduction 2 starts at 4 (the latency's end), has
+  // 0.5 s left at 4.5, reduction 3 (1 s) is posted then: 1.5 s trail.
+  UnitRun bwd{3, 1.0, 1.0, 0.5};
+  bwd.reduce_latency_s = 0.5;
+  const UnitPass p = unit_pass(&bwd, 1, true, 0.0);
+  EXPECT_DOUBLE_EQ(p.exposed, 3.0);
+  EXPECT_DOUBLE_EQ(p.trailing, 1.5);
+}
+
 TEST(UnitPass, ExtrapolatedRunsEqualEveryUnitSimulated) {
   // Random passes of up to four runs (first extra, layers, MoE layers, last extra) with
   // long runs: the periodic shortcut gives what simulating every unit gives.
@@ -90,8 +114,11 @@ TEST(UnitPass, ExtrapolatedRunsEqualEveryUnitSimulated) {
   std::uniform_real_distribution<double> u(0.1, 3.0);
   for (int trial = 0; trial < 400; ++trial) {
     UnitRun runs[4];
-    for (UnitRun& r : runs)
+    for (UnitRun& r : runs) {
       r = {static_cast<double>(rng() % 40), u(rng), trial % 3 == 0 ? 0.0 : u(rng), u(rng)};
+      r.gather_latency_s = trial % 4 < 2 ? 0.0 : r.gather_s * u(rng) / 3.0;  // up to 100%
+      r.reduce_latency_s = trial % 5 < 2 ? 0.0 : u(rng) / 10.0;
+    }
     runs[0].count = runs[0].count > 20 ? 1 : 0;
     runs[3].count = runs[3].count > 20 ? 1 : 0;
     for (bool backward : {false, true}) {

@@ -15,9 +15,14 @@ namespace rapid {
 /// A run of alike units: `count` units, each waiting for its own gather (`gather_s` alone,
 /// its latency included), reducing its gradients after its compute in backward
 /// (`reduce_s` alone on the links, no latency: the links are free meanwhile), computing
-/// `compute_s`.
+/// `compute_s`. The last `gather_latency_s` of a gather are its start-up latency, which the
+/// DES charges after the gather's bytes have moved (src/des/sim_comm.cpp: an op is done
+/// its latency after its last bundle drains): the links are free for the reductions then;
+/// likewise a reduction's `reduce_latency_s` follows its `reduce_s` on the links, and the
+/// next reduction starts after it.
 struct UnitRun {
-  double count = 0, gather_s = 0, reduce_s = 0, compute_s = 0;
+  double count = 0, gather_s = 0, reduce_s = 0, compute_s = 0, gather_latency_s = 0,
+         reduce_latency_s = 0;
 };
 
 struct UnitPass {
