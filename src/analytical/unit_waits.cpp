@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "rapid/analytical/analytical_evaluator.hpp"
@@ -133,7 +134,20 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
   // A forward that follows a backward (after_backward of them) finds what that backward's
   // reductions left, less what they did while its output was sent (p2p_s; none without
   // pipeline stages): this chunk's backward stands for the one before.
-  const UnitPass b = unit_pass(bwd, kUnitKinds, true, 0.0);
+  // Stages alike run the same backward (only the forward's pending reduction differs with
+  // the stage): the thread's last one is kept.
+  struct BackwardMemo {
+    bool valid = false;
+    UnitRun runs[kUnitKinds];
+    UnitPass pass;
+  };
+  thread_local BackwardMemo bmemo;
+  if (!bmemo.valid || std::memcmp(bmemo.runs, bwd, sizeof bwd) != 0) {
+    std::memcpy(bmemo.runs, bwd, sizeof bwd);
+    bmemo.pass = unit_pass(bwd, kUnitKinds, true, 0.0);
+    bmemo.valid = true;
+  }
+  const UnitPass b = bmemo.pass;
   const double pending = after_backward * std::max(0.0, b.trailing - p2p_s);
   const UnitPass f = unit_pass(fwd, kUnitKinds, false, pending);
   out.fwd = f.exposed;
