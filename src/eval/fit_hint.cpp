@@ -1,11 +1,15 @@
 #include "rapid/eval/fit_hint.hpp"
 
+#include <limits>
+
 #include "rapid/memory/memory_model.hpp"
 #include "rapid/spec/legality.hpp"
 
 namespace rapid {
 
 namespace {
+
+constexpr double kIllegal = std::numeric_limits<double>::infinity();
 
 // The smallest value in [lo, hi] whose layout fits (memory falls as the value grows: more
 // layers recomputed or offloaded), by bisection; -1 when none does.
@@ -28,8 +32,13 @@ FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double cap
                             PeakCache* cache) {
   const ParallelConfig& base = w.par;
   FitHintResult out;
+  // The layout's peak memory, infinite when it is illegal.
   auto peak = [&](const ParallelConfig& c) {
-    if (!cache) return estimate_memory(spec.model, spec.training, w, &c).peak_bytes;
+    auto compute = [&] {
+      return illegal_reason(spec, c) ? kIllegal
+                                     : estimate_memory(spec.model, spec.training, w, &c).peak_bytes;
+    };
+    if (!cache) return compute();
     // Two ways of a set chosen by the hash: the older one is replaced.
     const uint64_t h = layout_hash(c) | 1;  // never 0
     const size_t set = (h >> 17) % (cache->entries.size() / 2) * 2;
@@ -38,11 +47,10 @@ FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double cap
       if (e.hash == h && e.layout == c) return e.peak_bytes;
     }
     PeakCache::Entry& e = cache->entries[set + (cache->next++ & 1)];
-    e = {h, c, estimate_memory(spec.model, spec.training, w, &c).peak_bytes};
+    e = {h, c, compute()};
     return e.peak_bytes;
   };
   auto fits = [&](const ParallelConfig& c) {
-    if (illegal_reason(spec, c)) return false;
     const double p = peak(c);
     if (p > capacity_bytes) return false;
     out.peak_bytes = p;

@@ -31,9 +31,9 @@ struct PeakCache {
   struct Entry {
     uint64_t hash = 0;  ///< layout_hash of the layout; 0: unused
     ParallelConfig layout;
-    double peak_bytes = 0;
+    double peak_bytes = 0;  ///< infinite: the layout is illegal
   };
-  std::array<Entry, 32> entries{};  ///< 16 sets of two ways
+  std::array<Entry, 512> entries{};  ///< 256 sets of two ways
   size_t next = 0;
 };
 

@@ -66,17 +66,29 @@ struct ParallelConfig {
   friend bool operator==(const ParallelConfig&, const ParallelConfig&) = default;
 };
 
-/// FNV-1a over every knob of `c` (common/fnv1a.hpp): the key of the layout memos; a hit is
-/// confirmed by comparing the layouts.
+/// FNV-1a word steps over every knob of `c` (common/fnv1a.hpp), finalized: the key of the
+/// layout memos; a hit is confirmed by comparing the layouts.
 inline uint64_t layout_hash(const ParallelConfig& c, uint64_t seed = kFnvOffsetBasis) {
+  // Two 32-bit fields per word step (every field fits 32 bits): six steps.
+  auto pair = [](int64_t lo, int64_t hi) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(lo)) |
+           static_cast<uint64_t>(static_cast<uint32_t>(hi)) << 32;
+  };
+  const int64_t flags = int64_t{c.sp} | int64_t{c.zero_stage} << 8 |
+                        static_cast<int64_t>(c.recompute) << 16 |
+                        static_cast<int64_t>(c.recompute_method) << 24;
   uint64_t h = seed;
-  for (int64_t v :
-       {int64_t{c.dp}, int64_t{c.tp}, int64_t{c.pp}, int64_t{c.cp}, int64_t{c.ep}, int64_t{c.etp},
-        int64_t{c.vpp}, int64_t{c.mbs}, int64_t{c.sp}, int64_t{c.zero_stage},
-        static_cast<int64_t>(c.recompute), static_cast<int64_t>(c.recompute_method),
-        int64_t{c.recompute_layers}, int64_t{c.offload_layers}})
-    h = fnv1a(h, static_cast<uint64_t>(v));
-  return h;
+  h = fnv1a(h, pair(c.dp, c.tp));
+  h = fnv1a(h, pair(c.pp, c.cp));
+  h = fnv1a(h, pair(c.ep, c.etp));
+  h = fnv1a(h, pair(c.vpp, c.mbs));
+  h = fnv1a(h, pair(flags, c.recompute_layers));
+  h = fnv1a(h, static_cast<uint64_t>(static_cast<uint32_t>(c.offload_layers)));
+  // A word step carries a field's high bits only upwards: the finalizer of MurmurHash3's
+  // fmix64 (Appleby) spreads every bit over the word, low bits included (set indices).
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
 }
 
 }  // namespace rapid
