@@ -34,7 +34,7 @@ int main() {
                       {"host_bound", &rapid::EvalResult::host_bound_time_s},
                       {"offload", &rapid::EvalResult::offload_time_s},
                       {"optimizer", &rapid::EvalResult::optimizer_time_s}};
-  std::printf("index,dp,tp,pp,cp,ep,vpp,mbs,sp,zero_stage,recompute,microbatches");
+  std::printf("index,dp,tp,pp,cp,ep,etp,vpp,mbs,sp,zero_stage,recompute,microbatches");
   for (const Col& c : cols) std::printf(",%s_a,%s_d", c.name, c.name);
   std::printf("\n");
   std::vector<double> diffs;
@@ -42,8 +42,8 @@ int main() {
     pe.evaluate(p, w, a, rapid::Fidelity::Analytical);
     pe.evaluate(p, w, d, rapid::Fidelity::Des);
     const rapid::ParallelConfig& q = p.par;
-    std::printf("%lld,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%lld", static_cast<long long>(p.index), q.dp,
-                q.tp, q.pp, q.cp, q.ep, q.vpp, q.mbs, q.sp ? 1 : 0, q.zero_stage,
+    std::printf("%lld,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%lld", static_cast<long long>(p.index), q.dp,
+                q.tp, q.pp, q.cp, q.ep, q.etp, q.vpp, q.mbs, q.sp ? 1 : 0, q.zero_stage,
                 rapid::recompute_name(q.recompute), static_cast<long long>(w.num_microbatches));
     for (const Col& c : cols) std::printf(",%.9g,%.9g", a.*c.field, d.*c.field);
     std::printf("\n");
