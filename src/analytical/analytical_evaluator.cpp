@@ -129,15 +129,18 @@ const AnalyticalEvaluator::TemplateTimes& AnalyticalEvaluator::template_times(
       &w.layer.forward,      &w.layer.backward,      &w.layer.recompute,   &w.moe_layer.forward,
       &w.moe_layer.backward, &w.moe_layer.recompute, &w.embedding.forward, &w.embedding.backward,
       &w.lm_head.forward,    &w.lm_head.backward};
-  for (size_t p = 0; p < kTemplatePasses; ++p) t.pass[p] = pass_time(*ops[p], w, &t.classes[p]);
+  for (size_t p = 0; p < kTemplatePasses; ++p)
+    t.pass[p] = pass_time(*ops[p], w, &t.classes[p], &t.links[p]);
   t.flops = template_flops(w);
   return t;
 }
 
 AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<Op>& ops,
                                                              const Workload& w,
-                                                             PassClasses* classes) const {
+                                                             PassClasses* classes,
+                                                             PassLinks* links) const {
   PassTime t;
+  PassLinks l;  // of the collectives
   PassClasses split;
   const size_t n = ops.size();
   t.ops = static_cast<double>(n);
@@ -155,7 +158,6 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
     }
     const CollectivePlan plan = collective_.plan(op.collective, op.bytes, w.group(op.group));
     double comm = plan.time_s(), beside = 0;
-    const double nv_share = nvlink_share(plan);
     // Communication pipelined with a neighbouring kernel (TP overlap: Megatron-Core
     // --tp-comm-overlap with Transformer Engine userbuffers; CP ring attention) is exposed
     // only for the part that outlasts that kernel, which itself runs slower beside it: the
@@ -170,17 +172,30 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
       t.interference += beside - alone;
       comm *= interference_.comm_slowdown(p, ops[j], beside);
     }
-    // Exposed: what outlasts the kernel beside it; with k equal flows of a DP collective
-    // on its NVLink links the whole time, its NVLink part takes 1 + k times as long.
-    auto exposed = [&](double k) { return std::max(0.0, comm * (1.0 + k * nv_share) - beside); };
-    const double alone_exposed = exposed(0);
-    t.nvlink1 += exposed(1) - alone_exposed;
-    t.nvlink2 += exposed(2) - alone_exposed;
+    // Exposed: what outlasts the kernel beside it; with k flows of a DP collective on the
+    // links of its slowest tier (NVLink or the NICs) the whole time, that tier's part takes
+    // (f + k) / f as long, f its own flows per link (tier_share).
+    const double alone_exposed = std::max(0.0, comm - beside);
+    double longest[2] = {0, 0};  // the collective's longest tier of each kind
+    for (int k = 0; k < plan.num_tiers; ++k) {
+      const CollectiveTier& tier = plan.tiers[static_cast<size_t>(k)];
+      double& most = longest[tier.network ? 1 : 0];
+      most = std::max(most, tier.time_s());
+    }
+    l.busy[0] += longest[0];
+    l.busy[1] += longest[1];
+    for (int net = 0; net < 2; ++net) {
+      const double share = tier_share(plan, net == 1);
+      if (share <= 0) continue;
+      for (int k = 1; k <= 2; ++k)
+        l.contended[net][k - 1] += std::max(0.0, comm * (1.0 + k * share) - beside) - alone_exposed;
+    }
     comm = alone_exposed;
     t.comm += comm;
     split.comm[comm_class(op.group)] += comm;
   }
   if (classes) *classes = split;
+  if (links) *links = l;
   return t;
 }
 
@@ -207,12 +222,15 @@ namespace {
 // One pass of a chunk on one GPU: its time and what it is made of.
 struct ChunkPass {
   double time = 0;  // GPU time: compute, interference, exposed comm, host waits
-  double compute = 0, interference = 0, host = 0, nvlink1 = 0, nvlink2 = 0;
-  /// What the pass's NVLink-bound collectives add beside `flows` DP flows on the links on
-  /// average (PassTime::nvlink1/2, linear in between, the second slope beyond).
-  double nvlink_contention(double flows) const {
+  double compute = 0, interference = 0, host = 0;
+  double contended[2][2] = {};  // PassLinks::contended (overlapped ZeRO-3 units only)
+  /// What the pass's collectives bound by NVLink (`net` 0) or the NICs (1) add beside
+  /// `flows` DP flows on those links on average (PassLinks::contended, linear in between,
+  /// the second slope beyond).
+  double contention(int net, double flows) const {
+    const double one = contended[net][0], two = contended[net][1];
     if (flows <= 0) return 0.0;
-    return flows <= 1 ? flows * nvlink1 : nvlink1 + (flows - 1.0) * (nvlink2 - nvlink1);
+    return flows <= 1 ? flows * one : one + (flows - 1.0) * (two - one);
   }
 };
 
@@ -282,8 +300,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     ChunkPass c;
     c.compute = t.compute;
     c.interference = t.interference;
-    c.nvlink1 = t.nvlink1;
-    c.nvlink2 = t.nvlink2;
     c.time = std::max(t.total(), t.ops * host_op);
     c.host = c.time - t.total();
     return c;
@@ -376,8 +392,12 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     PassTime stage_f, stage_b;
     for (int64_t c = 0; c < vpp; ++c) {
       PassTime f, b;
+      PassLinks lf, lb;
       const ChunkLayers L = chunk_passes(st, c, [&](bool fwd, size_t t, int64_t n) {
-        (fwd ? f : b).add(tt.pass[t], static_cast<double>(n));
+        if (n <= 0) return;
+        const auto times = static_cast<double>(n);
+        (fwd ? f : b).add(tt.pass[t], times);
+        if (units) (fwd ? lf : lb).add(tt.links[t], times);
       });
       const size_t k = static_cast<size_t>(j * vpp + c);
       chunk_share[k] = static_cast<double>(L.dense) * w.layer_params +
@@ -386,6 +406,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
                        (st.has_lm_head && c == vpp - 1 ? w.lm_head_params : 0.0);
       fwd_pass[k] = pass(f);
       bwd_pass[k] = pass(b);
+      std::copy_n(&lf.contended[0][0], 4, &fwd_pass[k].contended[0][0]);
+      std::copy_n(&lb.contended[0][0], 4, &bwd_pass[k].contended[0][0]);
       stage_f.add(f);
       stage_b.add(b);
     }
@@ -510,10 +532,13 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
         // TP/EP collectives on NVLink share it with the DP traffic's NVLink tier while that
         // runs (link_sharing.hpp): the pass takes that much longer, again window for the
         // gathers.
-        adds.tp_f =
-            fwd_pass[k].nvlink_contention(u.nvlink_fwd / std::max(fwd_pass[k].time + u.fwd, 1e-12));
-        adds.tp_b =
-            bwd_pass[k].nvlink_contention(u.nvlink_bwd / std::max(bwd_pass[k].time + u.bwd, 1e-12));
+        adds.tp_f = adds.tp_b = 0;
+        for (int net = 0; net < 2; ++net) {
+          adds.tp_f += fwd_pass[k].contention(
+              net, u.flows_fwd[net] / std::max(fwd_pass[k].time + u.fwd, 1e-12));
+          adds.tp_b += bwd_pass[k].contention(
+              net, u.flows_bwd[net] / std::max(bwd_pass[k].time + u.bwd, 1e-12));
+        }
         adds.f = std::max(u.fwd_floor, u.fwd - adds.ext_f - adds.tp_f);
         adds.b = std::max(u.bwd_floor, u.bwd - adds.ext_b - adds.tp_b);
       }

@@ -25,15 +25,17 @@ namespace {
 // TP collectives on NVLink meet). The dense part syncs over data x context parallel ranks,
 // routed experts over expert data parallel, one after the other on the stage's stream.
 struct UnitTraffic {
-  double gather = 0, reduce = 0, nv_gather = 0, nv_reduce = 0, gather_latency = 0,
-         reduce_latency = 0;
+  double gather = 0, reduce = 0, gather_latency = 0, reduce_latency = 0;
+  double flows_gather[2] = {}, flows_reduce[2] = {};  // NVLink, NICs
+  int bound = 0;  // the gather's slowest tier: NVLink (0) or the NICs (1)
 };
 enum UnitKind : size_t { kEmb, kDense, kMoe, kHead, kUnitKinds };
 
 // A ZeRO-3 chunk's (dense, expert) parameters with `bytes` each, one collective per group
 // of the two, summed: (time, links-only time, NVLink flow-seconds).
 struct Traffic {
-  double time = 0, links = 0, nvlink = 0;
+  double time = 0, links = 0, flows[2] = {};  // flow-seconds on NVLink, on the NICs
+  double slowest[2] = {};                     // the longest tier of each kind
 };
 Traffic traffic(const CollectiveCost& cost, CollectiveKind k, double bytes, double dense,
                 double experts, const GroupShape& dp, const GroupShape& edp) {
@@ -45,7 +47,9 @@ Traffic traffic(const CollectiveCost& cost, CollectiveKind k, double bytes, doub
     t.links += p.time_s() - p.latency_s;
     for (int i = 0; i < p.num_tiers; ++i) {
       const CollectiveTier& tier = p.tiers[static_cast<size_t>(i)];
-      if (!tier.network) t.nvlink += tier.time_s() * tier.flows_per_link;
+      t.flows[tier.network ? 1 : 0] += tier.time_s() * tier.flows_per_link;
+      double& s = t.slowest[tier.network ? 1 : 0];
+      s = std::max(s, tier.time_s());
     }
   }
   return t;
@@ -97,7 +101,13 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
       const Traffic r = overlap_grad ? traffic(collective_, CollectiveKind::ReduceScatter,
                                                grad_bytes, dense, experts, dp, edp)
                                      : Traffic{};
-      memo.units[k] = {g.time, r.links, g.nvlink, r.nvlink, g.time - g.links, r.time - r.links};
+      memo.units[k] = {g.time,
+                       r.links,
+                       g.time - g.links,
+                       r.time - r.links,
+                       {g.flows[0], g.flows[1]},
+                       {r.flows[0], r.flows[1]},
+                       g.slowest[1] > g.slowest[0] ? 1 : 0};
     }
     memo.evaluator = id_;
     memo.key = key;
@@ -107,28 +117,38 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
   auto per_layer = [](double total, int64_t n) {
     return n > 0 ? total / static_cast<double>(n) : 0.0;
   };
-  const double dense_b = per_layer(static_cast<double>(L.dense) * tt.pass[kLayerB].total() +
-                                       static_cast<double>(L.dense_rc) * tt.pass[kLayerR].total(),
-                                   L.dense);
-  const double moe_b = per_layer(static_cast<double>(L.moe) * tt.pass[kMoeB].total() +
-                                     static_cast<double>(L.moe_rc) * tt.pass[kMoeR].total(),
-                                 L.moe);
+  // A quantity `of` each unit's forward and backward (a layer's backward with its share of
+  // the recomputed forwards), by unit kind.
+  using ByKind = std::array<double, kUnitKinds>;
+  auto units_of = [&](auto&& of, ByKind& fwd, ByKind& bwd) {
+    fwd = {of(kEmbeddingF), of(kLayerF), of(kMoeF), of(kHeadF)};
+    bwd = {of(kEmbeddingB),
+           per_layer(static_cast<double>(L.dense) * of(kLayerB) +
+                         static_cast<double>(L.dense_rc) * of(kLayerR),
+                     L.dense),
+           per_layer(
+               static_cast<double>(L.moe) * of(kMoeB) + static_cast<double>(L.moe_rc) * of(kMoeR),
+               L.moe),
+           of(kHeadB)};
+  };
+  ByKind compute_f, compute_b, busy_f, busy_b;
+  units_of([&](size_t p) { return tt.pass[p].total(); }, compute_f, compute_b);
+  // The layers' own collectives keep the links the unit's gather is bound by busy for their
+  // time there: the gather gets that much less of them (link_sharing.hpp).
+  const int bound = u[kDense].gather > 0 ? u[kDense].bound : u[kMoe].bound;
+  units_of([&](size_t p) { return tt.links[p].busy[bound]; }, busy_f, busy_b);
   const double count[kUnitKinds] = {emb ? 1.0 : 0.0, static_cast<double>(L.dense),
                                     static_cast<double>(L.moe), head ? 1.0 : 0.0};
   // The units in pass order: forward embedding, layers, LM head; backward the reverse.
-  const double compute_f[kUnitKinds] = {tt.pass[kEmbeddingF].total(), tt.pass[kLayerF].total(),
-                                        tt.pass[kMoeF].total(), tt.pass[kHeadF].total()};
-  const double compute_b[kUnitKinds] = {tt.pass[kEmbeddingB].total(), dense_b, moe_b,
-                                        tt.pass[kHeadB].total()};
   constexpr size_t fwd_kind[kUnitKinds] = {kEmb, kDense, kMoe, kHead};
   constexpr size_t bwd_kind[kUnitKinds] = {kHead, kMoe, kDense, kEmb};
   UnitRun fwd[kUnitKinds], bwd[kUnitKinds];
   for (size_t i = 0; i < kUnitKinds; ++i) {
     const size_t f = fwd_kind[i], b = bwd_kind[i];
-    fwd[i] = {count[f],     u[f].gather,         u[f].reduce,
-              compute_f[f], u[f].gather_latency, u[f].reduce_latency};
-    bwd[i] = {count[b],     u[b].gather,         u[b].reduce,
-              compute_b[b], u[b].gather_latency, u[b].reduce_latency};
+    const double gf = u[f].gather > 0 ? u[f].gather + busy_f[f] : 0.0;
+    const double gb = u[b].gather > 0 ? u[b].gather + busy_b[b] : 0.0;
+    fwd[i] = {count[f], gf, u[f].reduce, compute_f[f], u[f].gather_latency, u[f].reduce_latency};
+    bwd[i] = {count[b], gb, u[b].reduce, compute_b[b], u[b].gather_latency, u[b].reduce_latency};
   }
   UnitWaits out;
   // A forward that follows a backward (after_backward of them) finds what that backward's
@@ -167,11 +187,13 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
   for (size_t k = 0; k < kUnitKinds; ++k) {
     out.dp_fwd += count[k] * u[k].gather;
     out.dp_bwd += count[k] * (u[k].gather + u[k].reduce);
-    out.nvlink_fwd += count[k] * u[k].nv_gather;
-    out.nvlink_bwd += count[k] * (u[k].nv_gather + u[k].nv_reduce);
+    for (int net = 0; net < 2; ++net) {
+      out.flows_fwd[net] += count[k] * u[k].flows_gather[net];
+      out.flows_bwd[net] += count[k] * (u[k].flows_gather[net] + u[k].flows_reduce[net]);
+    }
   }
   out.dp_bwd -= bwd[last].reduce_s;
-  out.nvlink_bwd -= u[bwd_kind[last]].nv_reduce;
+  for (int net = 0; net < 2; ++net) out.flows_bwd[net] -= u[bwd_kind[last]].flows_reduce[net];
   if (!overlap_grad) {
     // One reduction of the chunk's gradients per group, waited for at the pass's end.
     const double dense = (emb ? w.embedding_params : 0.0) + count[kDense] * w.layer_params +

@@ -32,15 +32,18 @@ double plan_time_beside(const CollectivePlan& fg, const CollectivePlan& bg) {
   return fg.latency_s + slowest;
 }
 
-double nvlink_share(const CollectivePlan& p) {
-  double nv = 0, slowest = 0;
+double tier_share(const CollectivePlan& p, bool network) {
+  double kind = 0, flows = 1, slowest = 0;
   for (int i = 0; i < p.num_tiers; ++i) {
     const CollectiveTier& t = p.tiers[static_cast<size_t>(i)];
     slowest = std::max(slowest, t.time_s());
-    if (!t.network) nv = std::max(nv, t.time_s());
+    if (t.network == network && t.time_s() > kind) {
+      kind = t.time_s();
+      flows = std::max(1.0, t.flows_per_link);
+    }
   }
   const double total = p.time_s();
-  return nv > 0 && nv >= slowest && total > 0 ? nv / total : 0.0;
+  return kind > 0 && kind >= slowest && total > 0 ? kind / total / flows : 0.0;
 }
 
 }  // namespace rapid

@@ -44,6 +44,25 @@ TEST(LinkSharing, PlanBesideSharesOnlyTheLinksBothUse) {
   EXPECT_NEAR(plan_time_beside(nv, rs), 10e-6 + 3e-3, 1e-12);
 }
 
+TEST(LinkSharing, TierShareIsPerOwnFlowOfTheSlowestTier) {
+  // An all-to-all whose NIC tier takes 4 ms with 8 of its flows on each NIC link and whose
+  // NVLink tier takes 1 ms: one DP flow more on every NIC link leaves each of its flows
+  // 8/9 of the link (max-min fair), the tier takes 4 x 9/8 = 4.5 ms: 0.5 ms more, 1/8 of
+  // its 4 ms. Its NVLink tier does not set its pace: no share there.
+  CollectivePlan a2a;
+  a2a.num_tiers = 2;
+  a2a.tiers[0] = {FlowPattern::Peer, false, 1e-3 * 400e9, 1.0, 400e9};
+  a2a.tiers[1] = {FlowPattern::Peer, true, 0.5e-3 * 50e9, 8.0, 50e9};
+  EXPECT_NEAR(a2a.time_s(), 4e-3, 1e-15);
+  EXPECT_NEAR(tier_share(a2a, true), 1.0 / 8.0, 1e-12);
+  EXPECT_DOUBLE_EQ(tier_share(a2a, false), 0.0);
+  // A ring on NVLink alone, one flow per link: one more flow doubles it (share 1).
+  CollectivePlan ring;
+  ring.num_tiers = 1;
+  ring.tiers[0] = {FlowPattern::IntraRing, false, 1e-3 * 400e9, 1.0, 400e9};
+  EXPECT_DOUBLE_EQ(tier_share(ring, false), 1.0);
+}
+
 TEST(UnitPass, LinkBoundForwardByHand) {
   // Three units, gathers of 2 s each posted at the start one after the other, 1 s of
   // compute each: gather k is done at 2k, unit k runs [2k, 2k + 1]; the pass ends at 7 s

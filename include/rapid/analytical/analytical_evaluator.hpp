@@ -48,11 +48,6 @@ class AnalyticalEvaluator final : public Evaluator {
     /// and HBM traffic): the DP stream's interference is (dp_contended / compute - 1) of
     /// the time it overlaps.
     double dp_contended = 0;
-    /// What `comm` would grow by if every collective's NVLink part (as its slowest tier)
-    /// shared its links with one / two equal flows of a DP collective the whole time
-    /// (link_sharing.hpp): its time there doubles / triples, its exposure grows by what then
-    /// outlasts the kernel beside it.
-    double nvlink1 = 0, nvlink2 = 0;
     double total() const { return compute + interference + comm; }
     PassTime& add(const PassTime& o, double times = 1.0) {
       compute += times * o.compute;
@@ -60,8 +55,6 @@ class AnalyticalEvaluator final : public Evaluator {
       comm += times * o.comm;
       ops += times * o.ops;
       dp_contended += times * o.dp_contended;
-      nvlink1 += times * o.nvlink1;
-      nvlink2 += times * o.nvlink2;
       return *this;
     }
   };
@@ -77,9 +70,31 @@ class AnalyticalEvaluator final : public Evaluator {
       return *this;
     }
   };
-  /// `classes`, when given, receives the pass's split by class.
-  PassTime pass_time(const std::vector<Op>& ops, const Workload& w,
-                     PassClasses* classes = nullptr) const;
+  /// A pass's collectives on the links a DP collective beside them uses (link_sharing.hpp);
+  /// kept apart from PassTime (only overlapped ZeRO-3 units need it).
+  struct PassLinks {
+    /// What the pass's exposed comm would grow by if every collective's NVLink part
+    /// ([0][.]) or NIC part ([1][.]), as its slowest tier, shared its links with one / two
+    /// ([.][0] / [.][1]) flows of a DP collective the whole time: that tier takes (f + k) / f
+    /// as long (f its own flows per link), its exposure grows by what then outlasts the
+    /// kernel beside it.
+    double contended[2][2] = {};
+    /// Seconds the pass's collectives keep the busiest NVLink ([0]) and NIC ([1]) link busy
+    /// alone (each collective's longest tier of that kind): time those links do not give to
+    /// a DP collective beside them (max-min fair sharing is work-conserving).
+    double busy[2] = {};
+    PassLinks& add(const PassLinks& o, double times = 1.0) {
+      for (int k = 0; k < 2; ++k) {
+        contended[k][0] += times * o.contended[k][0];
+        contended[k][1] += times * o.contended[k][1];
+        busy[k] += times * o.busy[k];
+      }
+      return *this;
+    }
+  };
+  /// `classes` and `links`, when given, receive the pass's split by class and its links.
+  PassTime pass_time(const std::vector<Op>& ops, const Workload& w, PassClasses* classes = nullptr,
+                     PassLinks* links = nullptr) const;
 
   /// The op templates' passes: the layer's, the MoE layer's (forward, backward, replayed
   /// forward), the embedding's and the LM head's (forward, backward).
@@ -103,6 +118,7 @@ class AnalyticalEvaluator final : public Evaluator {
   struct TemplateTimes {
     std::array<PassTime, kTemplatePasses> pass;        ///< by TemplatePass
     std::array<PassClasses, kTemplatePasses> classes;  ///< by TemplatePass
+    std::array<PassLinks, kTemplatePasses> links;      ///< by TemplatePass
     TemplateFlops flops;
   };
   /// The template times of w.par when this thread computed them lately (a small cache),
@@ -142,10 +158,11 @@ class AnalyticalEvaluator final : public Evaluator {
   /// The floors: the first unit's gather (behind what a backward left), what no window hides.
   /// `dp_fwd`, `dp_bwd`: the DP traffic's seconds on the links during each pass (the
   /// gathers, the reductions but the last's, which outlasts the pass, the pending one);
-  /// `nvlink_*` their NVLink tiers' seconds times their flows on a GPU's link.
+  /// `flows_*` their NVLink ([0]) and NIC ([1]) tiers' seconds times their flows on a
+  /// GPU's link.
   struct UnitWaits {
     double fwd = 0, bwd = 0, fwd_floor = 0, bwd_floor = 0, dp_fwd = 0, dp_bwd = 0;
-    double nvlink_fwd = 0, nvlink_bwd = 0;  ///< the same traffic's NVLink flow-seconds
+    double flows_fwd[2] = {}, flows_bwd[2] = {};  ///< the same traffic's flow-seconds
   };
   UnitWaits unit_waits(const Workload& w, const TemplateTimes& tt, const StageInfo& st, int64_t c,
                        double p2p_s, double after_backward) const;

@@ -21,8 +21,11 @@ double shared_link_time(double fg_s, double fg_flows, double bg_s, double bg_flo
 /// use run alone.
 double plan_time_beside(const CollectivePlan& fg, const CollectivePlan& bg);
 
-/// The share of `p`'s time its NVLink tier moves data as its slowest tier (0 when the NICs
-/// set its pace or it has no NVLink tier): the part a DP collective on NVLink slows.
-double nvlink_share(const CollectivePlan& p);
+/// How much of `p`'s time one more flow on every link of its NVLink tier (`network` false)
+/// or NIC tier (true) adds, when that tier is its slowest (0 when the other kind sets its
+/// pace or it has no such tier): the tier's share of the time over its own flows per link
+/// (max-min fair: with f flows of its own and k others, each of its flows gets f / (f + k)
+/// of what it had, the tier takes (f + k) / f as long).
+double tier_share(const CollectivePlan& p, bool network);
 
 }  // namespace rapid
