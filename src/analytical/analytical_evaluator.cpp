@@ -461,6 +461,12 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
           units ? 0.0
                 : overlap_cost(std::min(mb_beside_b, sb), stage_b.compute, stage_b.dp_contended);
       sync.mb_interference_b += ext_b;
+      // A streamed reduction longer than the backward that posted it runs on beside the
+      // forward after it (the DES's reduction stream has no gate in the passes).
+      if (streamed)
+        sync.mb_interference_f +=
+            overlap_cost(std::min(std::max(0.0, d.mb_reduce - sb - ext_b), sf), stage_f.compute,
+                         stage_f.dp_contended);
       // The passes run longer beside the traffic: the traffic has that much more to hide in.
       // Overlapped ZeRO-3 gathers are waited for unit by unit in each pass (below); an
       // overlapped ZeRO-2 reduction runs on its stream into the passes after it, waited for
