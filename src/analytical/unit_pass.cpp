@@ -87,6 +87,14 @@ struct Links {
       q += (k == cur ? left : queue[k].transfer) + queue[k].latency;
     return q;
   }
+  // Every reduction done by `when`, the links idle from then (no gather left).
+  void idle_at(double when) {
+    t = when;
+    free_at = when;
+    queue.clear();
+    cur = 0;
+    left = 0;
+  }
   // What the periodic regime compares: the reductions not done (at most two), relative to t.
   struct State {
     size_t outstanding = 0;
@@ -126,6 +134,28 @@ UnitPass run(const UnitRun* runs, size_t n, bool backward, double pending, bool 
   double end = 0, computed = 0;  // the compute stream: its last unit's end, its work
   size_t last_run = n;           // the last run with units
   while (last_run > 0 && runs[last_run - 1].count <= 0) --last_run;
+  double gathers_left = 0;  // alone, the units' not gathered yet
+  for (size_t i = 0; i < n; ++i) gathers_left += std::round(runs[i].count) * runs[i].gather_s;
+  // The rest of a backward from unit k of run i on with no gather left to meet: its compute
+  // and the reduction stream alone.
+  auto reductions_only = [&](size_t i, int64_t k) {
+    for (size_t r = i; r < n; ++r) {
+      const UnitRun& u = runs[r];
+      const auto count = static_cast<int64_t>(std::llround(u.count));
+      for (int64_t j = r == i ? k : 0; j < count; ++j) {
+        if (r != i || j != k) {
+          end += u.compute_s;
+          computed += u.compute_s;
+          links.advance(nullptr, end);
+        }
+        links.post({end, u.reduce_s, std::max(0.0, u.reduce_latency_s)});
+      }
+    }
+    UnitPass out;
+    out.exposed = std::max(0.0, end - computed);
+    out.trailing = links.drain_until(end);
+    return out;
+  };
   for (size_t i = 0; i < n; ++i) {
     const UnitRun& u = runs[i];
     const auto count = static_cast<int64_t>(std::llround(u.count));
@@ -136,6 +166,15 @@ UnitPass run(const UnitRun* runs, size_t n, bool backward, double pending, bool 
       links.gather(u.gather_s, std::clamp(u.gather_latency_s, 0.0, u.gather_s));
       end = std::max(end, links.t) + u.compute_s;
       computed += u.compute_s;
+      gathers_left -= u.gather_s;
+      // Every gather left and every reduction queued done by this unit's end even one
+      // after the other (the links are work-conserving; latencies counted as work): no
+      // later unit waits for its gather, no gather meets a later reduction.
+      if (extrapolate && backward && k + 1 < count &&
+          links.t + gathers_left + links.queued() <= end) {
+        links.idle_at(end);
+        return reductions_only(i, k);
+      }
       if (backward) links.post({end, u.reduce_s, reduce_lat});
       // The pass's last run, compute-bound (g + r + its latency <= c) with the gathers
       // ahead: the next gather and all the reduction work queued fit before this unit ends.

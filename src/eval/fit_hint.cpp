@@ -41,14 +41,14 @@ FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double cap
     if (!cache) return compute();
     // Two ways of a set chosen by the hash: the older one is replaced.
     const uint64_t h = layout_hash(c) | 1;  // never 0
-    const size_t set = (h >> 17) % (cache->entries.size() / 2) * 2;
-    for (size_t way = set; way < set + 2; ++way) {
-      const PeakCache::Entry& e = cache->entries[way];
-      if (e.hash == h && e.layout == c) return e.peak_bytes;
-    }
-    PeakCache::Entry& e = cache->entries[set + (cache->next++ & 1)];
-    e = {h, c, compute()};
-    return e.peak_bytes;
+    const size_t set = (h >> 17) % (PeakCache::kEntries / 2) * 2;
+    for (size_t way = set; way < set + 2; ++way)
+      if (cache->hash[way] == h && cache->layout[way] == c) return cache->peak_bytes[way];
+    const size_t e = set + (cache->next++ & 1);
+    cache->hash[e] = h;
+    cache->layout[e] = c;
+    cache->peak_bytes[e] = compute();
+    return cache->peak_bytes[e];
   };
   auto fits = [&](const ParallelConfig& c) {
     const double p = peak(c);

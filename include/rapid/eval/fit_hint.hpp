@@ -28,12 +28,12 @@ struct FitHintResult {
 /// stages and recompute options (a sweep's neighbours) try the same knob changes. For one
 /// spec only: the caller keeps one per spec.
 struct PeakCache {
-  struct Entry {
-    uint64_t hash = 0;  ///< layout_hash of the layout; 0: unused
-    ParallelConfig layout;
-    double peak_bytes = 0;  ///< infinite: the layout is illegal
-  };
-  std::array<Entry, 512> entries{};  ///< 256 sets of two ways
+  static constexpr size_t kEntries = 512;  ///< 256 sets of two ways
+  /// By entry: layout_hash of its layout (0: unused), its peak (infinite: the layout is
+  /// illegal) and the layout; the hashes apart, so that a probe reads one cache line.
+  std::array<uint64_t, kEntries> hash{};
+  std::array<double, kEntries> peak_bytes{};
+  std::array<ParallelConfig, kEntries> layout{};
   size_t next = 0;
 };
 
