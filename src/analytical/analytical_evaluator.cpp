@@ -320,15 +320,20 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   thread_local PipelineInput pipe;
   thread_local std::vector<ChunkPass> fwd_pass, bwd_pass;
   thread_local std::vector<double> chunk_share;  // the chunk's share of its stage's parameters
+  // Per chunk and micro-batch: its backward's wait for what the backward before it left
+  // (UnitWaits::bwd_after).
+  thread_local std::vector<double> drain_of;
   pipe.pp = pp;
   pipe.vpp = vpp;
   pipe.m = w.num_microbatches;
   pipe.p2p_s = p2p_one;
   pipe.fwd.assign(static_cast<size_t>(pp * vpp), 0.0);
   pipe.bwd.assign(static_cast<size_t>(pp * vpp), 0.0);
-  fwd_pass.assign(static_cast<size_t>(pp * vpp), ChunkPass{});
+  // Every chunk's passes are set below (computed, or copied from the stage before).
+  fwd_pass.resize(static_cast<size_t>(pp * vpp));
+  bwd_pass.resize(static_cast<size_t>(pp * vpp));
   chunk_share.assign(static_cast<size_t>(pp * vpp), 0.0);
-  bwd_pass.assign(static_cast<size_t>(pp * vpp), ChunkPass{});
+  drain_of.assign(static_cast<size_t>(pp * vpp), 0.0);
 
   thread_local std::vector<StageDp> dp;
   thread_local std::vector<double> stage_compute;  // per micro-batch: the bottleneck's pick
@@ -375,6 +380,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       std::copy_n(fwd_pass.begin() + p0, v, fwd_pass.begin() + k0);
       std::copy_n(bwd_pass.begin() + p0, v, bwd_pass.begin() + k0);
       std::copy_n(chunk_share.begin() + p0, v, chunk_share.begin() + k0);
+      std::copy_n(drain_of.begin() + p0, v, drain_of.begin() + k0);
       std::copy_n(pipe.fwd.begin() + p0, v, pipe.fwd.begin() + k0);
       std::copy_n(pipe.bwd.begin() + p0, v, pipe.bwd.begin() + k0);
       stage_compute[static_cast<size_t>(j)] = stage_compute[static_cast<size_t>(j) - 1];
@@ -505,19 +511,16 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     // and its collectives' slowdown on NVLink; a chunk like the one before (the same layers,
     // no extras) adds the same.
     struct Adds {
-      double f = 0, b = 0, ext_f = 0, ext_b = 0, tp_f = 0, tp_b = 0;
+      double f = 0, b = 0, ext_f = 0, ext_b = 0, tp_f = 0, tp_b = 0, drain = 0;
     } adds;
     ChunkLayers before{};
     const double passes = static_cast<double>(w.num_microbatches * vpp);
-    // The forwards that follow a backward (all but the warm-up's and the first after it:
-    // schedule.cpp) meet its reduction.
-    const double after_backward =
-        units ? std::max(0.0,
-                         passes -
-                             static_cast<double>(warmup_forwards(pp, vpp, w.num_microbatches, j)) -
-                             1.0) /
-                    passes
-              : 0.0;
+    // The passes that follow a backward meet its reduction (schedule.cpp: w warm-up
+    // forwards, 1F1B pairs, w cool-down backwards): every forward but the warm-up's and the
+    // first after it; the cool-down's backwards (but the first, when no pair comes before).
+    const double warm = static_cast<double>(warmup_forwards(pp, vpp, w.num_microbatches, j));
+    const UnitFollow follow = {units ? std::max(0.0, passes - warm - 1.0) / passes : 0.0,
+                               units ? (warm - (warm == passes ? 1.0 : 0.0)) / passes : 0.0};
     for (int64_t c = 0; c < vpp; ++c) {
       const size_t k = k0 + static_cast<size_t>(c);
       pipe.fwd[k] = fwd_pass[k].time + spread_f;
@@ -527,7 +530,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       const bool extras = (st.has_embedding && c <= 1) || (st.has_lm_head && c == vpp - 1);
       if (c == 0 || extras || L.dense != before.dense || L.moe != before.moe ||
           L.dense_rc != before.dense_rc || L.moe_rc != before.moe_rc) {
-        const UnitWaits u = unit_waits(w, tt, st, c, p2p_plan.time_s(), after_backward);
+        const UnitWaits u = unit_waits(w, tt, st, c, p2p_plan.time_s(), follow);
         // The DP traffic overlaps the compute for the part of its time the pass does not
         // wait for it; over that part the compute runs slower beside it (interference.hpp),
         // which leaves the traffic that much more to hide in.
@@ -547,11 +550,13 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
         }
         adds.f = std::max(u.fwd_floor, u.fwd - adds.ext_f - adds.tp_f);
         adds.b = std::max(u.bwd_floor, u.bwd - adds.ext_b - adds.tp_b);
+        adds.drain = std::min(adds.b, u.bwd_after);
       }
       before = L;
       pipe.fwd[k] += adds.f + adds.ext_f + adds.tp_f;
       pipe.bwd[k] += adds.b + adds.ext_b + adds.tp_b;
       sync.mb_exposed += adds.f + adds.b;
+      drain_of[k] = adds.drain;
       sync.mb_link_contention += adds.tp_f + adds.tp_b;
       sync.mb_interference_f += adds.ext_f;
       sync.mb_interference_b += adds.ext_b;
@@ -635,7 +640,19 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   r.host_bound_time_s = m * host;
   r.pp_comm_time_s = m * sends;
   r.dp_comm_time_s = dp_total;
-  r.dp_exposed_time_s = db.exposed() + m * db.mb_exposed;
+  // A backward that follows a backward (the cool-down's) waits for what that one left; where
+  // its input comes from a virtual stage whose backward takes at least as long, the stage
+  // waits for that input meanwhile and the delay reaches it through the drain: its bubble
+  // (as the DES counts it), not its DP wait.
+  double drained = 0;
+  for (int64_t c = 0; c < vpp; ++c) {
+    const int64_t q = c * pp + static_cast<int64_t>(b) + 1;  // the virtual stage after it
+    if (q >= pp * vpp) continue;
+    const size_t k = b * static_cast<size_t>(vpp) + static_cast<size_t>(c);
+    const size_t ku = static_cast<size_t>((q % pp) * vpp + q / pp);  // device q % pp, chunk q / pp
+    if (pipe.bwd[ku] >= pipe.bwd[k]) drained += drain_of[k];
+  }
+  r.dp_exposed_time_s = db.exposed() + m * (db.mb_exposed - drained);
   r.optimizer_time_s = optimizer_max;
   r.offload_time_s = m * db.offload_exposed;
   derive_totals(r);

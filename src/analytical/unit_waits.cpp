@@ -68,7 +68,7 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
                                                                const TemplateTimes& tt,
                                                                const StageInfo& st, int64_t c,
                                                                double p2p_s,
-                                                               double after_backward) const {
+                                                               const UnitFollow& follow) const {
   const ParallelConfig& par = w.par;
   const ChunkLayers L = chunk_layers_of(model_, par, st, c);
   const GroupShape &dp = w.group(CommGroup::DPCP), &edp = w.group(CommGroup::EDP);
@@ -151,33 +151,44 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
     bwd[i] = {count[b], gb, u[b].reduce, compute_b[b], u[b].gather_latency, u[b].reduce_latency};
   }
   UnitWaits out;
-  // A forward that follows a backward (after_backward of them) finds what that backward's
+  // A pass that follows a backward (follow's share of them) finds what that backward's
   // reductions left, less what they did while its output was sent (p2p_s; none without
-  // pipeline stages): this chunk's backward stands for the one before.
-  // Stages alike run the same backward (only the forward's pending reduction differs with
-  // the stage): the thread's last one is kept.
+  // pipeline stages): this chunk's backward stands for the one before. Stages alike run the
+  // same backward and leave the same: the thread's last ones are kept.
   struct BackwardMemo {
-    bool valid = false;
+    bool valid = false, after_valid = false;
     UnitRun runs[kUnitKinds];
-    UnitPass pass;
+    double p2p_s = 0;
+    UnitPass alone, after;  // with nothing pending, with what the backward before it left
   };
   thread_local BackwardMemo bmemo;
-  if (!bmemo.valid || std::memcmp(bmemo.runs, bwd, sizeof bwd) != 0) {
+  if (!bmemo.valid || bmemo.p2p_s != p2p_s || std::memcmp(bmemo.runs, bwd, sizeof bwd) != 0) {
     std::memcpy(bmemo.runs, bwd, sizeof bwd);
-    bmemo.pass = unit_pass(bwd, kUnitKinds, true, 0.0);
+    bmemo.p2p_s = p2p_s;
+    bmemo.alone = unit_pass(bwd, kUnitKinds, true, 0.0);
     bmemo.valid = true;
+    bmemo.after_valid = false;
   }
-  const UnitPass b = bmemo.pass;
-  const double pending = after_backward * std::max(0.0, b.trailing - p2p_s);
+  const double left = std::max(0.0, bmemo.alone.trailing - p2p_s);
+  const double pending = follow.forwards * left;
   const UnitPass f = unit_pass(fwd, kUnitKinds, false, pending);
   out.fwd = f.exposed;
-  out.bwd = b.exposed;
+  // The backwards: follow.backwards of them wait as the one after a backward does.
+  if (follow.backwards > 0 && left > 0 && !bmemo.after_valid) {
+    bmemo.after = unit_pass(bwd, kUnitKinds, true, left);
+    bmemo.after_valid = true;
+  }
+  out.bwd_after = follow.backwards > 0 && left > 0
+                      ? follow.backwards * std::max(0.0, bmemo.after.exposed - bmemo.alone.exposed)
+                      : 0.0;
+  out.bwd = bmemo.alone.exposed + out.bwd_after;
   auto first = [](const UnitRun* runs) {
     for (size_t i = 0; i < kUnitKinds; ++i)
       if (runs[i].count > 0) return i;
     return size_t{0};
   };
   out.fwd_floor = pending + fwd[first(fwd)].gather_s;
+  const double pending_b = follow.backwards * left;
   out.bwd_floor = bwd[first(bwd)].gather_s;
   // The traffic on the links during each pass: the gathers, the pending reduction, the
   // backward's reductions but its last (which outlasts the pass).
@@ -192,7 +203,7 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
       out.flows_bwd[net] += count[k] * (u[k].flows_gather[net] + u[k].flows_reduce[net]);
     }
   }
-  out.dp_bwd -= bwd[last].reduce_s;
+  out.dp_bwd += pending_b - bwd[last].reduce_s;
   for (int net = 0; net < 2; ++net) out.flows_bwd[net] -= u[bwd_kind[last]].flows_reduce[net];
   if (!overlap_grad) {
     // One reduction of the chunk's gradients per group, waited for at the pass's end.

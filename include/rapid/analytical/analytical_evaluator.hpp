@@ -153,8 +153,8 @@ class AnalyticalEvaluator final : public Evaluator {
   void fill_rates(const Workload& w, const TemplateFlops& f, double step_s, EvalResult& r) const;
   /// ZeRO-3 with overlapped gathers: what chunk c's forward and backward of stage st wait
   /// for their units' gathers (unit_pass.hpp).
-  /// `p2p_s`: the pipeline transfer between a backward and the forward after it (0 without
-  /// pipeline stages); `after_backward`: the share of the forwards that follow a backward.
+  /// `p2p_s`: the pipeline transfer between a backward and the pass after it (0 without
+  /// pipeline stages); `follow`: the share of the passes that follow a backward.
   /// The floors: the first unit's gather (behind what a backward left), what no window hides.
   /// `dp_fwd`, `dp_bwd`: the DP traffic's seconds on the links during each pass (the
   /// gathers, the reductions but the last's, which outlasts the pass, the pending one);
@@ -162,10 +162,18 @@ class AnalyticalEvaluator final : public Evaluator {
   /// GPU's link.
   struct UnitWaits {
     double fwd = 0, bwd = 0, fwd_floor = 0, bwd_floor = 0, dp_fwd = 0, dp_bwd = 0;
+    /// The part of `bwd` a backward waits for what the backward before it left (the
+    /// cool-down's, in a pipeline's drain: each stage's delay reaches the stages before it
+    /// as a later input, which the DES counts as their bubble).
+    double bwd_after = 0;
     double flows_fwd[2] = {}, flows_bwd[2] = {};  ///< the same traffic's flow-seconds
   };
+  /// The shares of a stage's forwards and of its backwards that follow a backward.
+  struct UnitFollow {
+    double forwards = 0, backwards = 0;
+  };
   UnitWaits unit_waits(const Workload& w, const TemplateTimes& tt, const StageInfo& st, int64_t c,
-                       double p2p_s, double after_backward) const;
+                       double p2p_s, const UnitFollow& follow) const;
   /// Overlapped per-micro-batch reductions (ZeRO-2/3): the one a middle stage's backward
   /// starts as it ends (its last unit's or its chunk's last bucket's), which the pipeline
   /// transfer leaving then meets on the links.
