@@ -18,12 +18,13 @@ namespace rapid {
 
 namespace {
 
-// One unit's DP traffic: its gather (16-bit weights, latency included), its reduction's
-// time on the links (gradients) and its start-up latency (the links are free then), the
-// gather's latency, and the
-// NVLink flow-seconds of each (seconds times the flows each puts on a GPU's NVLink: what
-// TP collectives on NVLink meet). The dense part syncs over data x context parallel ranks,
-// routed experts over expert data parallel, one after the other on the stage's stream.
+// One unit's DP traffic: its gather (16-bit weights, latency included) and that latency,
+// its reduction's time on the links (gradients) and its start-up latency (the links are
+// free during both latencies), the flow-seconds of each on NVLink and on the NICs (each
+// tier's seconds times the flows it puts on a GPU's link: what the layers' collectives
+// there meet) and the kind of link the gather is bound by. The dense part syncs over data
+// x context parallel ranks, routed experts over expert data parallel, one after the other
+// on the stage's stream.
 struct UnitTraffic {
   double gather = 0, reduce = 0, gather_latency = 0, reduce_latency = 0;
   double flows_gather[2] = {}, flows_reduce[2] = {};  // NVLink, NICs
@@ -32,7 +33,7 @@ struct UnitTraffic {
 enum UnitKind : size_t { kEmb, kDense, kMoe, kHead, kUnitKinds };
 
 // A ZeRO-3 chunk's (dense, expert) parameters with `bytes` each, one collective per group
-// of the two, summed: (time, links-only time, NVLink flow-seconds).
+// of the two, summed: (time, links-only time, flow-seconds and longest tier by kind).
 struct Traffic {
   double time = 0, links = 0, flows[2] = {};  // flow-seconds on NVLink, on the NICs
   double slowest[2] = {};                     // the longest tier of each kind
