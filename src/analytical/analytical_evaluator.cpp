@@ -176,14 +176,8 @@ AnalyticalEvaluator::PassTime AnalyticalEvaluator::pass_time(const std::vector<O
     // links of its slowest tier (NVLink or the NICs) the whole time, that tier's part takes
     // (f + k) / f as long, f its own flows per link (tier_share).
     const double alone_exposed = std::max(0.0, comm - beside);
-    double longest[2] = {0, 0};  // the collective's longest tier of each kind
-    for (int k = 0; k < plan.num_tiers; ++k) {
-      const CollectiveTier& tier = plan.tiers[static_cast<size_t>(k)];
-      double& most = longest[tier.network ? 1 : 0];
-      most = std::max(most, tier.time_s());
-    }
-    l.busy[0] += longest[0];
-    l.busy[1] += longest[1];
+    l.busy[0] += tier_time(plan, false);
+    l.busy[1] += tier_time(plan, true);
     for (int net = 0; net < 2; ++net) {
       const double share = tier_share(plan, net == 1);
       if (share <= 0) continue;

@@ -13,6 +13,7 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/analytical/data_parallel.hpp"
 #include "rapid/analytical/unit_pass.hpp"
+#include "rapid/cost/link_sharing.hpp"
 
 namespace rapid {
 
@@ -33,10 +34,11 @@ struct UnitTraffic {
 enum UnitKind : size_t { kEmb, kDense, kMoe, kHead, kUnitKinds };
 
 // A ZeRO-3 chunk's (dense, expert) parameters with `bytes` each, one collective per group
-// of the two, summed: (time, links-only time, flow-seconds and longest tier by kind).
+// of the two, summed: (time, links-only time, flow-seconds by kind, the longer of the
+// two collectives' tiers of each kind).
 struct Traffic {
   double time = 0, links = 0, flows[2] = {};  // flow-seconds on NVLink, on the NICs
-  double slowest[2] = {};                     // the longest tier of each kind
+  double tier[2] = {};                        // seconds of its tier of each kind
 };
 Traffic traffic(const CollectiveCost& cost, CollectiveKind k, double bytes, double dense,
                 double experts, const GroupShape& dp, const GroupShape& edp) {
@@ -49,9 +51,8 @@ Traffic traffic(const CollectiveCost& cost, CollectiveKind k, double bytes, doub
     for (int i = 0; i < p.num_tiers; ++i) {
       const CollectiveTier& tier = p.tiers[static_cast<size_t>(i)];
       t.flows[tier.network ? 1 : 0] += tier.time_s() * tier.flows_per_link;
-      double& s = t.slowest[tier.network ? 1 : 0];
-      s = std::max(s, tier.time_s());
     }
+    for (int net = 0; net < 2; ++net) t.tier[net] = std::max(t.tier[net], tier_time(p, net == 1));
   }
   return t;
 }
@@ -108,7 +109,7 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
                        r.time - r.links,
                        {g.flows[0], g.flows[1]},
                        {r.flows[0], r.flows[1]},
-                       g.slowest[1] > g.slowest[0] ? 1 : 0};
+                       g.tier[1] > g.tier[0] ? 1 : 0};
     }
     memo.evaluator = id_;
     memo.key = key;

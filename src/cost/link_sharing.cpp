@@ -9,16 +9,16 @@ double shared_link_time(double fg_s, double fg_flows, double bg_s, double bg_flo
   return std::min(fg_s * (1.0 + bg_flows / fg_flows), fg_s + bg_s);
 }
 
-namespace {
-
-// bg's tier on the links of kind `network` (NICs or NVLink), or nullptr.
 const CollectiveTier* tier_of(const CollectivePlan& p, bool network) {
   for (int i = 0; i < p.num_tiers; ++i)
     if (p.tiers[static_cast<size_t>(i)].network == network) return &p.tiers[static_cast<size_t>(i)];
   return nullptr;
 }
 
-}  // namespace
+double tier_time(const CollectivePlan& p, bool network) {
+  const CollectiveTier* t = tier_of(p, network);
+  return t ? t->time_s() : 0.0;
+}
 
 double plan_time_beside(const CollectivePlan& fg, const CollectivePlan& bg) {
   double slowest = 0;
@@ -33,17 +33,10 @@ double plan_time_beside(const CollectivePlan& fg, const CollectivePlan& bg) {
 }
 
 double tier_share(const CollectivePlan& p, bool network) {
-  double kind = 0, flows = 1, slowest = 0;
-  for (int i = 0; i < p.num_tiers; ++i) {
-    const CollectiveTier& t = p.tiers[static_cast<size_t>(i)];
-    slowest = std::max(slowest, t.time_s());
-    if (t.network == network && t.time_s() > kind) {
-      kind = t.time_s();
-      flows = std::max(1.0, t.flows_per_link);
-    }
-  }
-  const double total = p.time_s();
-  return kind > 0 && kind >= slowest && total > 0 ? kind / total / flows : 0.0;
+  const CollectiveTier* t = tier_of(p, network);
+  const double kind = t ? t->time_s() : 0.0, total = p.time_s();
+  if (kind <= 0 || kind < tier_time(p, !network) || total <= 0) return 0.0;
+  return kind / total / std::max(1.0, t->flows_per_link);
 }
 
 }  // namespace rapid

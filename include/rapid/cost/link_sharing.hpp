@@ -16,6 +16,12 @@ namespace rapid {
 /// longer transfer, fg_s + bg_s beside a shorter one.
 double shared_link_time(double fg_s, double fg_flows, double bg_s, double bg_flows);
 
+/// `p`'s tier on NVLink (`network` false) or on the NICs (true), or nullptr: a plan has at
+/// most one of each kind (CollectiveCost::plan).
+const CollectiveTier* tier_of(const CollectivePlan& p, bool network);
+/// That tier's seconds, 0 without one.
+double tier_time(const CollectivePlan& p, bool network);
+
 /// `fg`'s time (latency and its slowest tier) when `bg` starts beside it: each tier of fg
 /// shares the links of bg's tier of the same kind (NVLink or the NICs); tiers bg does not
 /// use run alone.
