@@ -1,7 +1,4 @@
 #include "rapid/des/des_evaluator.hpp"
-#include "rapid/eval/bottleneck.hpp"
-
-#include "rapid/analytical/offload.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +6,9 @@
 #include <chrono>
 #include <utility>
 
+#include "rapid/analytical/offload.hpp"
 #include "rapid/common/error.hpp"
+#include "rapid/eval/bottleneck.hpp"
 
 namespace rapid {
 

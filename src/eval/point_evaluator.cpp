@@ -1,5 +1,4 @@
 #include "rapid/eval/point_evaluator.hpp"
-#include "rapid/eval/fidelity_gap.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,6 +9,7 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/analytical/fault_network.hpp"
 #include "rapid/common/error.hpp"
+#include "rapid/eval/fidelity_gap.hpp"
 #include "rapid/eval/fit_hint.hpp"
 #include "rapid/eval/prediction_interval.hpp"
 #include "rapid/inference/serving_evaluator.hpp"
