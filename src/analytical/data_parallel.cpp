@@ -67,4 +67,9 @@ DpTime dp_time(const DpTraffic& t, const GroupShape& g, const CollectiveCost& co
   return d;
 }
 
+double grads_posted_at_end(double chunk_params, double first_params, double bucket_params) {
+  const double before = std::max(0.0, chunk_params - first_params);
+  return chunk_params - bucket_params * std::floor(before / bucket_params);
+}
+
 }  // namespace rapid

@@ -57,13 +57,6 @@ Traffic traffic(const CollectiveCost& cost, CollectiveKind k, double bytes, doub
   return t;
 }
 
-// ZeRO-2: the last bucket of a chunk of `params` gradients filled into buckets of
-// `capacity` parameters in backward order (the DES's chunk_buckets): the remainder.
-double last_bucket(double params, double capacity) {
-  const double rest = std::fmod(params, capacity);
-  return rest > 0 ? rest : std::min(params, capacity);
-}
-
 }  // namespace
 
 AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w,
@@ -224,20 +217,22 @@ double AnalyticalEvaluator::last_reduced_params(const Workload& w, const StageIn
   const bool experts = group == CommGroup::EDP;
   const ChunkLayers L = chunk_layers_of(model_, par, st, 0);
   const double moe_dense = w.moe_layer_params - w.moe_expert_params;
-  if (par.zero_stage >= 3) {
-    // The last unit of chunk 0's backward: the embedding, else its first layer.
-    if (experts) return L.moe > 0 ? w.moe_expert_params : 0.0;
-    if (st.has_embedding) return w.embedding_params;
-    return model_.moe.is_moe_layer(st.first_layer) ? moe_dense : w.layer_params;
-  }
-  // ZeRO-2: chunk 0's last bucket, the remainder of its gradients filled into buckets of
-  // grad_bucket_size in backward order (the DES's chunk_buckets).
+  // Chunk 0's first owner: the embedding, else its first layer (of the experts, the first
+  // MoE layer's); its backward ends the chunk's.
+  const double first = experts ? (L.moe > 0 ? w.moe_expert_params : 0.0)
+                               : (st.has_embedding                          ? w.embedding_params
+                                  : model_.moe.is_moe_layer(st.first_layer) ? moe_dense
+                                                                            : w.layer_params);
+  // ZeRO-3: that unit is reduced last, alone.
+  if (par.zero_stage >= 3) return first;
+  // ZeRO-2: every bucket that holds any of its gradients.
   const double chunk = experts ? static_cast<double>(L.moe) * w.moe_expert_params
                                : (st.has_embedding ? w.embedding_params : 0.0) +
                                      static_cast<double>(L.dense) * w.layer_params +
                                      static_cast<double>(L.moe) * moe_dense +
                                      (st.has_lm_head && par.vpp == 1 ? w.lm_head_params : 0.0);
-  return last_bucket(chunk, training_.grad_bucket_bytes / training_.grad_reduce_bytes);
+  return grads_posted_at_end(chunk, first,
+                             training_.grad_bucket_bytes / training_.grad_reduce_bytes);
 }
 
 double AnalyticalEvaluator::last_reduction(const Workload& w, const StageInfo& st,
@@ -252,8 +247,9 @@ double AnalyticalEvaluator::last_reduction(const Workload& w, const StageInfo& s
 CollectivePlan AnalyticalEvaluator::trailing_reduction(const Workload& w) const {
   const ParallelConfig& par = w.par;
   if (par.zero_stage < 2 || !training_.overlap_grad_reduce) return {};
-  // A middle stage's backward ends with the reduction of its last unit or bucket; of the
-  // dense and the expert part, the longer.
+  // A middle stage's backward ends with the reduction of its last unit or of the buckets its
+  // chunk's first owner completes (last_reduced_params); of the dense and the expert part,
+  // the longer.
   const StageInfo& st = w.stages[static_cast<size_t>(par.pp / 2)];
   CollectivePlan out;
   for (CommGroup group : {CommGroup::DPCP, CommGroup::EDP}) {

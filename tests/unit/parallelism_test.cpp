@@ -164,5 +164,19 @@ TEST(UnevenStages, WorkloadUsesTheBalancedSplitAndCountsMoeLayersPerStage) {
   EXPECT_EQ(w.stages[0].num_moe_layers, w.stages[0].num_layers - 3);
 }
 
+TEST(Zero2Buckets, TheBucketsOfTheChunksFirstOwnerArePostedAtItsEnd) {
+  // Llama 3 70B at tp 8: 856M parameters a layer, 107M per GPU; Megatron's 40M-parameter
+  // buckets filled in backward order. A two-layer chunk: layer 2 fills two buckets (80M,
+  // posted during the backward) and leaves 27M; layer 1 completes that bucket (13M), two
+  // more (80M) and a last one of 14M, all posted as its backward ends: 40 + 80 + 14 = 134M.
+  EXPECT_DOUBLE_EQ(grads_posted_at_end(214e6, 107e6, 40e6), 134e6);
+  // One layer a chunk: everything waits for its end.
+  EXPECT_DOUBLE_EQ(grads_posted_at_end(107e6, 107e6, 40e6), 107e6);
+  // Layers of exactly one bucket: only the first layer's bucket is left.
+  EXPECT_DOUBLE_EQ(grads_posted_at_end(120e6, 40e6, 40e6), 40e6);
+  // A chunk smaller than a bucket: one bucket, posted at the end.
+  EXPECT_DOUBLE_EQ(grads_posted_at_end(30e6, 10e6, 40e6), 30e6);
+}
+
 }  // namespace
 }  // namespace rapid

@@ -175,14 +175,15 @@ class AnalyticalEvaluator final : public Evaluator {
   UnitWaits unit_waits(const Workload& w, const TemplateTimes& tt, const StageInfo& st, int64_t c,
                        double p2p_s, const UnitFollow& follow) const;
   /// Overlapped per-micro-batch reductions (ZeRO-2/3): the one a middle stage's backward
-  /// starts as it ends (its last unit's or its chunk's last bucket's), which the pipeline
-  /// transfer leaving then meets on the links.
+  /// starts as it ends (its last unit's or the buckets its chunk's first owner completes), which
+  /// the pipeline transfer leaving then meets on the links.
   CollectivePlan trailing_reduction(const Workload& w) const;
   /// Overlapped ZeRO-2/3: the gradient reduction of `group` posted at the end of stage st's
   /// last backward (chunk 0's), which the optimizer waits for.
   double last_reduction(const Workload& w, const StageInfo& st, CommGroup group) const;
   /// Its parameters: ZeRO-3 the last unit of chunk 0's backward (the embedding, else its
-  /// first layer), ZeRO-2 chunk 0's last bucket.
+  /// first layer), ZeRO-2 the buckets posted as chunk 0's backward ends
+  /// (grads_posted_at_end).
   double last_reduced_params(const Workload& w, const StageInfo& st, CommGroup group) const;
 };
 

@@ -57,6 +57,13 @@ struct DpTime {
 DpTime dp_time(const DpTraffic& t, const GroupShape& g, const CollectiveCost& cost, double fwd_s,
                double bwd_s, double bucket_bytes, bool overlap_grad, bool overlap_param);
 
+/// ZeRO-2 with overlap_grad_reduce: of a chunk's `chunk_params` gradients, filled into buckets
+/// of `bucket_params` in backward order and each posted as it fills (Megatron-Core
+/// param_and_grad_buffer: buckets in reverse parameter order; the DES's chunk_buckets), the
+/// parameters posted only as the chunk's backward ends: every bucket holding any of its
+/// first owner's `first_params` (the whole buckets of the later owners went before).
+double grads_posted_at_end(double chunk_params, double first_params, double bucket_params);
+
 /// Of `comm` seconds overlapped with `window` seconds, what is exposed: all of it without
 /// overlap, else what outlasts the window but at least the last bucket (`last_share`).
 double dp_exposed(double comm, double window, double last_share, bool overlap);
