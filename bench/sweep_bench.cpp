@@ -1,6 +1,6 @@
-// Points per second of the per-point path of rapid-sweep on one thread (DESIGN.md: one
-// analytical prediction must cost microseconds): decode(i) alone, and decode(i) +
-// PointEvaluator::evaluate with a warm scratch workload, over the demo job
+// Points per second of the per-point path of rapid-sweep on one thread (docs/architecture.md
+// "Two fidelities": one analytical prediction must cost microseconds): decode(i) alone, and
+// decode(i) + PointEvaluator::evaluate with a warm scratch workload, over the demo job
 // jobs/llama3-70b-256xh100.yaml (or the job in env RAPID_BENCH_JOB). items_per_second is
 // points/s.
 #include <benchmark/benchmark.h>

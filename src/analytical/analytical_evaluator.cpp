@@ -8,8 +8,8 @@
 #include "rapid/analytical/data_parallel.hpp"
 #include "rapid/analytical/offload.hpp"
 #include "rapid/analytical/pipeline_timing.hpp"
+#include "rapid/core/bottleneck.hpp"
 #include "rapid/cost/link_sharing.hpp"
-#include "rapid/eval/bottleneck.hpp"
 #include "rapid/workload/model_flops.hpp"
 #include "rapid/workload/schedule.hpp"
 

@@ -1,7 +1,7 @@
 // `rapid-sweep JOB.yaml -o OUT.h5 [--threads N] [--chunk N] [--quiet]
 //              [--fidelity analytical|des|auto] [--precision high] [--des-top-k K] [--full]
 //              [--resume] [--overwrite] [--max-points N] [--keep all|feasible|top-K]`
-// The MPI driver (DESIGN.md "Data flow"): every point of a job's search space evaluated
+// The MPI driver (docs/architecture.md "Data flow"): every point of a job's search space evaluated
 // once, one HDF5 row per point. `des` simulates every point (docs/des.md); `auto` runs the
 // analytical model everywhere, then the simulator on the best K points of each (GPU
 // count, hardware variant), K from --des-top-k or the job's simulation.des_top_k.
@@ -10,7 +10,7 @@
 // evaluator, output path -> agreement on the outcome -> (sweep phase) ResultStore on a
 // temporary path -> scheduler -> provenance -> commit (rename to OUT.h5).
 //
-// Exit codes (DESIGN.md "Errors"): 0 success; 2 bad input (command line, job, configs,
+// Exit codes (docs/architecture.md "Errors"): 0 success; 2 bad input (command line, job, configs,
 // output directory), found before any file is created, on every rank alike, so every rank
 // exits 2 cleanly and only one prints; 1 anything else. A failure during the sweep removes
 // the temporary file and ends every rank with MPI_Abort, so no rank waits forever and no
@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/mpi_env.hpp"
 #include "rapid/common/version.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/io/output_check.hpp"
@@ -47,7 +48,6 @@
 #include "rapid/io/result_store.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
-#include "rapid/sweep/mpi_env.hpp"
 #include "rapid/sweep/scheduler.hpp"
 #include "rapid/sweep/stored_candidates.hpp"
 #include "rapid/sweep/watchdog.hpp"

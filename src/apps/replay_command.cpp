@@ -10,7 +10,7 @@
 
 #include "rapid/common/error.hpp"
 #include "rapid/eval/report.hpp"
-#include "rapid/nonideal/thermal_report.hpp"
+#include "rapid/eval/thermal_report.hpp"
 #include "rapid/spec/hardware_variant.hpp"
 #include "rapid/spec/network_spec.hpp"
 #include "rapid/spec/sweep_spec.hpp"

@@ -10,7 +10,7 @@
 #include "rapid/cost/calibration.hpp"
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
-#include "rapid/io/csv_table.hpp"
+#include "rapid/spec/csv_table.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
 namespace rapid {

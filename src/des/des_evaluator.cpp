@@ -8,7 +8,7 @@
 
 #include "rapid/analytical/offload.hpp"
 #include "rapid/common/error.hpp"
-#include "rapid/eval/bottleneck.hpp"
+#include "rapid/core/bottleneck.hpp"
 
 namespace rapid {
 

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "rapid/core/op_class.hpp"
 #include "rapid/des/simulator.hpp"
 #include "rapid/des/timeline.hpp"
-#include "rapid/eval/op_class.hpp"
 
 namespace rapid::des {
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "rapid/eval/op_class.hpp"
-#include "rapid/eval/prediction_interval.hpp"
+#include "rapid/core/op_class.hpp"
+#include "rapid/core/prediction_interval.hpp"
 
 namespace rapid {
 

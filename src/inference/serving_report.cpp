@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "rapid/eval/prediction_interval.hpp"
+#include "rapid/core/prediction_interval.hpp"
 
 namespace rapid {
 

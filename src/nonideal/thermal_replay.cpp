@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "nonideal_internal.hpp"
+#include "rapid/nonideal/step_power.hpp"
 
 namespace rapid {
 

@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "rapid/common/fnv1a.hpp"
-#include "rapid/nonideal/step_profile.hpp"
+#include "rapid/eval/step_profile.hpp"
 #include "rapid/trace/job_replay.hpp"
 
 namespace rapid::trace {

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "cross_validation.hpp"
-#include "rapid/io/csv_table.hpp"
+#include "rapid/spec/csv_table.hpp"
 #include "table_rows.hpp"
 
 namespace rapid {

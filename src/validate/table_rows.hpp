@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rapid/io/csv_table.hpp"
+#include "rapid/spec/csv_table.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "reference_context.hpp"
 #include "table_spec.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
 #include "table_rows.hpp"
 #include "validation_table.hpp"
 

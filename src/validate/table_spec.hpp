@@ -1,4 +1,4 @@
-// A published table described by data (DESIGN.md "Validation"): data/reference/NAME.yaml
+// A published table described by data (docs/architecture.md "Validation"): data/reference/NAME.yaml
 // beside NAME.csv says what the table measured, on which GPU, network and software stack,
 // which columns hold the model, the layout and the measurement, which knobs the publisher
 // did not give (searched for the fastest feasible setting, as publishers tune their runs),

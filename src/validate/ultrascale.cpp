@@ -4,7 +4,7 @@
 
 #include "rapid/common/error.hpp"
 #include "rapid/cost/minimize.hpp"
-#include "rapid/io/csv_table.hpp"
+#include "rapid/spec/csv_table.hpp"
 
 namespace rapid {
 

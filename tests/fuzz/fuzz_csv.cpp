@@ -10,7 +10,7 @@
 
 #include "rapid/common/error.hpp"
 #include "rapid/cost/calibration.hpp"
-#include "rapid/io/csv_table.hpp"
+#include "rapid/spec/csv_table.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

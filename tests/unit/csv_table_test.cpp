@@ -1,6 +1,6 @@
 // The one CSV reader (issue 8, part 8): RFC 4180 quoting, comments, and errors that name
 // the file, line and column.
-#include "rapid/io/csv_table.hpp"
+#include "rapid/spec/csv_table.hpp"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "rapid/eval/op_class.hpp"
+#include "rapid/core/op_class.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/memory/memory_model.hpp"
 #include "test_support.hpp"

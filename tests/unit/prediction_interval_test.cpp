@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "rapid/common/error.hpp"
-#include "rapid/eval/prediction_interval.hpp"
+#include "rapid/core/prediction_interval.hpp"
 #include "rapid/spec/interval_spec.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/spec/yaml_reader.hpp"

@@ -1,5 +1,5 @@
 // Bad input gets one clear message naming the file, the key, the value and what was
-// expected (DESIGN.md "Errors").
+// expected (docs/architecture.md "Errors").
 #include <gtest/gtest.h>
 
 #include "rapid/common/error.hpp"

@@ -11,7 +11,7 @@
 
 #include "rapid/common/error.hpp"
 #include "rapid/eval/point_evaluator.hpp"
-#include "rapid/nonideal/step_profile.hpp"
+#include "rapid/eval/step_profile.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 #include "rapid/sweep/enumerator.hpp"
 #include "test_support.hpp"

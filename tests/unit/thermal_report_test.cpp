@@ -9,7 +9,7 @@
 
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/eval/report.hpp"
-#include "rapid/nonideal/thermal_report.hpp"
+#include "rapid/eval/thermal_report.hpp"
 #include "rapid/sweep/enumerator.hpp"
 #include "test_support.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "rapid/analytical/analytical_evaluator.hpp"
-#include "rapid/eval/op_class.hpp"
+#include "rapid/core/op_class.hpp"
 #include "rapid/io/result_schema.hpp"
 #include "rapid/sweep/scheduler.hpp"
 #include "test_support.hpp"

@@ -3,7 +3,7 @@
 // up, 30% below), not fitted to our output.
 #include <gtest/gtest.h>
 
-#include "rapid/io/csv_table.hpp"
+#include "rapid/spec/csv_table.hpp"
 #include "validation/validation_support.hpp"
 
 namespace rapid {

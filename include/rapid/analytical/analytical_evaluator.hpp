@@ -1,4 +1,5 @@
-// Closed-form step time of a training workload (DESIGN.md "analytical" fidelity):
+// Closed-form step time of a training workload (docs/architecture.md "Two fidelities": the
+// analytical one):
 //  - per-op roofline times (ComputeCost) and alpha-beta collectives (CollectiveCost);
 //    TP/CP collectives sit on the critical path of each layer (no TP overlap);
 //  - 1F1B / interleaved pipeline: step = m * t_max + (sum_s t_s - t_max) / vpp, i.e. the
@@ -15,11 +16,11 @@
 #include <array>
 #include <vector>
 
+#include "rapid/core/evaluator.hpp"
+#include "rapid/core/op_class.hpp"
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
 #include "rapid/cost/interference.hpp"
-#include "rapid/eval/evaluator.hpp"
-#include "rapid/eval/op_class.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/training_spec.hpp"
 

@@ -1,4 +1,4 @@
-// One exception hierarchy for rapid-sweep (DESIGN.md "Errors: three kinds, kept apart").
+// One exception hierarchy for rapid-sweep (docs/architecture.md "Errors": three kinds, kept apart).
 //  - InputError: bad input (file, key, value, what was expected). Apps print it and exit 2.
 //  - InternalError: a bug or a failed library call (HDF5, MPI). Apps print it and exit 1.
 // A legal point that does not fit or cannot run is never an exception: it is a status in
@@ -45,12 +45,13 @@ class LimitError : public InternalError {
   using InternalError::InternalError;
 };
 
-/// Exit code the applications use for InputError (DESIGN.md: bad input exits 2).
+/// Exit code the applications use for InputError (docs/architecture.md "Errors", kind 2: bad input
+/// exits 2).
 inline constexpr int kExitBadInput = 2;
 
 }  // namespace rapid
 
-/// Assertion that stays on in every build type (DESIGN.md error kind 1: a bug).
+/// Assertion that stays on in every build type (docs/architecture.md "Errors", kind 1: a bug).
 #define RAPID_ASSERT(cond, msg)                                                \
   do {                                                                         \
     if (!(cond)) ::rapid::detail::assert_fail(#cond, msg, __FILE__, __LINE__); \

@@ -1,5 +1,5 @@
-// Time of a fused attention kernel on one GPU from its tiles (DESIGN.md "Attention:
-// FlashAttention tiling (tile size vs SRAM/L2, L2 hit rate, effective bandwidth)"), for
+// Time of a fused attention kernel on one GPU from its tiles (docs/architecture.md "Attention":
+// FlashAttention tiling: tile size vs SRAM/L2, L2 hit rate, effective bandwidth), for
 // FlashAttention-2, FlashAttention-3 and cuDNN fused attention (docs/attention.md sec 10).
 //
 // Forward (Dao 2023, Algorithm 1, "parallelism over the sequence length"): one thread block

@@ -1,5 +1,6 @@
-// Time of a (batched) GEMM on one GPU from its tiles (DESIGN.md "GEMM: tensor-core peak per
-// dtype, tiles over SMs (tile and wave quantization), HBM traffic reduced by L2 reuse").
+// Time of a (batched) GEMM on one GPU from its tiles (docs/architecture.md "GEMM":
+// tensor-core peak per dtype, tiles over SMs (tile and wave quantization), HBM traffic
+// reduced by L2 reuse).
 //
 // A cuBLAS/CUTLASS-style kernel splits C[m,n] into output tiles of a x b, optionally
 // splits K by `split_k`, and runs the resulting thread blocks in waves of one block per SM:

@@ -1,5 +1,5 @@
-// Compute and communication on the same GPU slow each other down (DESIGN.md "Overlap is
-// not free"; docs/model.md "Interference"). A communication kernel running beside a
+// Compute and communication on the same GPU slow each other down (docs/architecture.md
+// "Overlap"; docs/model.md "Interference"). A communication kernel running beside a
 // compute kernel holds SMs (NCCL: one thread block per channel; Transformer Engine's TP
 // overlap: its configured SMs) and HBM bandwidth (about 2 bytes of local traffic per byte
 // it moves), so the compute kernel runs on fewer SMs (its waves re-quantize: a GEMM whose

@@ -1,4 +1,4 @@
-// The discrete-event fidelity (`--fidelity des`, DESIGN.md "Two fidelities"): the same
+// The discrete-event fidelity (`--fidelity des`, docs/architecture.md "Two fidelities"): the same
 // inputs and EvalResult as the analytical evaluator, from a simulation of one training
 // step (des/simulator.hpp; docs/des.md). Op times come from the analytical evaluator's own
 // cost objects (ComputeCost / step efficiency, CollectiveCost plans), so on uncontended

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "rapid/core/op_class.hpp"
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/cost/compute_cost.hpp"
 #include "rapid/cost/interference.hpp"
@@ -30,7 +31,6 @@
 #include "rapid/des/flow_network.hpp"
 #include "rapid/des/power_trace.hpp"
 #include "rapid/des/stage_program.hpp"
-#include "rapid/eval/op_class.hpp"
 #include "rapid/nonideal/power_model.hpp"
 #include "rapid/nonideal/thermal_model.hpp"
 #include "rapid/spec/link_fault.hpp"

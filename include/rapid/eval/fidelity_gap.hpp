@@ -3,7 +3,7 @@
 // more than kFidelityAgreement of the DES step.
 #pragma once
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
 #include "rapid/spec/parallel_config.hpp"
 
 namespace rapid {

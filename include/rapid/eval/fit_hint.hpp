@@ -1,5 +1,5 @@
-// What an out-of-memory row says (DESIGN.md error kind 3, issue 8 part 5): by how much the
-// layout misses the GPU's memory and which single knob change would make it fit. The
+// What an out-of-memory row says (docs/architecture.md "Errors", kind 3; issue 8 part 5): by how
+// much the layout misses the GPU's memory and which single knob change would make it fit. The
 // changes are tried cheapest first, by what they cost a training step: the distributed
 // optimizer's ZeRO 1 and 2 (no extra traffic with overlap), sequence parallelism, selective
 // recompute (the attention core only), block recompute of the fewest layers per chunk,
@@ -10,7 +10,7 @@
 
 #include <array>
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/workload/workload.hpp"
 

@@ -1,5 +1,5 @@
-// The per-point path (DESIGN.md "Data flow"): decode(i) -> Workload -> Memory (fits? else
-// status OutOfMemory, bytes kept) -> Evaluator -> EvalResult, then the point's scenario
+// The per-point path (docs/architecture.md "Data flow"): decode(i) -> Workload -> Memory (fits?
+// else status OutOfMemory, bytes kept) -> Evaluator -> EvalResult, then the point's scenario
 // (docs/nonideal.md): power, thermal, stragglers, link faults, failures. No parsing,
 // allocation or I/O once the caller's scratch workload is warm (with non-ideal behaviour
 // off; on, the DES's power trace and the thermal replay allocate).
@@ -9,12 +9,12 @@
 #include <memory>
 #include <vector>
 
+#include "rapid/core/evaluator.hpp"
+#include "rapid/core/point.hpp"
+#include "rapid/core/prediction_interval.hpp"
 #include "rapid/des/des_evaluator.hpp"
-#include "rapid/eval/evaluator.hpp"
-#include "rapid/eval/prediction_interval.hpp"
-#include "rapid/nonideal/nonideal_evaluator.hpp"
+#include "rapid/eval/nonideal_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
-#include "rapid/sweep/enumerator.hpp"
 
 namespace rapid {
 

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
+#include "rapid/core/point.hpp"
 #include "rapid/spec/sweep_spec.hpp"
-#include "rapid/sweep/enumerator.hpp"
 #include "rapid/workload/op.hpp"
 
 namespace rapid {

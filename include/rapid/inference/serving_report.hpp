@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
+#include "rapid/core/point.hpp"
 #include "rapid/spec/sweep_spec.hpp"
-#include "rapid/sweep/enumerator.hpp"
 
 namespace rapid {
 

@@ -1,6 +1,6 @@
 // Small RAII owners of HDF5 C API identifiers (file, group, dataset, dataspace, datatype,
-// property list, attribute) and checked calls (DESIGN.md "Libraries": wrap handles in small
-// RAII types, check every return). Every failed call throws rapid::InternalError naming the
+// property list, attribute) and checked calls (docs/architecture.md "Libraries": wrap handles in
+// small RAII types, check every return). Every failed call throws rapid::InternalError naming the
 // HDF5 function and the innermost messages of HDF5's error stack.
 //
 // Strings (what h5py 3.x gives back):

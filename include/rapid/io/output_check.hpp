@@ -1,4 +1,4 @@
-// Output paths are input too (DESIGN.md "Errors"): before a program writes its output it
+// Output paths are input too (docs/architecture.md "Errors"): before a program writes its output it
 // checks that the path can take the file, and every write and close of a text output is
 // checked, so that a bad path, a read-only directory or a full disk is one InputError
 // naming the option and the path (exit 2) and never a crash, a partial file or exit 0 with

@@ -7,8 +7,9 @@
 #include <cstdint>
 #include <span>
 
-#include "rapid/eval/eval_result.hpp"
-#include "rapid/sweep/enumerator.hpp"
+#include "rapid/core/eval_result.hpp"
+#include "rapid/core/point.hpp"
+#include "rapid/spec/sweep_spec.hpp"
 
 namespace rapid {
 

@@ -1,4 +1,5 @@
-// The HDF5 result file of a sweep (DESIGN.md "Data flow": one HDF5 file, row i = point i).
+// The HDF5 result file of a sweep (docs/architecture.md "Data flow": one HDF5 file, row i = point
+// i).
 //
 // Layout (format_version 3; it is also a netCDF-4 file: io/netcdf_layout.hpp):
 //   /                root attributes: provenance of the run (see commit()); the committed
@@ -45,13 +46,13 @@
 
 #include <memory>
 
+#include "rapid/common/mpi_env.hpp"
 #include "rapid/io/background_writer.hpp"
 #include "rapid/io/hdf5_handle.hpp"
 #include "rapid/io/points_table.hpp"
 #include "rapid/io/result_schema.hpp"
 #include "rapid/io/row_block.hpp"
 #include "rapid/spec/sweep_spec.hpp"
-#include "rapid/sweep/mpi_env.hpp"
 
 namespace rapid {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
 #include "rapid/spec/failure_spec.hpp"
 #include "rapid/spec/model_spec.hpp"
 #include "rapid/spec/parallel_config.hpp"

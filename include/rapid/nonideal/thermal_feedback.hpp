@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <span>
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
 #include "rapid/nonideal/thermal_replay.hpp"
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/nonideal_spec.hpp"

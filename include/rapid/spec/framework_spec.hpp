@@ -1,5 +1,5 @@
-// The software stack a job runs (configs/frameworks/NAME.yaml, DESIGN.md "Software
-// stack"): what differs between Megatron-Core, NeMo, nanotron, DeepSpeed and the rest at
+// The software stack a job runs (configs/frameworks/NAME.yaml, docs/architecture.md
+// "Software stacks"): what differs between Megatron-Core, NeMo, nanotron, DeepSpeed and the rest at
 // equal model, layout and hardware. A stack file names its attention kernels, which
 // elementwise ops it fuses, how it runs FP8 (Transformer Engine's recipe), which
 // communication it overlaps by default, its host overhead and bucket sizes, the features

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "rapid/common/mpi_env.hpp"
 #include "rapid/io/result_schema.hpp"
-#include "rapid/sweep/mpi_env.hpp"
 
 namespace rapid {
 

@@ -28,19 +28,11 @@
 #include <string>
 #include <vector>
 
+#include "rapid/core/point.hpp"
 #include "rapid/spec/parallel_config.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 
 namespace rapid {
-
-/// One point of the sweep: a hardware variant and a parallel layout.
-struct Point {
-  int64_t index = 0;
-  int32_t hardware = 0;  ///< index into SweepSpec::hardware
-  int32_t scenario = 0;  ///< index into SweepSpec::scenarios (non-ideal conditions)
-  int32_t load = 0;      ///< serving: index into SweepSpec::serving.loads (0 in training)
-  ParallelConfig par;
-};
 
 /// How the ranks split the counting of the frames: this rank counts part `part` of `parts`
 /// and `sum` adds a vector elementwise over the ranks in place (MPI_Allreduce SUM). The

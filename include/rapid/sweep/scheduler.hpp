@@ -1,5 +1,6 @@
 // Dynamic distribution of a sweep's index space over MPI ranks and OpenMP threads
-// (DESIGN.md "Data flow": rank 0 hands out index chunks, dynamic because point cost varies).
+// (docs/architecture.md "Data flow": rank 0 hands out index chunks, dynamic because point cost
+// varies).
 //
 // Protocol (on a private duplicate of MPI_COMM_WORLD):
 //  - a worker (rank > 0) sends CONTROL{request, points finished so far} and receives
@@ -43,12 +44,12 @@
 #include <tuple>
 #include <vector>
 
+#include "rapid/common/mpi_env.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/io/result_schema.hpp"
 #include "rapid/io/row_block.hpp"
 #include "rapid/sweep/best_points.hpp"
 #include "rapid/sweep/enumerator.hpp"
-#include "rapid/sweep/mpi_env.hpp"
 #include "rapid/workload/workload.hpp"
 
 namespace rapid {

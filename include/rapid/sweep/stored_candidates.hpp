@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "rapid/common/mpi_env.hpp"
 #include "rapid/io/result_store.hpp"
 #include "rapid/sweep/enumerator.hpp"
-#include "rapid/sweep/mpi_env.hpp"
 #include "rapid/sweep/scheduler.hpp"
 
 namespace rapid {

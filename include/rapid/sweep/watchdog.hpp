@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "rapid/sweep/mpi_env.hpp"
+#include "rapid/common/mpi_env.hpp"
 
 namespace rapid {
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "rapid/analytical/analytical_evaluator.hpp"
-#include "rapid/nonideal/nonideal_evaluator.hpp"
+#include "rapid/eval/nonideal_evaluator.hpp"
 #include "rapid/nonideal/power_model.hpp"
 #include "rapid/nonideal/thermal_feedback.hpp"
 #include "rapid/spec/sweep_spec.hpp"

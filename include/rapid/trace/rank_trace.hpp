@@ -1,6 +1,6 @@
-// One rank's Chakra nodes from the workload graph (DESIGN.md "Expanding to a per-rank
-// DAG"; docs/chakra.md "What a rank's trace holds"). The stage programs are the DES's
-// (des/stage_program.hpp): the same pass order (1F1B / interleaved), owners, DP buckets and
+// One rank's Chakra nodes from the workload graph (docs/architecture.md "Expanding
+// to a per-rank trace"; docs/chakra.md "What a rank's trace holds"). The stage programs are the
+// DES's (des/stage_program.hpp): the same pass order (1F1B / interleaved), owners, DP buckets and
 // hooks, so that the trace encodes the schedule the simulator runs:
 //  - the compute stream: each op's node depends (data_deps) on the one before; a
 //    collective pipelined with a compute op (Op::overlap) shares its predecessors and both

@@ -1,5 +1,6 @@
 // One operator of the workload graph, per GPU. The same record feeds the analytical
-// evaluator, the discrete-event simulator and the Chakra writer (DESIGN.md "The workload").
+// evaluator, the discrete-event simulator and the Chakra writer (docs/architecture.md "The
+// workload").
 #pragma once
 
 #include <cstdint>

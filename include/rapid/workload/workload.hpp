@@ -1,5 +1,5 @@
-// The workload of one configuration as a compact graph (DESIGN.md "The workload: one
-// compact graph, three consumers"): per-layer templates of ordered ops (forward, backward,
+// The workload of one configuration as a compact graph (docs/architecture.md "The workload":
+// one compact graph, three consumers): per-layer templates of ordered ops (forward, backward,
 // recompute), extras of the first and last pipeline stage, a stage program (layers per
 // stage and the pipeline schedule), the groups' placement on nodes and the per-step
 // gradient/parameter traffic. Ranks are not materialized: TP/CP ranks of one stage and DP

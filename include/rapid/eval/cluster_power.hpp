@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "rapid/nonideal/step_profile.hpp"
+#include "rapid/eval/step_profile.hpp"
 
 namespace rapid {
 

@@ -1,12 +1,12 @@
-#include "rapid/nonideal/nonideal_evaluator.hpp"
+#include "rapid/eval/nonideal_evaluator.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "nonideal_internal.hpp"
-#include "rapid/nonideal/cluster_power.hpp"
-#include "rapid/nonideal/step_profile.hpp"
+#include "rapid/eval/cluster_power.hpp"
+#include "rapid/eval/step_profile.hpp"
+#include "rapid/nonideal/step_power.hpp"
 
 namespace rapid {
 

@@ -1,5 +1,5 @@
-// The MPI environment of rapid-sweep (DESIGN.md "Libraries": MPI_Init_thread; the sweep's
-// MPI calls are on the main thread (FUNNELED), the heartbeat thread (watchdog.hpp) needs
+// The MPI environment of rapid-sweep (docs/architecture.md "Libraries": MPI_Init_thread; the
+// sweep's MPI calls are on the main thread (FUNNELED), the heartbeat thread (watchdog.hpp) needs
 // MPI_THREAD_MULTIPLE where the library has it). MPI_COMM_WORLD is switched to
 // MPI_ERRORS_RETURN so that every failed call becomes a rapid::InternalError carrying MPI's
 // error string instead of an abort without context.

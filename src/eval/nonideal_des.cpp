@@ -6,10 +6,10 @@
 #include <cmath>
 #include <limits>
 
-#include "nonideal_internal.hpp"
-#include "rapid/nonideal/cluster_power.hpp"
-#include "rapid/nonideal/nonideal_evaluator.hpp"
-#include "rapid/nonideal/step_profile.hpp"
+#include "rapid/eval/cluster_power.hpp"
+#include "rapid/eval/nonideal_evaluator.hpp"
+#include "rapid/eval/step_profile.hpp"
+#include "rapid/nonideal/step_power.hpp"
 #include "rapid/nonideal/thermal_feedback.hpp"
 
 namespace rapid {

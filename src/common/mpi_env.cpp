@@ -1,4 +1,4 @@
-#include "rapid/sweep/mpi_env.hpp"
+#include "rapid/common/mpi_env.hpp"
 
 #include <vector>
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
 #include "rapid/spec/interval_spec.hpp"
 
 namespace rapid {

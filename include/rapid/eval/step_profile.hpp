@@ -8,9 +8,9 @@
 #include <span>
 #include <vector>
 
+#include "rapid/core/eval_result.hpp"
+#include "rapid/core/op_class.hpp"
 #include "rapid/des/power_trace.hpp"
-#include "rapid/eval/eval_result.hpp"
-#include "rapid/eval/op_class.hpp"
 #include "rapid/nonideal/power_model.hpp"
 #include "rapid/nonideal/thermal_replay.hpp"
 #include "rapid/workload/workload.hpp"

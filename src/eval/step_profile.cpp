@@ -1,4 +1,4 @@
-#include "rapid/nonideal/step_profile.hpp"
+#include "rapid/eval/step_profile.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-// Helpers shared by the non-ideal evaluator's analytical and DES halves
-// (nonideal_evaluator.cpp, nonideal_des.cpp) and the periodic replay. Internal to
-// src/nonideal.
+// A step's power as the thermal model sees it, shared by the non-ideal evaluator's
+// analytical and DES halves (src/eval/nonideal_evaluator.cpp, nonideal_des.cpp) and the
+// periodic replay (thermal_replay.cpp).
 #pragma once
 
 #include <span>

@@ -1,4 +1,4 @@
-#include "rapid/nonideal/cluster_power.hpp"
+#include "rapid/eval/cluster_power.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
 #include "rapid/workload/op.hpp"
 
 namespace rapid {

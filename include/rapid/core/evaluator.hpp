@@ -1,8 +1,8 @@
-// One interface, two fidelities (DESIGN.md "Data flow"): the analytical evaluator and the
-// discrete-event simulator take the same workload and fill the same EvalResult.
+// One interface, two fidelities (docs/architecture.md "Data flow"): the analytical evaluator and
+// the discrete-event simulator take the same workload and fill the same EvalResult.
 #pragma once
 
-#include "rapid/eval/eval_result.hpp"
+#include "rapid/core/eval_result.hpp"
 #include "rapid/memory/memory_model.hpp"
 #include "rapid/workload/workload.hpp"
 

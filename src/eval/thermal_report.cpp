@@ -1,4 +1,4 @@
-#include "rapid/nonideal/thermal_report.hpp"
+#include "rapid/eval/thermal_report.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "rapid/eval/prediction_interval.hpp"
+#include "rapid/core/prediction_interval.hpp"
 
 #include <fmt/format.h>
 

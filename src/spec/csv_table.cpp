@@ -1,4 +1,4 @@
-#include "rapid/io/csv_table.hpp"
+#include "rapid/spec/csv_table.hpp"
 
 #include <fmt/format.h>
 

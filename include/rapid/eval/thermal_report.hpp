@@ -5,7 +5,7 @@
 #include <string>
 
 #include "rapid/des/timeline.hpp"
-#include "rapid/nonideal/nonideal_evaluator.hpp"
+#include "rapid/eval/nonideal_evaluator.hpp"
 
 namespace rapid {
 
