@@ -562,14 +562,9 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     pipe.bwd[k0] += off.bwd_exposed;
     sync.offload_exposed = off.fwd_exposed + off.bwd_exposed;
 
-    // Adam over the local optimizer shard: read master, m, v, grad (16 B), write master,
-    // m, v (12 B) and the 16-bit weights (2 B), plus one read of the grads for the norm.
-    const double shard = par.zero_stage >= 1
-                             ? (st.params - st.expert_params) / w.group(CommGroup::DPCP).size +
-                                   st.expert_params / w.group(CommGroup::EDP).size
-                             : st.params;
+    // Adam over the local optimizer shard (workload.hpp).
     optimizer_max =
-        std::max(optimizer_max, compute_.memory_time(shard * (16.0 + 12.0 + 2.0 + 4.0)));
+        std::max(optimizer_max, compute_.memory_time(st.optimizer_params * kAdamStepBytesPerParam));
     lead += fwd_pass[k0].time + p2p_one;
   }
 

@@ -230,12 +230,8 @@ void build_stage_program(const Workload& w, const ModelSpec& model, const Traini
       if (params > 0 && has_group(expert))
         add_op(CollectiveKind::AllGather, expert, params * param_bytes, false);
     }
-  // Adam over the local optimizer shard (as analytical_evaluator.cpp: read master, m, v,
-  // grad 16 B, write master, m, v 12 B and the 16-bit weights 2 B, one more grad read 4 B).
-  const double shard = zero >= 1 ? (st.params - st.expert_params) / static_cast<double>(dp.size) +
-                                       st.expert_params / static_cast<double>(edp.size)
-                                 : st.params;
-  sp.optimizer_bytes = shard * (16.0 + 12.0 + 2.0 + 4.0);
+  // Adam over the local optimizer shard (workload.hpp).
+  sp.optimizer_bytes = st.optimizer_params * kAdamStepBytesPerParam;
 }
 
 }  // namespace rapid::des

@@ -147,6 +147,11 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
     st.params = w.layer_params * dense + w.moe_layer_params * moe_layers +
                 (st.has_embedding ? w.embedding_params : 0.0) +
                 (st.has_lm_head ? w.lm_head_params : 0.0);
+    st.optimizer_params =
+        par.zero_stage >= 1
+            ? (st.params - st.expert_params) / static_cast<double>(w.group(CommGroup::DPCP).size) +
+                  st.expert_params / static_cast<double>(w.group(CommGroup::EDP).size)
+            : st.params;
     st.chunks_in_flight = chunks_in_flight(i, pp, par.vpp, w.num_microbatches);
     // Layers replaying their forward: every layer, or under block recompute the first
     // recompute_layers of each chunk (counted layer by layer: MoE layers fall where they do).

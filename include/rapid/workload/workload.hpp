@@ -45,6 +45,9 @@ struct StageInfo {
   bool has_lm_head = false;    ///< last stage: final norm, LM head, loss
   double params = 0;           ///< parameters held by one GPU of this stage (after TP/EP)
   double expert_params = 0;    ///< of which routed-expert weights (reduced over EDP, not DP)
+  /// Parameters of the optimizer shard one GPU of this stage steps: all of `params`, or
+  /// under ZeRO >= 1 the dense ones over DPCP and the experts over EDP.
+  double optimizer_params = 0;
   /// Model chunks (num_layers / vpp layers of one micro-batch) whose activations are alive
   /// at the schedule's peak; with vpp == 1 this is the micro-batches in flight.
   int64_t chunks_in_flight = 0;
@@ -53,6 +56,12 @@ struct StageInfo {
   /// recompute, the first recompute_layers of each model chunk under block recompute.
   int64_t recompute_dense = 0, recompute_moe = 0;
 };
+
+/// HBM bytes per parameter of an Adam step over the optimizer shard: read the fp32 master
+/// weights, m, v and the gradient (16 B), write master, m, v (12 B) and the 16-bit weights
+/// (2 B), and read the gradients once more for the global norm (4 B) (Kingma & Ba 2015,
+/// Algorithm 1; Megatron-Core DistributedOptimizer keeps fp32 master weights and states).
+inline constexpr double kAdamStepBytesPerParam = 16.0 + 12.0 + 2.0 + 4.0;
 
 enum class Schedule : uint8_t { OneFOneB, Interleaved };
 
