@@ -51,7 +51,7 @@ SCHEMA_ORDER = [
     "comm_compute_ratio", "peak_memory_bytes", "weights_bytes", "grads_bytes",
     "optimizer_bytes", "activations_bytes", "reserve_bytes", "memory_capacity_bytes"]
 
-# The bits of warning_flags (src/eval/eval_result.hpp Flag), decoded by load() into boolean
+# The bits of warning_flags (include/rapid/core/eval_result.hpp Flag), decoded by load() into boolean
 # columns of these names.
 WARNING_FLAGS = {
     "warn_small_microbatch": 1,     # fewer than 8 samples per replica per step

@@ -592,7 +592,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   fill_rates(w, tt.flops, step, r);
   r.step_time_analytical_s = step;
 
-  // Breakdown of the bottleneck stage (eval/bottleneck.hpp: the most compute, then the most
+  // Breakdown of the bottleneck stage (core/bottleneck.hpp: the most compute, then the most
   // sends; docs/model.md "Breakdown"): its compute (by op class), exposed TP/CP/EP comm (by
   // group), sends, exposed DP, host waits and optimizer; the bubble is the rest of the step.
   size_t b = 0;

@@ -72,7 +72,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
     }
     return;
   }
-  // Breakdown of the bottleneck instance (eval/bottleneck.hpp: the analytical model's
+  // Breakdown of the bottleneck instance (core/bottleneck.hpp: the analytical model's
   // definition, docs/model.md "Breakdown"): the bubble is the rest.
   size_t b = 0;
   auto sends = [&](size_t i) { return stage_sends(res.instances[i].stage, w.par.pp, w.par.vpp); };

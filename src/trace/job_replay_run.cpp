@@ -1,5 +1,5 @@
 // JobReplay::run (job_replay.hpp): most_loaded faults and the thermal fixed point of a
-// replay on a job, as the DES's (des/simulator.cpp, nonideal/nonideal_des.cpp).
+// replay on a job, as the DES's (des/simulator.cpp, eval/nonideal_des.cpp).
 #include <algorithm>
 #include <unordered_map>
 

@@ -59,7 +59,7 @@ class AnalyticalEvaluator final : public Evaluator {
       return *this;
     }
   };
-  /// A pass's `compute` by op class and exposed `comm` by group (eval/op_class.hpp): kept
+  /// A pass's `compute` by op class and exposed `comm` by group (core/op_class.hpp): kept
   /// apart from PassTime, which evaluate() sums for every stage (the split is needed for
   /// the bottleneck stage only).
   struct PassClasses {

@@ -2,7 +2,7 @@
 //  - InputError: bad input (file, key, value, what was expected). Apps print it and exit 2.
 //  - InternalError: a bug or a failed library call (HDF5, MPI). Apps print it and exit 1.
 // A legal point that does not fit or cannot run is never an exception: it is a status in
-// its result row (see eval/eval_result.hpp).
+// its result row (see core/eval_result.hpp).
 #pragma once
 
 #include <stdexcept>

@@ -115,7 +115,7 @@ struct EvalResult {
   double mfu = kNaN;             ///< model FLOPs / (step time * GPUs * peak) (PaLM, Chowdhery 2022)
   double hfu = kNaN;             ///< (model + recomputed FLOPs) / (step time * GPUs * peak)
   double compute_time_s = kNaN;  ///< compute on the bottleneck stage, kernels at full speed
-  // compute_time_s by operator class (OpKind; eval/op_class.hpp): they sum to it.
+  // compute_time_s by operator class (OpKind; core/op_class.hpp): they sum to it.
   double gemm_time_s = kNaN;          ///< GEMMs (projections, MLP, router, LM head, unfused QK/PV)
   double attention_time_s = kNaN;     ///< fused attention kernels (FlashAttention)
   double memory_bound_time_s = kNaN;  ///< streaming kernels (norms, activations, softmax, ...)
@@ -191,7 +191,7 @@ struct EvalResult {
   double decode_step_time_s = kNaN;        ///< one decode iteration at the mean running batch
 
   // Prediction intervals at the interval file's coverage (docs/validation.md "Prediction
-  // intervals"; eval/prediction_interval.hpp): where the measurement would lie, from the
+  // intervals"; core/prediction_interval.hpp): where the measurement would lie, from the
   // model's out-of-sample residuals on the published tables. NaN where the row has no value.
   double step_time_lo_s = kNaN, step_time_hi_s = kNaN;
   double tokens_per_s_lo = kNaN, tokens_per_s_hi = kNaN;
@@ -214,7 +214,7 @@ struct EvalResult {
   uint8_t error_code = 0;       ///< ErrorCode of an error row
   int32_t fit_hint_value = 0;   ///< the value that knob takes
 
-  /// The layers' collectives on the critical path (TP + CP + EP; eval/op_class.hpp).
+  /// The layers' collectives on the critical path (TP + CP + EP; core/op_class.hpp).
   double layer_comm_time_s() const { return tp_comm_time_s + cp_comm_time_s + ep_comm_time_s; }
 };
 

@@ -29,7 +29,7 @@ struct DesOptions {
   bool fold_alone = true;  ///< SimOptions::fold_alone (false: tests and benchmarks only)
 };
 
-/// What the non-ideal model adds to one simulation (nonideal/nonideal_evaluator.hpp): op
+/// What the non-ideal model adds to one simulation (eval/nonideal_evaluator.hpp): op
 /// energies and their power trace, per-instance derates (stage * dp + replica).
 struct DesRun {
   const PowerModel* power = nullptr;

@@ -1,6 +1,6 @@
 // What each stage instance computed when, with the work's full-speed energy (docs/
 // nonideal.md sec 1): recorded by the simulator when SimOptions::power is set, turned into
-// per-GPU power profiles for the thermal model (nonideal/step_profile.hpp).
+// per-GPU power profiles for the thermal model (eval/step_profile.hpp).
 #pragma once
 
 #include <cstdint>

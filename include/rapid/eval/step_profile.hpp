@@ -45,7 +45,7 @@ double waiting_power_W(const PowerModel& pm, const NetworkSpec& net, int64_t num
 void profile_from_spans(std::span<const des::PowerSpan> spans, des::SimTime step_end, double idle_W,
                         double wait_W, double merge_s, StepProfile& out);
 
-/// Work split by op class (eval/op_class.hpp), indexed by class.
+/// Work split by op class (core/op_class.hpp), indexed by class.
 using ClassWork = std::array<OpEnergy, kNumOpClasses>;
 /// The classes' sum.
 OpEnergy total_work(const ClassWork& work);

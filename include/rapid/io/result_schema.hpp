@@ -35,7 +35,7 @@ struct Column {
 /// All columns, in file order.
 std::span<const Column> result_columns();
 
-/// One bit of the warning_flags column (EvalResult::flags, eval/eval_result.hpp Flag): its
+/// One bit of the warning_flags column (EvalResult::flags, core/eval_result.hpp Flag): its
 /// mask and its name (CF flag_meanings in the file; analysis/rapid_results.py makes the
 /// boolean column warn_<name> of it).
 struct FlagBit {
