@@ -163,6 +163,21 @@ double Fabric::loss_delay_s(int32_t f) const {
   return x.loss_rate > 0 ? go_back_n(x.loss_rate, 1.0, 0.0).tail_delay_s : 0.0;
 }
 
+double Fabric::permanent_loss_s(uint64_t faults) const {
+  double s = 0;
+  for (uint64_t f = faults & ~timed_; f; f &= f - 1) s += loss_delay_s(std::countr_zero(f));
+  return s;
+}
+
+double Fabric::timed_loss_s(uint64_t faults, double t_s) const {
+  double s = 0;
+  for (uint64_t f = faults & timed_; f; f &= f - 1) {
+    const int k = std::countr_zero(f);
+    if (p_.faults[static_cast<size_t>(k)].active_at(t_s)) s += loss_delay_s(k);
+  }
+  return s;
+}
+
 double Fabric::capacity_at(int32_t id, double t_s) const {
   const Link& l = link(id);
   double c = l.nominal_Bps;

@@ -1,7 +1,6 @@
 // Collectives as flows: starting an op's bundles, drains, completions, blocking units
 // (with the rendezvous of their participants), pipeline p2p and the DP streams.
 #include <algorithm>
-#include <bit>
 
 #include "rapid/common/error.hpp"
 #include "sim_impl.hpp"
@@ -55,13 +54,7 @@ int32_t Simulator::Impl::start_op(CommRole kind, int32_t desc, int32_t a, int32_
 }
 
 SimTime Simulator::Impl::timed_loss_latency(const CommDesc& d) const {
-  double wait_s = 0;
-  for (uint64_t f = d.timed_loss; f; f &= f - 1) {
-    const int k = std::countr_zero(f);
-    if (topo->faults()[static_cast<size_t>(k)].active_at(to_seconds(now)))
-      wait_s += topo->loss_delay_s(k);
-  }
-  return to_ps(d.plan.net_steps * wait_s);
+  return to_ps(d.plan.net_steps * topo->timed_loss_s(d.timed_loss, to_seconds(now)));
 }
 
 void Simulator::Impl::schedule_fault_changes() {

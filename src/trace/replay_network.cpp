@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <tuple>
 
 #include "rapid/des/comm_layouts.hpp"
@@ -86,16 +85,10 @@ int32_t ReplayNetwork::start(des::SimTime now, const CollectivePlan& plan,
     changed_.assign(net_.changed().begin(), net_.changed().end());
   }
   started_ += static_cast<uint64_t>(bundles);
-  // Latency as the DES's finish_desc (permanent loss) and timed_loss_latency (timed loss in
-  // effect at the start): p x RC timeout per network step of the critical path.
-  double loss_s = 0, timed_s = 0;
-  for (uint64_t f = faults; f; f &= f - 1) {
-    const int k = std::countr_zero(f);
-    if (!(fabric_.timed_faults() >> k & 1))
-      loss_s += fabric_.loss_delay_s(k);
-    else if (fabric_.faults()[static_cast<size_t>(k)].active_at(des::to_seconds(now)))
-      timed_s += fabric_.loss_delay_s(k);
-  }
+  // Latency: p x RC timeout per network step of the critical path, for the permanent
+  // faults and the timed ones in effect at the start (des::Fabric, as the DES).
+  const double loss_s = fabric_.permanent_loss_s(faults);
+  const double timed_s = fabric_.timed_loss_s(faults, des::to_seconds(now));
   *latency_ps =
       des::to_ps(plan.latency_s + des::extra_route_latency_s(plan, network_links, link_latency_s_) +
                  plan.net_steps * loss_s) +

@@ -112,6 +112,11 @@ class Fabric {
   /// Expected wait for the RC timeout per message crossing a link with fault `f`: p x timeout
   /// (spec/go_back_n.hpp); 0 without loss.
   double loss_delay_s(int32_t f) const;
+  /// Per network step of a message crossing links with the faults in `faults`: the
+  /// permanent ones' loss_delay_s summed (timed ones left to timed_loss_s).
+  double permanent_loss_s(uint64_t faults) const;
+  /// The same for the timed faults in `faults` in effect at `t_s` into the step.
+  double timed_loss_s(uint64_t faults, double t_s) const;
   /// The faults of a set, described ("nic of gpu 3: health 0.5; ...").
   std::string fault_names(uint64_t mask) const;
 
