@@ -24,15 +24,12 @@ void Simulator::Impl::push_changed() {
   for (int32_t b : net.changed()) queue.push(net.drain_time(b), kDrain, b, net.version(b));
 }
 
-int32_t Simulator::Impl::start_op(CommRole kind, int32_t desc, int32_t a, int32_t b, int32_t c) {
+int32_t Simulator::Impl::start_op(const OpTarget& target, int32_t desc) {
   ++flows_started;
   ActiveOp op;
-  op.kind = kind;
+  op.target = target;
   op.desc = desc;
   op.start = op.last = now;
-  op.a = a;
-  op.b = b;
-  op.c = c;
   const CommDesc& d = descs[static_cast<size_t>(desc)];
   op.latency = d.latency + (d.timed_loss != 0 ? timed_loss_latency(d) : 0);
   const int32_t id = new_op(op);
@@ -61,8 +58,7 @@ void Simulator::Impl::schedule_fault_changes() {
   if (timed_classes.empty()) return;
   for (size_t k = 0; k < topo->fault_times().size(); ++k) {
     ActiveOp op;
-    op.kind = CommRole::FaultChange;
-    op.a = static_cast<int32_t>(k);
+    op.target = FaultChangeAt{static_cast<int32_t>(k)};
     const int32_t id = new_op(op);
     queue.push(to_ps(topo->fault_times()[k]), kOpDone, id, ops[static_cast<size_t>(id)].version);
   }
@@ -96,8 +92,8 @@ void Simulator::Impl::on_drain(int32_t bundle, uint32_t /*version*/) {
 void Simulator::Impl::on_op_done(int32_t id) {
   const ActiveOp op = ops[static_cast<size_t>(id)];
   free_ops.push_back(id);  // done: its slot serves the next op (the handlers use the copy)
-  if (op.kind == CommRole::FaultChange) {
-    on_fault_change(op.a);
+  if (const auto* f = std::get_if<FaultChangeAt>(&op.target)) {
+    on_fault_change(f->time_index);
     return;
   }
   const CommDesc& d = descs[static_cast<size_t>(op.desc)];
@@ -107,10 +103,12 @@ void Simulator::Impl::on_op_done(int32_t id) {
     opt.timeline->add(
         {who, track, d.name, op.start, now, d.bytes[0], l >= 0 ? layouts.flows(l) : 0, mb, bwd});
   };
-  switch (op.kind) {
-    case CommRole::Unit:
-      for (int32_t k = 0; k < op.b; ++k) {
-        const int32_t i = op.a < 0 ? op.c : waiter_pool[static_cast<size_t>(op.a + k)];
+  switch (op.role()) {
+    case CommRole::Unit: {
+      const UnitWaiters& u = std::get<UnitWaiters>(op.target);
+      for (int32_t k = 0; k < u.count; ++k) {
+        const int32_t i =
+            u.pool_begin < 0 ? u.single : waiter_pool[static_cast<size_t>(u.pool_begin + k)];
         Inst& s = inst[static_cast<size_t>(i)];
         const PassRef& pr =
             programs[static_cast<size_t>(s.stage)].passes[static_cast<size_t>(s.pass)];
@@ -122,26 +120,29 @@ void Simulator::Impl::on_op_done(int32_t id) {
       }
       // The pool holds the waiters of rendezvous units (instances of several replicas):
       // emptied whenever none is open or running.
-      if (op.a >= 0 && --pooled_units == 0 && rendezvous.empty()) waiter_pool.clear();
+      if (u.pool_begin >= 0 && --pooled_units == 0 && rendezvous.empty()) waiter_pool.clear();
       break;
+    }
     case CommRole::P2P: {
-      Inst& r = inst[static_cast<size_t>(op.b)];
-      r.arrived[static_cast<size_t>(op.c)] = now;
-      const bool bwd = op.c >= vpp * m;
-      record(op.a, Timeline::kPpComm, static_cast<int32_t>(op.c % m), bwd);
-      Inst& s = inst[static_cast<size_t>(op.a)];
+      const Transfer& t = std::get<Transfer>(op.target);
+      Inst& r = inst[static_cast<size_t>(t.receiver)];
+      r.arrived[static_cast<size_t>(t.message)] = now;
+      const bool bwd = t.message >= vpp * m;
+      record(t.sender, Timeline::kPpComm, static_cast<int32_t>(t.message % m), bwd);
+      Inst& s = inst[static_cast<size_t>(t.sender)];
       s.sends_done = std::max(s.sends_done, now);
       const bool sender_wakes = --s.sends == 0 && s.wait == Wait::Sends;
-      if (r.wait == Wait::Recv && r.wait_arg == op.c) wake(op.b);
-      if (sender_wakes && s.wait == Wait::Sends) wake(op.a);
+      if (r.wait == Wait::Recv && r.wait_arg == t.message) wake(t.receiver);
+      if (sender_wakes && s.wait == Wait::Sends) wake(t.sender);
       break;
     }
     case CommRole::FaultChange:
       break;
     case CommRole::Dp: {
-      DpStream& ds = streams[static_cast<size_t>(op.a)];
-      ds.done[static_cast<size_t>(op.b)] = now;
-      const int32_t l = ds.lane[static_cast<size_t>(op.b)];
+      const DpRun& run = std::get<DpRun>(op.target);
+      DpStream& ds = streams[static_cast<size_t>(run.stage)];
+      ds.done[static_cast<size_t>(run.op)] = now;
+      const int32_t l = ds.lane[static_cast<size_t>(run.op)];
       DpLane& lane = ds.lanes[static_cast<size_t>(l)];
       lane.busy = false;
       ds.span_start.push_back(op.start);
@@ -151,19 +152,20 @@ void Simulator::Impl::on_op_done(int32_t id) {
       ds.busy_ps += now - op.start;
       if (opt.timeline)
         for (size_t i = 0; i < inst.size(); ++i)
-          if (inst[i].stage == op.a) record(static_cast<int32_t>(i), Timeline::kDpComm, -1, false);
+          if (inst[i].stage == run.stage)
+            record(static_cast<int32_t>(i), Timeline::kDpComm, -1, false);
       // Wake the instances waiting for this op.
       thread_local std::vector<int32_t> woken;
       woken.clear();
       auto it = std::remove_if(ds.waiters.begin(), ds.waiters.end(), [&](int32_t i) {
         const Inst& s = inst[static_cast<size_t>(i)];
-        if (s.wait != Wait::Dp || s.wait_arg != op.b) return false;
+        if (s.wait != Wait::Dp || s.wait_arg != run.op) return false;
         woken.push_back(i);
         return true;
       });
       ds.waiters.erase(it, ds.waiters.end());
       for (int32_t i : woken) wake(i);
-      try_start_dp(op.a);
+      try_start_dp(run.stage);
       break;
     }
   }
@@ -183,7 +185,7 @@ void Simulator::Impl::post_unit(int32_t i) {
     const int32_t d = unit_comms[static_cast<size_t>(it.begin + k)];
     const CommDesc& desc = descs[static_cast<size_t>(d)];
     if (desc.participants <= 1) {  // the one waiter in c, no pool entry
-      start_op(CommRole::Unit, d, -1, 1, i);
+      start_op(UnitWaiters{-1, 1, i}, d);
       continue;
     }
     const int32_t first = desc_layouts[static_cast<size_t>(desc.layout_begin[0])];
@@ -199,7 +201,7 @@ void Simulator::Impl::post_unit(int32_t i) {
     waiter_pool[static_cast<size_t>(pool_begin + posted)] = i;
     if (++posted == desc.participants) {
       ++pooled_units;
-      start_op(CommRole::Unit, d, pool_begin, desc.participants, 0);
+      start_op(UnitWaiters{pool_begin, desc.participants, 0}, d);
       rendezvous.erase(key);
     }
   }
@@ -237,7 +239,7 @@ void Simulator::Impl::send(int32_t i, const PassRef& pr) {
   ++s.sends;
   s.had_sends = true;
   s.sends_start = now;
-  start_op(CommRole::P2P, desc, i, receiver, message(msg));
+  start_op(Transfer{i, receiver, message(msg)}, desc);
 }
 
 void Simulator::Impl::post_dp(int32_t stage, int32_t k) {
@@ -253,7 +255,7 @@ void Simulator::Impl::try_start_dp(int32_t stage) {
     if (ds.posts[static_cast<size_t>(k)] < ds.needed) continue;
     lane.busy = true;
     ds.since[static_cast<size_t>(&lane - ds.lanes.data())] = now;
-    start_op(CommRole::Dp, ds.desc[static_cast<size_t>(k)], stage, k, 0);
+    start_op(DpRun{stage, k}, ds.desc[static_cast<size_t>(k)]);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <span>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "rapid/core/op_class.hpp"
@@ -153,18 +154,37 @@ struct DpStream {
 /// What a running collective is for: a unit of the compute stream, a pipeline transfer, a
 /// DP-stream collective; or no collective: a timed link fault starts or ends (its kOpDone
 /// event changes the capacity of the faulted link classes, docs/faults.md).
+/// What an op's end acts on, by its role.
+/// A layer collective (TP/CP/EP) of one or several instances that wait for it.
+struct UnitWaiters {
+  int32_t pool_begin = -1;  ///< its waiters in waiter_pool; -1: the one waiter is `single`
+  int32_t count = 0;
+  int32_t single = 0;
+};
+/// A pipeline transfer of message `message` (Impl::message) between two instances.
+struct Transfer {
+  int32_t sender = 0, receiver = 0, message = 0;
+};
+/// DP op `op` of stage `stage`'s stream (StageProgram::dp_ops).
+struct DpRun {
+  int32_t stage = 0, op = 0;
+};
+/// The start or end of a timed link fault: Fabric::fault_times()[time_index].
+struct FaultChangeAt {
+  int32_t time_index = 0;
+};
+using OpTarget = std::variant<UnitWaiters, Transfer, DpRun, FaultChangeAt>;
+/// The role of an op: the index of its target's alternative.
 enum class CommRole : uint8_t { Unit, P2P, Dp, FaultChange };
 
 struct ActiveOp {
-  CommRole kind = CommRole::Unit;
+  OpTarget target;
   int32_t desc = 0, pending = 0;
   SimTime start = 0, last = 0;
-  SimTime latency = 0;          ///< after the last drain (CommDesc::latency + timed loss)
-  uint32_t version = 0;         ///< its kOpDone events carry it (older ones are stale)
-  bool folded = false;          ///< running outside the flow network (dynamic folding)
-  int32_t a = 0, b = 0, c = 0;  ///< Unit: waiters (pool begin, count; a = -1: the one
-                                ///< waiter is c); P2P: sender, receiver, message; Dp: stage,
-                                ///< op; FaultChange: a = the index in Fabric::fault_times()
+  SimTime latency = 0;   ///< after the last drain (CommDesc::latency + timed loss)
+  uint32_t version = 0;  ///< its kOpDone events carry it (older ones are stale)
+  bool folded = false;   ///< running outside the flow network (dynamic folding)
+  CommRole role() const { return static_cast<CommRole>(target.index()); }
 };
 
 /// Steady-state extrapolation (docs/des.md "Steady state"): a run of the step with g
@@ -349,7 +369,7 @@ struct Simulator::Impl {
   }
 
   // sim_comm.cpp
-  int32_t start_op(CommRole kind, int32_t desc, int32_t a, int32_t b, int32_t c);
+  int32_t start_op(const OpTarget& target, int32_t desc);
   int32_t new_op(const ActiveOp& op);  ///< a slot of `ops` (a finished op's if any)
   /// Wait of a collective for RC timeouts of the timed lossy faults in effect now.
   SimTime timed_loss_latency(const CommDesc& d) const;

@@ -86,7 +86,7 @@ uint64_t Simulator::Impl::event_shape(const Event& e) const {
     case kOpDone: {
       const int32_t id = e.kind == kDrain ? static_cast<int32_t>(net.tag(e.target)) : e.target;
       const ActiveOp& op = ops[static_cast<size_t>(id)];
-      d << static_cast<int64_t>(op.kind) << op.desc;
+      d << static_cast<int64_t>(op.role()) << op.desc;
       break;
     }
     default:
