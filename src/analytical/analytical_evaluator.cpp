@@ -429,7 +429,8 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
                    {st.expert_params, CommGroup::EDP}};
     for (const auto& [params, group] : groups) {
       if (params <= 0) continue;
-      DpTraffic traffic = dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, 2.0);
+      DpTraffic traffic =
+          dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, kGatheredParamBytes);
       // ZeRO-3 units, as the DES's owners (stage_program.cpp): each layer's dense weights,
       // the embedding and the head; the MoE layers' experts.
       traffic.units =

@@ -7,24 +7,16 @@ namespace rapid {
 
 DpTraffic dp_traffic(double params, int zero_stage, double grad_bytes, double param_bytes) {
   DpTraffic t;
+  const ZeroSchedule z = zero_schedule(zero_stage);
   const double grads = params * grad_bytes, weights = params * param_bytes;
-  switch (zero_stage) {
-    case 0:
-      t.all_reduce = grads;
-      break;
-    case 1:
-      t.reduce_scatter = grads;
-      t.all_gather = weights;
-      break;
-    case 2:
-      t.mb_reduce_scatter = grads;
-      t.all_gather = weights;
-      break;
-    default:
-      t.mb_all_gather = 2.0 * weights;
-      t.mb_reduce_scatter = grads;
-      break;
-  }
+  if (z.reduce_every_microbatch)
+    t.mb_reduce_scatter = grads;
+  else if (z.reduce == CollectiveKind::AllReduce)
+    t.all_reduce = grads;
+  else
+    t.reduce_scatter = grads;
+  if (z.gather_per_step) t.all_gather = weights;
+  if (z.gather_per_pass) t.mb_all_gather = 2.0 * weights;
   return t;
 }
 

@@ -7,15 +7,12 @@
 
 #include "rapid/cost/collective_cost.hpp"
 #include "rapid/workload/workload.hpp"
+#include "rapid/workload/zero_schedule.hpp"
 
 namespace rapid {
 
-/// Buffer sizes (nccl-tests convention, bytes) one GPU syncs for `params` parameters:
-///  ZeRO 0: all-reduce of the gradients once per step;
-///  ZeRO 1: reduce-scatter of the gradients + all-gather of the updated weights per step;
-///  ZeRO 2: reduce-scatter every micro-batch, all-gather of the weights per step;
-///  ZeRO 3: weights all-gathered in forward and again in backward, gradients
-///          reduce-scattered, every micro-batch.
+/// Buffer sizes (nccl-tests convention, bytes) one GPU syncs for `params` parameters, by
+/// the ZeRO stage's schedule (workload/zero_schedule.hpp).
 struct DpTraffic {
   double all_reduce = 0;         ///< per step
   double reduce_scatter = 0;     ///< per step
