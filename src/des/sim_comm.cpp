@@ -107,8 +107,7 @@ void Simulator::Impl::on_op_done(int32_t id) {
     case CommRole::Unit: {
       const UnitWaiters& u = std::get<UnitWaiters>(op.target);
       for (int32_t k = 0; k < u.count; ++k) {
-        const int32_t i =
-            u.pool_begin < 0 ? u.single : waiter_pool[static_cast<size_t>(u.pool_begin + k)];
+        const int32_t i = units.waiter(u, k);
         Inst& s = inst[static_cast<size_t>(i)];
         const PassRef& pr =
             programs[static_cast<size_t>(s.stage)].passes[static_cast<size_t>(s.pass)];
@@ -118,9 +117,7 @@ void Simulator::Impl::on_op_done(int32_t id) {
         s.unit_done = std::max(s.unit_done, now);
         if (--s.unit_pending == 0 && s.wait == Wait::Comm) wake(i);
       }
-      // The pool holds the waiters of rendezvous units (instances of several replicas):
-      // emptied whenever none is open or running.
-      if (u.pool_begin >= 0 && --pooled_units == 0 && rendezvous.empty()) waiter_pool.clear();
+      units.finished(u);
       break;
     }
     case CommRole::P2P: {
@@ -189,21 +186,7 @@ void Simulator::Impl::post_unit(int32_t i) {
       continue;
     }
     const int32_t first = desc_layouts[static_cast<size_t>(desc.layout_begin[0])];
-    std::vector<int64_t>& counts = post_count[static_cast<size_t>(i)];
-    if (counts.size() <= static_cast<size_t>(first))
-      counts.resize(static_cast<size_t>(first) + 1, 0);
-    const auto key = std::make_pair(first, counts[static_cast<size_t>(first)]++);
-    auto& [posted, pool_begin] = rendezvous[key];
-    if (posted == 0) {
-      pool_begin = static_cast<int32_t>(waiter_pool.size());
-      waiter_pool.resize(waiter_pool.size() + static_cast<size_t>(desc.participants), -1);
-    }
-    waiter_pool[static_cast<size_t>(pool_begin + posted)] = i;
-    if (++posted == desc.participants) {
-      ++pooled_units;
-      start_op(UnitWaiters{pool_begin, desc.participants, 0}, d);
-      rendezvous.erase(key);
-    }
+    if (const auto u = units.post(i, first, desc.participants)) start_op(*u, d);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "rapid/core/op_class.hpp"
 #include "rapid/des/simulator.hpp"
 #include "rapid/des/timeline.hpp"
+#include "unit_rendezvous.hpp"
 
 namespace rapid::des {
 
@@ -155,12 +156,8 @@ struct DpStream {
 /// DP-stream collective; or no collective: a timed link fault starts or ends (its kOpDone
 /// event changes the capacity of the faulted link classes, docs/faults.md).
 /// What an op's end acts on, by its role.
-/// A layer collective (TP/CP/EP) of one or several instances that wait for it.
-struct UnitWaiters {
-  int32_t pool_begin = -1;  ///< its waiters in waiter_pool; -1: the one waiter is `single`
-  int32_t count = 0;
-  int32_t single = 0;
-};
+/// A layer collective (TP/CP/EP) of one or several instances: UnitWaiters
+/// (unit_rendezvous.hpp).
 /// A pipeline transfer of message `message` (Impl::message) between two instances.
 struct Transfer {
   int32_t sender = 0, receiver = 0, message = 0;
@@ -249,10 +246,7 @@ struct Simulator::Impl {
   std::vector<ActiveOp> ops;      ///< slots of running ops (kOpDone targets)
   std::vector<int32_t> free_ops;  ///< slots of finished ones, reused
   uint64_t flows_started = 0;     ///< collectives and transfers started as flows
-  int32_t pooled_units = 0;       ///< running units whose waiters are in waiter_pool
-  std::vector<int32_t> waiter_pool;
-  std::map<std::pair<int32_t, int64_t>, std::pair<int32_t, int32_t>> rendezvous;
-  std::vector<std::vector<int64_t>> post_count;  // per instance, per first layout
+  UnitRendezvous units;           ///< layer collectives of several instances
   SimTime step_end = 0;
   int32_t desc_cursor = 0;
   // Link faults (docs/faults.md): the link the `most_loaded` faults resolve to; whether

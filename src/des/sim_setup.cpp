@@ -330,16 +330,13 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   ops.clear();
   free_ops.clear();
   flows_started = 0;
-  pooled_units = 0;
-  waiter_pool.clear();
-  rendezvous.clear();
   programs.resize(static_cast<size_t>(pp));
   for (int64_t s = 0; s < pp; ++s)
     build_stage_program(wl, *in.model, *in.training, s, programs[static_cast<size_t>(s)]);
 
   const int32_t n = layouts.num_instances();
   inst.resize(static_cast<size_t>(n));
-  post_count.assign(static_cast<size_t>(n), {});
+  units.reset(n);
   for (int32_t i = 0; i < n; ++i) {
     Inst& s = inst[static_cast<size_t>(i)];
     std::vector<SimTime> arrived = std::move(s.arrived);
