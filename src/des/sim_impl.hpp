@@ -326,6 +326,23 @@ struct Simulator::Impl {
   void run_events();
   void resume(int32_t i);
   bool run_pass(Inst& s);  // false: the instance stopped (event scheduled or waiting)
+  bool before_pass(Inst& s, const StageProgram& sp);
+  void optimizer_step(Inst& s, const StageProgram& sp);
+  /// What run_pass's steps read of the pass an instance is in.
+  struct PassCursor {
+    const StageProgram& sp;
+    const PassRef& pr;
+    int32_t n;         ///< owners of the pass's chunk
+    int32_t hook_end;  ///< the pass's hooks end
+    int32_t id;        ///< the instance
+  };
+  // run_pass's steps, one per Sub state: false, the instance stopped.
+  bool at_boundary(Inst& s, const PassCursor& c);
+  bool at_gate(Inst& s, const PassCursor& c);
+  bool pass_end(Inst& s, const PassCursor& c);  ///< true: the pass ended (its send posted)
+  bool in_owner(Inst& s, const PassCursor& c);
+  bool comm_posting(Inst& s, const PassCursor& c);
+  bool comm_waiting(Inst& s, const PassCursor& c);
   void run_block(Inst& s, Item& it, int64_t repeat);
   bool gate(Inst& s, int32_t dp_op, SimTime* exposed);
   /// The interference extension added at s.t (ps), or kDeferred: a resume at s.t is

@@ -222,149 +222,240 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
 bool Simulator::Impl::run_pass(Inst& s) {
   const StageProgram& sp = programs[static_cast<size_t>(s.stage)];
   const PassRef& pr = sp.passes[static_cast<size_t>(s.pass)];
-  const int32_t n = sp.num_owners(pr.chunk);
-  const int32_t hook_end = sp.hook_begin[static_cast<size_t>(s.pass) + 1];
-  const int32_t id = static_cast<int32_t>(&s - inst.data());
+  const PassCursor c{sp, pr, sp.num_owners(pr.chunk),
+                     sp.hook_begin[static_cast<size_t>(s.pass) + 1],
+                     static_cast<int32_t>(&s - inst.data())};
   while (true) {
+    bool go = true;
     switch (s.sub) {
       case Sub::AtBoundary:
-        // Interference is accounted where DP traffic is posted or awaited (and at the
-        // pass's end): the same points whether the owners between run folded or op by op.
-        if ((s.pos == n ||
-             (s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos)) &&
-            dp_interference(s) == kDeferred)
-          return false;
-        // Posts at this boundary; consecutive ops go in one event (first op, count).
-        while (s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos &&
-               !sp.hooks[static_cast<size_t>(s.hook)].gate) {
-          const int32_t first = sp.hooks[static_cast<size_t>(s.hook)].dp_op;
-          int32_t count = 0;
-          while (s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos &&
-                 !sp.hooks[static_cast<size_t>(s.hook)].gate &&
-                 sp.hooks[static_cast<size_t>(s.hook)].dp_op == first + count) {
-            ++count;
-            ++s.hook;
-          }
-          post_dp_at(s, first, count);
-        }
-        s.sub = Sub::AtGate;
+        go = at_boundary(s, c);
         break;
-      case Sub::AtGate: {
-        bool waited = false;
-        for (; s.hook < hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos;
-             ++s.hook) {
-          SimTime exposed = 0;
-          if (!gate(s, sp.hooks[static_cast<size_t>(s.hook)].dp_op, &exposed)) return false;
-          s.dp_exposed += exposed;
-          waited = waited || exposed > 0;
-        }
-        // Compute slowed while waiting on the DP traffic only shortens the wait.
-        if (waited) {
-          s.checked = s.t;
-          s.checked_compute = s.pass_compute;
-          s.carry = 0;
-        }
-        if (s.pos == n && pr.chunk == 0 && !in.offload_copy_s.empty()) offload(s);
-        s.sub = s.pos == n ? Sub::PassEnd : Sub::InOwner;
-        s.item = 0;
-        // Fold what shares links only with this stage's DP traffic while that is idle and
-        // stays so for the owners up to the next hook: nothing running, posted or due to be
-        // posted now. An op cannot start without this instance's post, and its next post is
-        // at a later boundary, after these owners' collectives have ended (a post at the
-        // end of a backward owner, its gradient bucket, cannot meet them either).
-        s.version = streams[static_cast<size_t>(s.stage)].quiet() ? 1 : 0;
+      case Sub::AtGate:
+        go = at_gate(s, c);
         break;
-      }
       case Sub::PassEnd:
-        if (s.t > now) {
-          schedule_resume(s, s.t);
-          return false;
-        }
-        // The last extension may overlap DP traffic again: account it until it vanishes.
-        if (const SimTime ext = dp_interference(s); ext != 0) {
-          if (ext != kDeferred) schedule_resume(s, s.t);
-          return false;
-        }
-        send(id, pr);
-        return true;
-      case Sub::InOwner: {
-        while (sp.segments[static_cast<size_t>(s.seg)].first_pos +
-                   sp.segments[static_cast<size_t>(s.seg)].count <=
-               s.pos)
-          ++s.seg;
-        const Segment& g = sp.segments[static_cast<size_t>(s.seg)];
-        const Compiled& c = s.compiled[static_cast<size_t>(s.version)][static_cast<size_t>(g.tmpl)];
-        if (s.item == 0 && c.item_count == 1 && items[static_cast<size_t>(c.item_begin)].block &&
-            !opt.timeline) {
-          // A run of owners whose template is one block, up to the next hook: one step.
-          const int32_t next_hook =
-              s.hook < hook_end ? sp.hooks[static_cast<size_t>(s.hook)].boundary : n + 1;
-          const int32_t k = std::min(g.first_pos + g.count - s.pos, next_hook - s.pos);
-          run_block(s, items[static_cast<size_t>(c.item_begin)], k);
-          s.pos += k;
-          s.sub = Sub::AtBoundary;
-          break;
-        }
-        bool posting = false;
-        while (s.item < c.item_count) {
-          Item& it = items[static_cast<size_t>(c.item_begin + s.item)];
-          if (it.block) {
-            run_block(s, it, 1);
-            ++s.item;
-            continue;
-          }
-          const SimTime issue = s.host + it.slots * host_op;
-          s.host = issue;
-          s.post = std::max(s.t, issue);
-          s.sub = Sub::CommPosting;
-          if (s.post > now) {
-            schedule_resume(s, s.post);
-            return false;
-          }
-          posting = true;
-          break;
-        }
-        if (posting) break;
-        ++s.pos;
-        s.sub = Sub::AtBoundary;
+        return pass_end(s, c);
+      case Sub::InOwner:
+        go = in_owner(s, c);
         break;
-      }
       case Sub::CommPosting:
-        s.host_wait += s.post - s.t;
-        s.t = s.post;
-        s.sub = Sub::CommWaiting;
-        s.wait = Wait::Comm;
-        post_unit(id);
-        if (s.unit_pending > 0) return false;
-        s.wait = Wait::None;
+        go = comm_posting(s, c);
         break;
-      case Sub::CommWaiting: {
-        if (s.unit_pending > 0) {
-          s.wait = Wait::Comm;
-          return false;
-        }
-        const Segment& g = sp.segments[static_cast<size_t>(s.seg)];
-        const Compiled& c = s.compiled[static_cast<size_t>(s.version)][static_cast<size_t>(g.tmpl)];
-        const Item& it = items[static_cast<size_t>(c.item_begin + s.item)];
-        const SimTime compute_end = s.post + it.compute + it.interference;
-        const SimTime end = std::max(compute_end, s.unit_done);
-        if (opt.timeline && it.compute_op)
-          opt.timeline->add({id, Timeline::kCompute, it.compute_op->name, s.post, compute_end, 0, 0,
-                             pr.mb, pr.dir == PassDir::Backward});
-        if (opt.power)
-          opt.power->add(static_cast<size_t>(id), s.post, compute_end, it.compute, it.energy);
-        if (it.compute_op) s.compute[op_class(it.compute_op->kind)] += it.compute;
-        s.interf += it.interference;
-        s.pass_compute += it.compute;
-        s.pass_dp += it.dp_compute;
-        s.layer_comm[s.unit_class] += end - compute_end;
-        s.t = end;
-        ++s.item;
-        s.sub = Sub::InOwner;
+      case Sub::CommWaiting:
+        go = comm_waiting(s, c);
         break;
-      }
     }
+    if (!go) return false;
   }
+}
+
+bool Simulator::Impl::at_boundary(Inst& s, const PassCursor& c) {
+  const StageProgram& sp = c.sp;
+  auto hook_here = [&] {
+    return s.hook < c.hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos;
+  };
+  // Interference is accounted where DP traffic is posted or awaited (and at the pass's
+  // end): the same points whether the owners between run folded or op by op.
+  if ((s.pos == c.n || hook_here()) && dp_interference(s) == kDeferred) return false;
+  // Posts at this boundary; consecutive ops go in one event (first op, count).
+  while (hook_here() && !sp.hooks[static_cast<size_t>(s.hook)].gate) {
+    const int32_t first = sp.hooks[static_cast<size_t>(s.hook)].dp_op;
+    int32_t count = 0;
+    while (hook_here() && !sp.hooks[static_cast<size_t>(s.hook)].gate &&
+           sp.hooks[static_cast<size_t>(s.hook)].dp_op == first + count) {
+      ++count;
+      ++s.hook;
+    }
+    post_dp_at(s, first, count);
+  }
+  s.sub = Sub::AtGate;
+  return true;
+}
+
+bool Simulator::Impl::at_gate(Inst& s, const PassCursor& c) {
+  const StageProgram& sp = c.sp;
+  bool waited = false;
+  for (; s.hook < c.hook_end && sp.hooks[static_cast<size_t>(s.hook)].boundary == s.pos; ++s.hook) {
+    SimTime exposed = 0;
+    if (!gate(s, sp.hooks[static_cast<size_t>(s.hook)].dp_op, &exposed)) return false;
+    s.dp_exposed += exposed;
+    waited = waited || exposed > 0;
+  }
+  // Compute slowed while waiting on the DP traffic only shortens the wait.
+  if (waited) {
+    s.checked = s.t;
+    s.checked_compute = s.pass_compute;
+    s.carry = 0;
+  }
+  if (s.pos == c.n && c.pr.chunk == 0 && !in.offload_copy_s.empty()) offload(s);
+  s.sub = s.pos == c.n ? Sub::PassEnd : Sub::InOwner;
+  s.item = 0;
+  // Fold what shares links only with this stage's DP traffic while that is idle and stays
+  // so for the owners up to the next hook: nothing running, posted or due to be posted
+  // now. An op cannot start without this instance's post, and its next post is at a later
+  // boundary, after these owners' collectives have ended (a post at the end of a backward
+  // owner, its gradient bucket, cannot meet them either).
+  s.version = streams[static_cast<size_t>(s.stage)].quiet() ? 1 : 0;
+  return true;
+}
+
+bool Simulator::Impl::pass_end(Inst& s, const PassCursor& c) {
+  if (s.t > now) {
+    schedule_resume(s, s.t);
+    return false;
+  }
+  // The last extension may overlap DP traffic again: account it until it vanishes.
+  if (const SimTime ext = dp_interference(s); ext != 0) {
+    if (ext != kDeferred) schedule_resume(s, s.t);
+    return false;
+  }
+  send(c.id, c.pr);
+  return true;
+}
+
+bool Simulator::Impl::in_owner(Inst& s, const PassCursor& c) {
+  const StageProgram& sp = c.sp;
+  while (sp.segments[static_cast<size_t>(s.seg)].first_pos +
+             sp.segments[static_cast<size_t>(s.seg)].count <=
+         s.pos)
+    ++s.seg;
+  const Segment& g = sp.segments[static_cast<size_t>(s.seg)];
+  const Compiled& cp = s.compiled[static_cast<size_t>(s.version)][static_cast<size_t>(g.tmpl)];
+  if (s.item == 0 && cp.item_count == 1 && items[static_cast<size_t>(cp.item_begin)].block &&
+      !opt.timeline) {
+    // A run of owners whose template is one block, up to the next hook: one step.
+    const int32_t next_hook =
+        s.hook < c.hook_end ? sp.hooks[static_cast<size_t>(s.hook)].boundary : c.n + 1;
+    const int32_t k = std::min(g.first_pos + g.count - s.pos, next_hook - s.pos);
+    run_block(s, items[static_cast<size_t>(cp.item_begin)], k);
+    s.pos += k;
+    s.sub = Sub::AtBoundary;
+    return true;
+  }
+  while (s.item < cp.item_count) {
+    Item& it = items[static_cast<size_t>(cp.item_begin + s.item)];
+    if (it.block) {
+      run_block(s, it, 1);
+      ++s.item;
+      continue;
+    }
+    const SimTime issue = s.host + it.slots * host_op;
+    s.host = issue;
+    s.post = std::max(s.t, issue);
+    s.sub = Sub::CommPosting;
+    if (s.post > now) {
+      schedule_resume(s, s.post);
+      return false;
+    }
+    return true;
+  }
+  ++s.pos;
+  s.sub = Sub::AtBoundary;
+  return true;
+}
+
+bool Simulator::Impl::comm_posting(Inst& s, const PassCursor& c) {
+  s.host_wait += s.post - s.t;
+  s.t = s.post;
+  s.sub = Sub::CommWaiting;
+  s.wait = Wait::Comm;
+  post_unit(c.id);
+  if (s.unit_pending > 0) return false;
+  s.wait = Wait::None;
+  return true;
+}
+
+bool Simulator::Impl::comm_waiting(Inst& s, const PassCursor& c) {
+  if (s.unit_pending > 0) {
+    s.wait = Wait::Comm;
+    return false;
+  }
+  const Segment& g = c.sp.segments[static_cast<size_t>(s.seg)];
+  const Compiled& cp = s.compiled[static_cast<size_t>(s.version)][static_cast<size_t>(g.tmpl)];
+  const Item& it = items[static_cast<size_t>(cp.item_begin + s.item)];
+  const SimTime compute_end = s.post + it.compute + it.interference;
+  const SimTime end = std::max(compute_end, s.unit_done);
+  if (opt.timeline && it.compute_op)
+    opt.timeline->add({c.id, Timeline::kCompute, it.compute_op->name, s.post, compute_end, 0, 0,
+                       c.pr.mb, c.pr.dir == PassDir::Backward});
+  if (opt.power)
+    opt.power->add(static_cast<size_t>(c.id), s.post, compute_end, it.compute, it.energy);
+  if (it.compute_op) s.compute[op_class(it.compute_op->kind)] += it.compute;
+  s.interf += it.interference;
+  s.pass_compute += it.compute;
+  s.pass_dp += it.dp_compute;
+  s.layer_comm[s.unit_class] += end - compute_end;
+  s.t = end;
+  ++s.item;
+  s.sub = Sub::InOwner;
+  return true;
+}
+
+// Before pass s.pass: its sends done and its input arrived (false: waiting for them).
+bool Simulator::Impl::before_pass(Inst& s, const StageProgram& sp) {
+  if (s.pass == static_cast<int32_t>(sp.passes.size())) {
+    s.phase = Phase::Tail;
+    return true;
+  }
+  if (s.sends > 0) {
+    s.wait = Wait::Sends;
+    return false;
+  }
+  const PassRef& pr = sp.passes[static_cast<size_t>(s.pass)];
+  const bool input = pr.dir == PassDir::Forward ? (s.stage > 0 || pr.chunk > 0)
+                                                : (s.stage < pp - 1 || pr.chunk < vpp - 1);
+  SimTime ready = std::max(s.t, s.sends_done);
+  const SimTime in_pp = s.had_sends ? overlap(s.t, ready, s.sends_start, s.sends_done) : 0;
+  if (input) {
+    const auto msg = static_cast<size_t>(message(pr));
+    if (s.arrived[msg] == kNever) {
+      s.wait = Wait::Recv;
+      s.wait_arg = static_cast<int32_t>(msg);
+      return false;
+    }
+    ready = std::max(ready, s.arrived[msg]);
+    // Waiting for data still in flight is the schedule's idle (bubble), as in the
+    // analytical model: the stage's pipeline time is its own (blocking) sends.
+  }
+  s.pp += in_pp;
+  // Megatron's p2p calls end in torch.cuda.synchronize(): the host resumes with them.
+  if (input || s.had_sends) s.host = std::max(s.host, ready);
+  s.t = ready;
+  s.had_sends = false;
+  s.sends_done = 0;
+  s.phase = Phase::InPass;
+  s.checked = s.pass_start = s.t;
+  s.pass_compute = s.pass_dp = s.checked_compute = s.carry = 0;
+  s.sub = Sub::AtBoundary;
+  s.pos = 0;
+  s.item = 0;
+  s.hook = sp.hook_begin[static_cast<size_t>(s.pass)];
+  s.seg = sp.segment_range(pr.chunk, pr.dir).first;
+  if (steady.on && s.stage == 0 && s.replica == 0 && pr.dir == PassDir::Forward && pr.chunk == 0 &&
+      pr.mb % steady.delta == 0)
+    steady_cut(s);
+  return true;
+}
+
+// The optimizer step over the stage's shard (HBM-bound, at the instance's derate), then the
+// weight gathers posted after it.
+void Simulator::Impl::optimizer_step(Inst& s, const StageProgram& sp) {
+  const int32_t id = static_cast<int32_t>(&s - inst.data());
+  const double opt_s = in.compute->memory_time(sp.optimizer_bytes);
+  const SimTime d = to_ps(
+      in.derate.empty() ? opt_s
+                        : opt_s / in.derate[static_cast<size_t>(s.stage * dp + s.replica)].hbm);
+  if (opt.power) {  // a streaming kernel over the optimizer states
+    Op o;
+    o.bytes = sp.optimizer_bytes;
+    opt.power->add(static_cast<size_t>(id), s.t, s.t + d, d, in.power->op_energy(o, opt_s));
+  }
+  if (opt.timeline) opt.timeline->add({id, Timeline::kCompute, "optimizer_step", s.t, s.t + d});
+  s.opt += d;
+  s.t += d;
+  if (static_cast<size_t>(sp.end_posts_begin) < sp.dp_ops.size())
+    post_dp_at(s, sp.end_posts_begin, static_cast<int32_t>(sp.dp_ops.size()) - sp.end_posts_begin);
 }
 
 void Simulator::Impl::resume(int32_t i) {
@@ -376,50 +467,9 @@ void Simulator::Impl::resume(int32_t i) {
         for (int32_t k = 0; k < sp.start_posts; ++k) post_dp(s.stage, k);
         s.phase = Phase::BeforePass;
         break;
-      case Phase::BeforePass: {
-        if (s.pass == static_cast<int32_t>(sp.passes.size())) {
-          s.phase = Phase::Tail;
-          break;
-        }
-        if (s.sends > 0) {
-          s.wait = Wait::Sends;
-          return;
-        }
-        const PassRef& pr = sp.passes[static_cast<size_t>(s.pass)];
-        const bool input = pr.dir == PassDir::Forward ? (s.stage > 0 || pr.chunk > 0)
-                                                      : (s.stage < pp - 1 || pr.chunk < vpp - 1);
-        SimTime ready = std::max(s.t, s.sends_done);
-        const SimTime in_pp = s.had_sends ? overlap(s.t, ready, s.sends_start, s.sends_done) : 0;
-        if (input) {
-          const auto msg = static_cast<size_t>(message(pr));
-          if (s.arrived[msg] == kNever) {
-            s.wait = Wait::Recv;
-            s.wait_arg = static_cast<int32_t>(msg);
-            return;
-          }
-          ready = std::max(ready, s.arrived[msg]);
-          // Waiting for data still in flight is the schedule's idle (bubble), as in the
-          // analytical model: the stage's pipeline time is its own (blocking) sends.
-        }
-        s.pp += in_pp;
-        // Megatron's p2p calls end in torch.cuda.synchronize(): the host resumes with them.
-        if (input || s.had_sends) s.host = std::max(s.host, ready);
-        s.t = ready;
-        s.had_sends = false;
-        s.sends_done = 0;
-        s.phase = Phase::InPass;
-        s.checked = s.pass_start = s.t;
-        s.pass_compute = s.pass_dp = s.checked_compute = s.carry = 0;
-        s.sub = Sub::AtBoundary;
-        s.pos = 0;
-        s.item = 0;
-        s.hook = sp.hook_begin[static_cast<size_t>(s.pass)];
-        s.seg = sp.segment_range(pr.chunk, pr.dir).first;
-        if (steady.on && s.stage == 0 && s.replica == 0 && pr.dir == PassDir::Forward &&
-            pr.chunk == 0 && pr.mb % steady.delta == 0)
-          steady_cut(s);
+      case Phase::BeforePass:
+        if (!before_pass(s, sp)) return;
         break;
-      }
       case Phase::InPass:
         if (!run_pass(s)) return;
         ++s.pass;
@@ -433,27 +483,10 @@ void Simulator::Impl::resume(int32_t i) {
         }
         s.phase = Phase::Optimizer;
         break;
-      case Phase::Optimizer: {
-        const double opt_s = in.compute->memory_time(sp.optimizer_bytes);
-        const SimTime d =
-            to_ps(in.derate.empty()
-                      ? opt_s
-                      : opt_s / in.derate[static_cast<size_t>(s.stage * dp + s.replica)].hbm);
-        if (opt.power) {  // a streaming kernel over the optimizer states
-          Op o;
-          o.bytes = sp.optimizer_bytes;
-          opt.power->add(static_cast<size_t>(i), s.t, s.t + d, d, in.power->op_energy(o, opt_s));
-        }
-        if (opt.timeline)
-          opt.timeline->add({i, Timeline::kCompute, "optimizer_step", s.t, s.t + d});
-        s.opt += d;
-        s.t += d;
-        if (static_cast<size_t>(sp.end_posts_begin) < sp.dp_ops.size())
-          post_dp_at(s, sp.end_posts_begin,
-                     static_cast<int32_t>(sp.dp_ops.size()) - sp.end_posts_begin);
+      case Phase::Optimizer:
+        optimizer_step(s, sp);
         s.phase = Phase::EndGather;
         break;
-      }
       case Phase::EndGather:
         if (static_cast<size_t>(sp.end_posts_begin) < sp.dp_ops.size()) {
           SimTime exposed = 0;
