@@ -31,6 +31,8 @@ struct PointEvaluator::System {
   std::unique_ptr<NonIdealEvaluator> nonideal;
 };
 
+void PointEvaluator::release_thread_caches() { AnalyticalEvaluator::release_thread_caches(); }
+
 PointEvaluator::~PointEvaluator() = default;
 
 namespace {

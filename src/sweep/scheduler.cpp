@@ -1,5 +1,4 @@
 #include "rapid/sweep/scheduler.hpp"
-#include "rapid/analytical/analytical_evaluator.hpp"
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -14,8 +13,8 @@
 #include <numeric>
 #include <thread>
 
-#include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/common/error.hpp"
+#include "rapid/eval/point_evaluator.hpp"
 
 namespace rapid {
 
@@ -521,7 +520,7 @@ int64_t Scheduler::finish_keep() {
   RAPID_ASSERT(options_.keep == Keep::TopK, "--keep top-K");
   // The evaluation is over: its per-thread caches go before the kept rows are gathered.
 #pragma omp parallel
-  AnalyticalEvaluator::release_thread_caches();
+  PointEvaluator::release_thread_caches();
   const std::vector<std::pair<int64_t, double>> chosen = keep_best_.agree(comm_);
   RowBlock mine;
   const std::vector<const ResultRow*> rows = keep_best_.rows_in(chosen);
