@@ -7,19 +7,6 @@
 
 namespace rapid::des {
 
-int32_t Simulator::Impl::new_op(const ActiveOp& op) {
-  if (free_ops.empty()) {
-    ops.push_back(op);
-    return static_cast<int32_t>(ops.size()) - 1;
-  }
-  const int32_t id = free_ops.back();
-  free_ops.pop_back();
-  const uint32_t version = ops[static_cast<size_t>(id)].version + 1;  // its old events: stale
-  ops[static_cast<size_t>(id)] = op;
-  ops[static_cast<size_t>(id)].version = version;
-  return id;
-}
-
 void Simulator::Impl::push_changed() {
   for (int32_t b : net.changed()) queue.push(net.drain_time(b), kDrain, b, net.version(b));
 }
@@ -32,7 +19,7 @@ int32_t Simulator::Impl::start_op(const OpTarget& target, int32_t desc) {
   op.start = op.last = now;
   const CommDesc& d = descs[static_cast<size_t>(desc)];
   op.latency = d.latency + (d.timed_loss != 0 ? timed_loss_latency(d) : 0);
-  const int32_t id = new_op(op);
+  const int32_t id = ops.add(op);
   if (fold_on && try_fold(id)) return id;
   int32_t pending = 0;
   for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
@@ -44,7 +31,7 @@ int32_t Simulator::Impl::start_op(const OpTarget& target, int32_t desc) {
     net.commit(now);
     push_changed();
   }
-  ActiveOp& o = ops[static_cast<size_t>(id)];
+  ActiveOp& o = ops[id];
   o.pending = pending;
   if (pending == 0) queue.push(now + o.latency, kOpDone, id, o.version);
   return id;
@@ -59,8 +46,8 @@ void Simulator::Impl::schedule_fault_changes() {
   for (size_t k = 0; k < topo->fault_times().size(); ++k) {
     ActiveOp op;
     op.target = FaultChangeAt{static_cast<int32_t>(k)};
-    const int32_t id = new_op(op);
-    queue.push(to_ps(topo->fault_times()[k]), kOpDone, id, ops[static_cast<size_t>(id)].version);
+    const int32_t id = ops.add(op);
+    queue.push(to_ps(topo->fault_times()[k]), kOpDone, id, ops[id].version);
   }
 }
 
@@ -84,14 +71,14 @@ void Simulator::Impl::on_drain(int32_t bundle, uint32_t /*version*/) {
   const auto id = static_cast<int32_t>(net.tag(bundle));
   net.finish(now, bundle);
   push_changed();
-  ActiveOp& op = ops[static_cast<size_t>(id)];
+  ActiveOp& op = ops[id];
   op.last = now;
   if (--op.pending == 0) queue.push(now + op.latency, kOpDone, id, op.version);
 }
 
 void Simulator::Impl::on_op_done(int32_t id) {
-  const ActiveOp op = ops[static_cast<size_t>(id)];
-  free_ops.push_back(id);  // done: its slot serves the next op (the handlers use the copy)
+  const ActiveOp op = ops[id];
+  ops.release(id);  // done: its slot serves the next op (the handlers use the copy)
   if (const auto* f = std::get_if<FaultChangeAt>(&op.target)) {
     on_fault_change(f->time_index);
     return;

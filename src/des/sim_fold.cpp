@@ -27,7 +27,7 @@ void Simulator::Impl::fold_reset() {
 }
 
 bool Simulator::Impl::try_fold(int32_t id) {
-  ActiveOp& op = ops[static_cast<size_t>(id)];
+  ActiveOp& op = ops[id];
   const CommDesc& d = descs[static_cast<size_t>(op.desc)];
   ++fold_epoch;
   fold_scratch.clear();
@@ -71,7 +71,7 @@ void Simulator::Impl::meet_folded(std::span<const ResourceUse> uses) {
 }
 
 void Simulator::Impl::unfold(int32_t id) {
-  ActiveOp& op = ops[static_cast<size_t>(id)];
+  ActiveOp& op = ops[id];
   const CommDesc& d = descs[static_cast<size_t>(op.desc)];
   int32_t pending = 0;
   SimTime last = now;

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "active_op.hpp"
 #include "rapid/core/op_class.hpp"
 #include "rapid/des/simulator.hpp"
 #include "rapid/des/timeline.hpp"
@@ -152,38 +153,6 @@ struct DpStream {
   }
 };
 
-/// What a running collective is for: a unit of the compute stream, a pipeline transfer, a
-/// DP-stream collective; or no collective: a timed link fault starts or ends (its kOpDone
-/// event changes the capacity of the faulted link classes, docs/faults.md).
-/// What an op's end acts on, by its role.
-/// A layer collective (TP/CP/EP) of one or several instances: UnitWaiters
-/// (unit_rendezvous.hpp).
-/// A pipeline transfer of message `message` (Impl::message) between two instances.
-struct Transfer {
-  int32_t sender = 0, receiver = 0, message = 0;
-};
-/// DP op `op` of stage `stage`'s stream (StageProgram::dp_ops).
-struct DpRun {
-  int32_t stage = 0, op = 0;
-};
-/// The start or end of a timed link fault: Fabric::fault_times()[time_index].
-struct FaultChangeAt {
-  int32_t time_index = 0;
-};
-using OpTarget = std::variant<UnitWaiters, Transfer, DpRun, FaultChangeAt>;
-/// The role of an op: the index of its target's alternative.
-enum class CommRole : uint8_t { Unit, P2P, Dp, FaultChange };
-
-struct ActiveOp {
-  OpTarget target;
-  int32_t desc = 0, pending = 0;
-  SimTime start = 0, last = 0;
-  SimTime latency = 0;   ///< after the last drain (CommDesc::latency + timed loss)
-  uint32_t version = 0;  ///< its kOpDone events carry it (older ones are stale)
-  bool folded = false;   ///< running outside the flow network (dynamic folding)
-  CommRole role() const { return static_cast<CommRole>(target.index()); }
-};
-
 /// Steady-state extrapolation (docs/des.md "Steady state"): a run of the step with g
 /// periods of `delta` micro-batches fewer watches the cuts where stage 0 (replica 0) starts
 /// the forward of chunk 0 of a micro-batch that is a multiple of `delta`. When three
@@ -243,8 +212,7 @@ struct Simulator::Impl {
   std::vector<Item> items;
   std::vector<int32_t> unit_comms;
   std::vector<DpStream> streams;  // per stage
-  std::vector<ActiveOp> ops;      ///< slots of running ops (kOpDone targets)
-  std::vector<int32_t> free_ops;  ///< slots of finished ones, reused
+  OpSlots ops;                    ///< running ops (kOpDone targets)
   uint64_t flows_started = 0;     ///< collectives and transfers started as flows
   UnitRendezvous units;           ///< layer collectives of several instances
   SimTime step_end = 0;
@@ -267,8 +235,7 @@ struct Simulator::Impl {
   /// The folded op's bundle on resource r is still moving at `now`.
   bool fold_moving(size_t r) const {
     const int32_t op = fold_op[r];
-    return op >= 0 && fold_until[r] > now && ops[static_cast<size_t>(op)].folded &&
-           ops[static_cast<size_t>(op)].version == fold_version[r];
+    return op >= 0 && fold_until[r] > now && ops[op].folded && ops[op].version == fold_version[r];
   }
   /// Drain of a bundle alone on `uses` from `start`, as insert_locally() computes it.
   SimTime alone_drain(SimTime start, std::span<const ResourceUse> uses, double bytes) const {
@@ -289,8 +256,7 @@ struct Simulator::Impl {
 
   /// A drain event of a bundle that finished or was re-solved since it was scheduled.
   bool stale(const Event& e) const {
-    if (e.kind == kOpDone)
-      return ops[static_cast<size_t>(e.target)].version != static_cast<uint32_t>(e.data);
+    if (e.kind == kOpDone) return ops[e.target].version != static_cast<uint32_t>(e.data);
     return e.kind == kDrain &&
            (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data));
   }
@@ -381,7 +347,6 @@ struct Simulator::Impl {
 
   // sim_comm.cpp
   int32_t start_op(const OpTarget& target, int32_t desc);
-  int32_t new_op(const ActiveOp& op);  ///< a slot of `ops` (a finished op's if any)
   /// Wait of a collective for RC timeouts of the timed lossy faults in effect now.
   SimTime timed_loss_latency(const CommDesc& d) const;
   /// Schedules the capacity changes of timed faults (kOpDone of FaultChange entries).

@@ -328,7 +328,6 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   items.clear();
   unit_comms.clear();
   ops.clear();
-  free_ops.clear();
   flows_started = 0;
   programs.resize(static_cast<size_t>(pp));
   for (int64_t s = 0; s < pp; ++s)

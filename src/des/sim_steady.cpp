@@ -85,7 +85,7 @@ uint64_t Simulator::Impl::event_shape(const Event& e) const {
     case kDrain:
     case kOpDone: {
       const int32_t id = e.kind == kDrain ? static_cast<int32_t>(net.tag(e.target)) : e.target;
-      const ActiveOp& op = ops[static_cast<size_t>(id)];
+      const ActiveOp& op = ops[id];
       d << static_cast<int64_t>(op.role()) << op.desc;
       break;
     }
