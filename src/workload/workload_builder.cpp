@@ -61,6 +61,19 @@ void build_workload_ops(const ModelSpec& model, const TrainingSpec& training, Wo
   detail::build_lm_head(D, w.lm_head);
 }
 
+namespace {
+
+// Parameters of the optimizer shard one GPU of stage `st` steps (StageInfo::optimizer_params):
+// ZeRO >= 1 shards the dense ones over DPCP and the experts over EDP (Rajbhandari et al.
+// 2020, sec. 5; Megatron-Core distributed optimizer).
+double optimizer_shard_params(const Workload& w, const StageInfo& st) {
+  if (w.par.zero_stage < 1) return st.params;
+  return (st.params - st.expert_params) / static_cast<double>(w.group(CommGroup::DPCP).size) +
+         st.expert_params / static_cast<double>(w.group(CommGroup::EDP).size);
+}
+
+}  // namespace
+
 void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
                            const NetworkSpec& network, const ParallelConfig& par, Workload& w) {
   w.par = par;
@@ -147,11 +160,7 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
     st.params = w.layer_params * dense + w.moe_layer_params * moe_layers +
                 (st.has_embedding ? w.embedding_params : 0.0) +
                 (st.has_lm_head ? w.lm_head_params : 0.0);
-    st.optimizer_params =
-        par.zero_stage >= 1
-            ? (st.params - st.expert_params) / static_cast<double>(w.group(CommGroup::DPCP).size) +
-                  st.expert_params / static_cast<double>(w.group(CommGroup::EDP).size)
-            : st.params;
+    st.optimizer_params = optimizer_shard_params(w, st);
     st.chunks_in_flight = chunks_in_flight(i, pp, par.vpp, w.num_microbatches);
     // Layers replaying their forward: every layer, or under block recompute the first
     // recompute_layers of each chunk (counted layer by layer: MoE layers fall where they do).
