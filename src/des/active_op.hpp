@@ -12,8 +12,9 @@
 
 namespace rapid::des {
 
-/// What an op's end acts on, by its role. A layer collective (TP/CP/EP) wakes its
-/// UnitWaiters (unit_rendezvous.hpp).
+// What an op's end acts on, by its role. A layer collective (TP/CP/EP) wakes its
+// UnitWaiters (unit_rendezvous.hpp).
+
 /// A pipeline transfer of message `message` (Simulator::Impl::message) between two
 /// instances.
 struct Transfer {

@@ -5,11 +5,7 @@
 
 #include <array>
 #include <cstdint>
-#include <limits>
-#include <map>
 #include <span>
-#include <utility>
-#include <variant>
 #include <vector>
 
 #include "active_op.hpp"

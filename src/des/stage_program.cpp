@@ -124,7 +124,6 @@ class DpStreamBuilder {
     sp_.dp_ops.clear();
     sp_.hooks.clear();
     sp_.hook_begin.assign(1, 0);
-    sp_.start_posts = 0;
     sp_.tail_gate = -1;
     step_start_gathers();
     sp_.start_posts = static_cast<int32_t>(sp_.dp_ops.size());
