@@ -61,7 +61,10 @@ WARNING_FLAGS = {
     "warn_near_capacity": 16,       # peak memory above 95% of capacity
 }
 
-# The float64 parameter columns of /variants (one value per hardware_index).
+# The float64 parameter columns of /variants (one value per hardware_index) that every file
+# since /variants has, in the order tables show them. A newer file may add more (one per
+# hardware key with a column in kHardwareFields, include/rapid/spec/hardware_spec.hpp):
+# variant_params() lists a file's own.
 VARIANT_PARAMS = ["num_sms", "sm_clock_Hz", "tensor_peak_bf16_FLOPs", "tensor_peak_fp8_FLOPs",
                   "hbm_capacity_bytes", "hbm_bandwidth_Bps", "l2_size_bytes", "l2_bandwidth_Bps",
                   "nvlink_bandwidth_Bps", "nic_bandwidth_Bps", "tdp_W", "hbm_thermal_keep"]
@@ -216,15 +219,29 @@ def _derived_variants(names: list[str], yamls: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["name", "base", "overrides", "is_base", *VARIANT_PARAMS])
 
 
+# /variants datasets and frame columns that are not hardware parameters.
+_VARIANT_BOOKKEEPING = {"hardware_index", "names", "name", "base", "overrides", "is_base",
+                        "base_index"}
+
+
+def variant_params(variants: pd.DataFrame) -> list[str]:
+    """The hardware parameter columns of a variants frame: VARIANT_PARAMS, then those a
+    newer file adds, by name."""
+    return [c for c in variants.columns if c not in _VARIANT_BOOKKEEPING]
+
+
 def _file_variants(group: h5py.Group, names: list[str]) -> pd.DataFrame:
-    """The /variants group as a DataFrame (columns it lacks are NaN or empty)."""
+    """The /variants group as a DataFrame (columns it lacks are NaN or empty): VARIANT_PARAMS,
+    then every other numeric dataset of the group."""
     frame = {"name": _strings(group["names"]) if "names" in group else list(names)}
     n = len(frame["name"])
     frame["base"] = _strings(group["base"]) if "base" in group else list(frame["name"])
     frame["overrides"] = _strings(group["overrides"]) if "overrides" in group else [""] * n
     frame["is_base"] = (group["is_base"][()].astype(int) if "is_base" in group
                         else np.ones(n, dtype=int))
-    for col in VARIANT_PARAMS:
+    newer = [name for name in group if name not in _VARIANT_BOOKKEEPING
+             and name not in VARIANT_PARAMS and group[name].dtype.kind in "fiu"]
+    for col in VARIANT_PARAMS + newer:
         frame[col] = (group[col][()].astype(float) if col in group
                       else np.full(n, np.nan))
     return pd.DataFrame(frame)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import rapid_results as rr
+
 from . import common, knobs, textout
 
 
@@ -30,7 +32,7 @@ def resolve_axes(points: pd.DataFrame, variants: pd.DataFrame, path: str, x: str
     option for anything else."""
     columns, params = [], []
     for option, name in (("--x", x), ("--y", y)):
-        param = knobs.resolve(name)
+        param = knobs.resolve(name, variants)
         if name in common.AXES and name in points:
             columns.append(name)
         elif param is not None and param in variants and variants[param].notna().any():
@@ -38,7 +40,7 @@ def resolve_axes(points: pd.DataFrame, variants: pd.DataFrame, path: str, x: str
             params.append(param)
         else:
             known = [c for c in common.AXES if c in points]
-            shown = [knobs.short_name(c) for c in knobs.PARAMS
+            shown = [knobs.short_name(c) for c in rr.variant_params(variants)
                      if c in variants and variants[c].notna().any()]
             raise common.UsageError(f"{option} {name}: not a knob of {path} (expected a "
                                     f"layout column: {', '.join(known)}; or a hardware "

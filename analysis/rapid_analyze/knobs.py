@@ -10,7 +10,8 @@ import pandas as pd
 import rapid_results as rr
 
 # /variants column -> (words, unit shown, SI value of one unit); rapid_results.VARIANT_PARAMS
-# order. hbm_bandwidth_Bps is the sustained figure (nominal x hbm_thermal_keep).
+# order. hbm_bandwidth_Bps is the sustained figure (nominal x hbm_thermal_keep). A column a
+# newer file adds shows under its own name in SI units (describe()).
 PARAMS = {
     "num_sms": ("SM count", "", 1.0),
     "sm_clock_Hz": ("SM clock", "GHz", 1e9),
@@ -27,16 +28,29 @@ PARAMS = {
 }
 assert list(PARAMS) == rr.VARIANT_PARAMS
 
-# The unit suffixes a command line may leave off (hbm_bandwidth, l2_size, tdp, sm_clock).
-_SUFFIXES = ("_Bps", "_bytes", "_Hz", "_FLOPs", "_W")
+# The unit suffixes a command line may leave off (hbm_bandwidth, l2_size, tdp, sm_clock),
+# and the SI unit each names (include/rapid/spec/units.hpp base units).
+_SUFFIXES = ("_Bps", "_bytes", "_Hz", "_FLOPs", "_W", "_s")
+_SI_UNITS = {"_Bps": "B/s", "_bytes": "B", "_Hz": "Hz", "_FLOPs": "FLOP/s", "_W": "W", "_s": "s"}
 
 
-def resolve(name: str) -> str | None:
+def describe(column: str) -> tuple[str, str, float]:
+    """(words, unit shown, SI value of one unit) of a parameter column: its PARAMS entry, else
+    its command-line spelling in words and the SI unit its suffix names."""
+    if column in PARAMS:
+        return PARAMS[column]
+    suffix = next((s for s in _SUFFIXES if column.endswith(s)), "")
+    return short_name(column).replace("_", " "), _SI_UNITS.get(suffix, ""), 1.0
+
+
+def resolve(name: str, variants: pd.DataFrame | None = None) -> str | None:
     """The /variants column a knob name means: the column itself or it without its unit
-    suffix (`hbm_bandwidth` -> hbm_bandwidth_Bps); None for anything else."""
-    if name in PARAMS:
+    suffix (`hbm_bandwidth` -> hbm_bandwidth_Bps), among PARAMS and the parameter columns of
+    `variants`; None for anything else."""
+    known = list(PARAMS) + ([] if variants is None else rr.variant_params(variants))
+    if name in known:
         return name
-    return next((name + s for s in _SUFFIXES if name + s in PARAMS), None)
+    return next((name + s for s in _SUFFIXES if name + s in known), None)
 
 
 def short_name(column: str) -> str:
@@ -47,13 +61,13 @@ def short_name(column: str) -> str:
 def label(column: str) -> str:
     """"HBM bandwidth (TB/s)", "L2 size (MiB)", "SM count": a column title whose ending
     textout formats by."""
-    words, unit, _ = PARAMS[column]
+    words, unit, _ = describe(column)
     return f"{words} ({unit})" if unit else words
 
 
 def scaled(column: str, values):
     """Values of a parameter column in the unit its label names."""
-    return np.asarray(values, dtype=float) / PARAMS[column][2]
+    return np.asarray(values, dtype=float) / describe(column)[2]
 
 
 def with_params(points: pd.DataFrame, variants: pd.DataFrame,
@@ -69,9 +83,9 @@ def with_params(points: pd.DataFrame, variants: pd.DataFrame,
 
 def changed(variants: pd.DataFrame, hw: int, base: int) -> list[str]:
     """The parameter columns whose value on entry `hw` differs from its base's (relative
-    1e-9; two NaN are equal), in PARAMS order."""
+    1e-9; two NaN are equal), in the frame's order (rapid_results.variant_params)."""
     out = []
-    for column in PARAMS:
+    for column in rr.variant_params(variants):
         a, b = float(variants.loc[hw, column]), float(variants.loc[base, column])
         if np.isnan(a) and np.isnan(b):
             continue
@@ -86,19 +100,18 @@ def differs_in(variants: pd.DataFrame, hw: int, base: int) -> str:
     something /variants does not record differs (a latency, an efficiency)."""
     if hw == base:
         return "base"
-    words = [PARAMS[c][0] for c in changed(variants, hw, base)]
+    words = [describe(c)[0] for c in changed(variants, hw, base)]
     return ", ".join(words) or "none of the /variants parameters"
 
 
 def words_of(text: str) -> set[str]:
     """The parameter words of a differs_in() text (empty for the base or none)."""
-    known = {w for w, _, _ in PARAMS.values()}
-    return {w for w in text.split(", ") if w in known}
+    return {w for w in text.split(", ") if w not in ("base", "none of the /variants parameters")}
 
 
 def value_text(column: str, value: float) -> str:
     """"3.35 TB/s", "50 MiB", "0.73": one parameter value in its unit."""
-    words, unit, scale = PARAMS[column]
+    words, unit, scale = describe(column)
     if not np.isfinite(value):
         return "?"
     v = value / scale

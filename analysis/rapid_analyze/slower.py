@@ -58,7 +58,7 @@ def _lower_sentence(label: str, rows: pd.DataFrame, variants: pd.DataFrame,
         bases = sorted({float(variants.loc[int(b), p]) for b in rows.base_index})
         span = knobs.value_text(p, values[0]) + (
             "" if len(values) == 1 else f" to {knobs.value_text(p, values[-1])}")
-        parts.append(f"{knobs.PARAMS[p][0]} {span} against "
+        parts.append(f"{knobs.describe(p)[0]} {span} against "
                      + " / ".join(knobs.value_text(p, b) for b in bases))
     return (f"{label} below 1x on {_entries(rows)}: "
             f"a parameter it depends on is lower than the base's ({'; '.join(parts)}).")

@@ -29,20 +29,12 @@ void write_variant_table(hid_t file, const SweepSpec& spec) {
       {"is_base", "1: a hardware file, 0: a variant of one", "1", is_base, true},
       column("num_sms", "streaming multiprocessors", "1",
              [](H h, N) { return static_cast<double>(h.num_sms); }),
-      column("sm_clock_Hz", "SM clock (sustained)", "Hz", [](H h, N) { return h.sm_clock_Hz; }),
       column("tensor_peak_bf16_FLOPs", "dense bf16 tensor-core peak", "s-1",
              [&](H h, N) { return peak(h, DType::BF16); }),
       column("tensor_peak_fp8_FLOPs", "dense fp8 tensor-core peak (0: none)", "s-1",
              [&](H h, N) { return peak(h, DType::FP8); }),
-      column("hbm_capacity_bytes", "HBM capacity", "byte",
-             [](H h, N) { return h.hbm_capacity_bytes; }),
-      column("hbm_bandwidth_Bps", "HBM bandwidth (sustained: nominal x hbm_thermal_keep)",
-             "byte s-1", [](H h, N) { return h.hbm_bandwidth_Bps; }),
       column("hbm_thermal_keep", "fraction of its HBM bandwidth the GPU sustains", "1",
              [](H h, N) { return h.hbm_thermal_keep; }),
-      column("l2_size_bytes", "L2 cache size", "byte", [](H h, N) { return h.l2_size_bytes; }),
-      column("l2_bandwidth_Bps", "L2 to SM bandwidth", "byte s-1",
-             [](H h, N) { return h.l2_bandwidth_Bps; }),
       column("nvlink_bandwidth_Bps", "NVLink bandwidth per GPU per direction", "byte s-1",
              [](H h, N net) {
                return net.nvlink_bandwidth_Bps > 0 ? net.nvlink_bandwidth_Bps
@@ -50,8 +42,11 @@ void write_variant_table(hid_t file, const SweepSpec& spec) {
              }),
       column("nic_bandwidth_Bps", "scale-out bandwidth per GPU per direction", "byte s-1",
              [](H, N net) { return net.nic_bandwidth_per_gpu_Bps(); }),
-      column("tdp_W", "board power limit", "W", [](H h, N) { return h.tdp_W; }),
   };
+  // Every hardware-file key with a column (hardware_spec.hpp kHardwareFields).
+  for (const HardwareField& f : kHardwareFields)
+    if (*f.column)
+      numbers.push_back(column(f.column, f.meaning, f.units, [&f](H h, N) { return h.*f.member; }));
   write_table(file, "variants", "hardware_index", "hardware variant",
               {{"names", "name of the hardware variant", names},
                {"base", "the hardware file the variant derives from (its own name for one)", bases},

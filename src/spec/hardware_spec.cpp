@@ -46,12 +46,31 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+/// Reads one row of kHardwareFields from `m` (the row's section) into `h`.
+void read_field(const YamlMap& m, const HardwareField& f, HardwareSpec& h) {
+  double& v = h.*f.member;
+  if (f.default_from) v = h.*f.default_from;
+  if (f.dimension)
+    v = f.required ? m.quantity(f.key, *f.dimension) : m.quantity_or(f.key, *f.dimension, v);
+  else
+    v = m.number_or(f.key, v, f.min, f.max);
+}
+
+/// The rows of `section`, read from `m` (a missing optional section leaves the defaults).
+void read_section(const YamlMap& m, const std::string& section, HardwareSpec& h) {
+  for (const HardwareField& f : kHardwareFields)
+    if (f.section == section) read_field(m, f, h);
+}
+
+}  // namespace
+
 HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   YamlMap m(node, file);
   HardwareSpec h;
   h.name = m.string("name");
   h.num_sms = m.integer("num_sms", 1, 100000);
-  h.sm_clock_Hz = m.quantity("sm_clock", Dimension::Frequency);
   YamlMap peaks = m.map("tensor_peak");
   for (int i = 0; i < kNumDTypes; ++i) {
     auto t = static_cast<DType>(i);
@@ -60,19 +79,7 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   peaks.finish();
   if (h.tensor_peak_FLOPs[static_cast<int>(DType::BF16)] <= 0)
     m.fail("tensor_peak", "<no bf16>", "a bf16 entry > 0");
-  h.vector_peak_FLOPs = m.quantity("vector_peak_fp32", Dimension::FlopRate);
-  h.hbm_capacity_bytes = m.quantity("hbm_capacity", Dimension::Size);
-  h.hbm_bandwidth_Bps = m.quantity("hbm_bandwidth", Dimension::Bandwidth);
-  h.l2_size_bytes = m.quantity("l2_size", Dimension::Size);
-  h.l2_bandwidth_Bps = m.quantity("l2_bandwidth", Dimension::Bandwidth);
-  h.l2_multicast = m.number_or("l2_multicast", 1.0, 1.0, 16.0);
-  h.smem_per_sm_bytes = m.quantity("smem_per_sm", Dimension::Size);
-  h.nvlink_bandwidth_Bps = m.quantity("nvlink_bandwidth", Dimension::Bandwidth);
-  h.pcie_bandwidth_Bps = m.quantity("pcie_bandwidth", Dimension::Bandwidth);
-  h.kernel_launch_s = m.quantity("kernel_launch", Dimension::Time);
-  h.tdp_W = m.quantity_or("tdp", Dimension::Power, 0.0);
-  h.compute_capability = m.number_or("compute_capability", h.compute_capability, 1.0, 99.0);
-  h.sfu_per_sm_per_clock = m.number_or("sfu_per_sm_per_clock", h.sfu_per_sm_per_clock, 1, 1024);
+  read_section(m, "", h);
   if (m.has("attention_kernels")) {
     const YamlMap k = m.map("attention_kernels");
     for (int i = 1; i < kNumAttentionImpls; ++i) {
@@ -90,13 +97,8 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
     k.finish();
   }
   if (m.has("efficiency")) {
-    YamlMap e = m.map("efficiency");
-    h.gemm_efficiency = e.number_or("gemm", h.gemm_efficiency, 0.01, 1.0);
-    h.gemm_tile_overhead_s =
-        e.quantity_or("gemm_tile_overhead", Dimension::Time, h.gemm_tile_overhead_s);
-    h.gemm_fp8_efficiency = e.number_or("gemm_fp8", h.gemm_fp8_efficiency, 0.01, 1.0);
-    h.memory_efficiency = e.number_or("memory", h.memory_efficiency, 0.01, 1.0);
-    h.nvlink_efficiency = e.number_or("nvlink", h.nvlink_efficiency, 0.01, 1.0);
+    const YamlMap e = m.map("efficiency");
+    read_section(e, "efficiency", h);
     for (const char* moved : {"step", "elementwise", "attention"})
       if (e.has(moved))
         e.fail(moved, "<set here>",
@@ -168,15 +170,9 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   for (const char* k : {"description", "source", "sources"}) m.has(k);
   m.finish();
   // Zero or absurdly small rates would give infinite or NaN times on "ok" points.
-  const std::pair<const char*, double> positive[] = {
-      {"hbm_bandwidth", h.hbm_bandwidth_Bps},       {"l2_bandwidth", h.l2_bandwidth_Bps},
-      {"nvlink_bandwidth", h.nvlink_bandwidth_Bps}, {"pcie_bandwidth", h.pcie_bandwidth_Bps},
-      {"hbm_capacity", h.hbm_capacity_bytes},       {"l2_size", h.l2_size_bytes},
-      {"smem_per_sm", h.smem_per_sm_bytes},         {"sm_clock", h.sm_clock_Hz},
-      {"vector_peak_fp32", h.vector_peak_FLOPs}};
-  for (const auto& [key, value] : positive)
-    if (value < 1e3)
-      m.fail(key, m.node(key).IsScalar() ? m.node(key).Scalar() : std::to_string(value),
+  for (const HardwareField& f : kHardwareFields)
+    if (f.positive && h.*f.member < 1e3)
+      m.fail(f.key, m.node(f.key).IsScalar() ? m.node(f.key).Scalar() : std::to_string(h.*f.member),
              "a value of at least 1e3 in base units");
   return h;
 }

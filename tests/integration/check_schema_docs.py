@@ -7,8 +7,9 @@ src/io/variant_table.cpp write it from one table each).
   names is in the file (a row may name several: "dp, tp, pp, cp, ep, etp, vpp");
 - the README's unit for a column is the dataset's `unit` attribute, and a plain numeric type
   (int32, uint8, float64, ...) its dtype;
-- analysis/rapid_results.py VARIANT_PARAMS and analysis/rapid_analyze/knobs.py PARAMS are
-  exactly the float64 parameter columns of /variants, in the file's order of hardware fields;
+- every float64 parameter column of /variants reaches the analysis: rapid_results.load()'s
+  variants frame has it (variant_params()), knobs gives it a label and resolves its
+  command-line name; and every name of VARIANT_PARAMS and knobs.PARAMS is in the file;
 - every column rapid_results.SCHEMA_ORDER names is a /points dataset.
 
     check_schema_docs.py README.md RESULTS.h5
@@ -64,8 +65,15 @@ def main(readme_path, results_path):
             failures.append(f"README.md: column '{name}' type {doc_type}, the file has {dtype}")
     for where, names in (("analysis/rapid_results.py VARIANT_PARAMS", rapid_results.VARIANT_PARAMS),
                          ("analysis/rapid_analyze/knobs.py PARAMS", list(knobs.PARAMS))):
-        if sorted(names) != sorted(variants):
-            failures.append(f"{where}: {names} against /variants {sorted(variants)}")
+        for name in sorted(set(names) - set(variants)):
+            failures.append(f"{where}: '{name}' is not a /variants dataset")
+    frame = rapid_results.load(results_path).variants
+    loaded = rapid_results.variant_params(frame)
+    for name in variants:
+        if name not in loaded:
+            failures.append(f"analysis/rapid_results.py: /variants '{name}' is not loaded")
+        elif knobs.resolve(knobs.short_name(name), frame) != name or not knobs.label(name):
+            failures.append(f"analysis/rapid_analyze/knobs.py: /variants '{name}' is not a knob")
     for name in rapid_results.SCHEMA_ORDER:
         if name not in points:
             failures.append(f"analysis/rapid_results.py SCHEMA_ORDER: '{name}' is not a /points "

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "rapid/spec/attention_impl.hpp"
+#include "rapid/spec/units.hpp"
 
 namespace rapid {
 
@@ -127,6 +128,84 @@ struct HardwareSpec {
   /// Efficiency of `impl`'s main loop on this GPU; FA2's when the GPU lacks `impl`.
   KernelEfficiency attention_kernel_efficiency(AttentionImpl impl) const;
 };
+
+/// One scalar key of a hardware file: the one place a plain hardware number is declared
+/// (CONTRIBUTING.md "Adding a hardware field"). parse_hardware reads every row, with the
+/// member's default initializer above as the default of an optional key; the result file's
+/// /variants gets a column for each row with a `column` (src/io/variant_table.cpp), which the
+/// Python analysis picks up from the file. The sources of the values are in each hardware
+/// file (configs/hardware) and of the defaults in the member's comment.
+struct HardwareField {
+  const char* key;
+  double HardwareSpec::*member;
+  const char* meaning;       ///< one line; the /variants column's long_name
+  const char* section = "";  ///< "" at the top level, else the mapping holding the key
+  bool required = false;     ///< else optional, with the member's default initializer
+  /// An optional key's default when it is another key's value (read before it), not the
+  /// member's initializer.
+  double HardwareSpec::*default_from = nullptr;
+  /// A quantity's dimension (units.hpp); none: a plain number in [min, max].
+  std::optional<Dimension> dimension{};
+  double min = 0, max = 0;
+  bool positive = false;    ///< a rate or size a time divides by: at least 1e3 base units
+  const char* column = "";  ///< its /variants column ("" none) and the column's UDUNITS unit
+  const char* units = "";
+};
+
+// clang-format off
+inline constexpr HardwareField kHardwareFields[] = {
+    {.key = "sm_clock", .member = &HardwareSpec::sm_clock_Hz, .meaning = "SM clock (sustained)",
+     .required = true, .dimension = Dimension::Frequency, .positive = true, .column = "sm_clock_Hz",
+     .units = "Hz"},
+    {.key = "vector_peak_fp32", .member = &HardwareSpec::vector_peak_FLOPs,
+     .meaning = "FP32 non-tensor peak", .required = true, .dimension = Dimension::FlopRate,
+     .positive = true},
+    {.key = "hbm_capacity", .member = &HardwareSpec::hbm_capacity_bytes, .meaning = "HBM capacity",
+     .required = true, .dimension = Dimension::Size, .positive = true,
+     .column = "hbm_capacity_bytes", .units = "byte"},
+    {.key = "hbm_bandwidth", .member = &HardwareSpec::hbm_bandwidth_Bps,
+     .meaning = "HBM bandwidth (sustained: nominal x hbm_thermal_keep)", .required = true,
+     .dimension = Dimension::Bandwidth, .positive = true, .column = "hbm_bandwidth_Bps",
+     .units = "byte s-1"},
+    {.key = "l2_size", .member = &HardwareSpec::l2_size_bytes, .meaning = "L2 cache size",
+     .required = true, .dimension = Dimension::Size, .positive = true, .column = "l2_size_bytes",
+     .units = "byte"},
+    {.key = "l2_bandwidth", .member = &HardwareSpec::l2_bandwidth_Bps,
+     .meaning = "L2 to SM bandwidth", .required = true, .dimension = Dimension::Bandwidth,
+     .positive = true, .column = "l2_bandwidth_Bps", .units = "byte s-1"},
+    {.key = "l2_multicast", .member = &HardwareSpec::l2_multicast,
+     .meaning = "SMs sharing one operand load", .min = 1, .max = 16},
+    {.key = "smem_per_sm", .member = &HardwareSpec::smem_per_sm_bytes,
+     .meaning = "shared memory per SM", .required = true, .dimension = Dimension::Size,
+     .positive = true},
+    {.key = "nvlink_bandwidth", .member = &HardwareSpec::nvlink_bandwidth_Bps,
+     .meaning = "NVLink bandwidth per GPU per direction", .required = true,
+     .dimension = Dimension::Bandwidth, .positive = true},
+    {.key = "pcie_bandwidth", .member = &HardwareSpec::pcie_bandwidth_Bps,
+     .meaning = "PCIe bandwidth per direction", .required = true, .dimension = Dimension::Bandwidth,
+     .positive = true},
+    {.key = "kernel_launch", .member = &HardwareSpec::kernel_launch_s,
+     .meaning = "host-to-kernel launch overhead", .required = true, .dimension = Dimension::Time},
+    {.key = "tdp", .member = &HardwareSpec::tdp_W, .meaning = "board power limit",
+     .dimension = Dimension::Power, .column = "tdp_W", .units = "W"},
+    {.key = "compute_capability", .member = &HardwareSpec::compute_capability,
+     .meaning = "CUDA compute capability", .min = 1, .max = 99},
+    {.key = "sfu_per_sm_per_clock", .member = &HardwareSpec::sfu_per_sm_per_clock,
+     .meaning = "special-function results per clock per SM", .min = 1, .max = 1024},
+    {.key = "gemm", .member = &HardwareSpec::gemm_efficiency,
+     .meaning = "large bf16 GEMM / tensor peak", .section = "efficiency", .min = 0.01, .max = 1},
+    {.key = "gemm_tile_overhead", .member = &HardwareSpec::gemm_tile_overhead_s,
+     .meaning = "GEMM pipeline fill per output tile", .section = "efficiency",
+     .dimension = Dimension::Time},
+    {.key = "gemm_fp8", .member = &HardwareSpec::gemm_fp8_efficiency,
+     .meaning = "large FP8 GEMM / FP8 peak", .section = "efficiency", .min = 0.01, .max = 1},
+    {.key = "memory", .member = &HardwareSpec::memory_efficiency,
+     .meaning = "streaming-kernel bandwidth / HBM peak", .section = "efficiency", .min = 0.01,
+     .max = 1},
+    {.key = "nvlink", .member = &HardwareSpec::nvlink_efficiency,
+     .meaning = "NCCL busbw / NVLink peak", .section = "efficiency", .min = 0.01, .max = 1},
+};
+// clang-format on
 
 /// Reads a hardware mapping (configs/hardware/NAME.yaml or an inline `hardware:`).
 /// Throws InputError on a missing/invalid/unknown key.
