@@ -1,4 +1,6 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
+
+#include "rapid/common/eval_context.hpp"
 #include "rapid/common/fnv1a.hpp"
 
 #include <algorithm>
@@ -58,9 +60,20 @@ struct TemplateCacheEntry {
   AnalyticalEvaluator::TemplateTimes times;
 };
 constexpr size_t kTemplateCacheSets = 1024;
-thread_local std::vector<std::array<TemplateTag, 2>> template_tags;
-thread_local std::vector<std::array<TemplateCacheEntry, 2>> template_cache;
-thread_local uint64_t template_cache_tick = 0;
+// The thread's template-time cache, in its evaluation context (eval_context.hpp).
+struct TemplateCache {
+  std::vector<std::array<TemplateTag, 2>> tags;
+  std::vector<std::array<TemplateCacheEntry, 2>> entries;
+  uint64_t tick = 0;
+
+  size_t set_of(uint64_t hash) {
+    if (entries.empty()) {
+      tags.resize(kTemplateCacheSets);
+      entries.resize(kTemplateCacheSets);
+    }
+    return (hash ^ (hash >> 29)) % kTemplateCacheSets;
+  }
+};
 
 // The layout as the op templates and their times see it: not its ZeRO stage (the DP
 // traffic is not in the templates), vpp, recompute method and layer count (how many layers
@@ -81,34 +94,20 @@ uint64_t template_hash(uint64_t evaluator, const ParallelConfig& k) {
   return layout_hash(k, fnv1a(kFnvOffsetBasis, evaluator));
 }
 
-size_t template_set(uint64_t hash) {
-  if (template_cache.empty()) {
-    template_tags.resize(kTemplateCacheSets);
-    template_cache.resize(kTemplateCacheSets);
-  }
-  return (hash ^ (hash >> 29)) % kTemplateCacheSets;
-}
-
 }  // namespace
-
-void AnalyticalEvaluator::release_thread_caches() {
-  std::vector<std::array<TemplateTag, 2>>().swap(template_tags);
-  std::vector<std::array<TemplateCacheEntry, 2>>().swap(template_cache);
-  release_pipeline_caches();
-  GemmModel::release_thread_cache();
-}
 
 const AnalyticalEvaluator::TemplateTimes* AnalyticalEvaluator::cached_template_times(
     const ParallelConfig& par) const {
   const ParallelConfig key = template_key(par);
   const uint64_t h = template_hash(id_, key);
-  const size_t set = template_set(h);
+  TemplateCache& cache = EvalContext::current().get<TemplateCache>();
+  const size_t set = cache.set_of(h);
   for (size_t way = 0; way < 2; ++way) {
-    TemplateTag& tag = template_tags[set][way];
+    TemplateTag& tag = cache.tags[set][way];
     if (tag.evaluator != id_ || tag.hash != h) continue;
-    TemplateCacheEntry& e = template_cache[set][way];
+    TemplateCacheEntry& e = cache.entries[set][way];
     if (!(e.key == key)) continue;
-    tag.used = ++template_cache_tick;
+    tag.used = ++cache.tick;
     return &e.times;
   }
   return nullptr;
@@ -118,11 +117,12 @@ const AnalyticalEvaluator::TemplateTimes& AnalyticalEvaluator::template_times(
     const Workload& w) const {
   const ParallelConfig key = template_key(w.par);
   const uint64_t h = template_hash(id_, key);
-  const size_t set = template_set(h);
-  std::array<TemplateTag, 2>& tags = template_tags[set];
+  TemplateCache& cache = EvalContext::current().get<TemplateCache>();
+  const size_t set = cache.set_of(h);
+  std::array<TemplateTag, 2>& tags = cache.tags[set];
   const size_t way = tags[0].used <= tags[1].used ? 0 : 1;
-  tags[way] = {id_, h, ++template_cache_tick};
-  TemplateCacheEntry& e = template_cache[set][way];
+  tags[way] = {id_, h, ++cache.tick};
+  TemplateCacheEntry& e = cache.entries[set][way];
   e.key = key;
   TemplateTimes& t = e.times;
   const std::vector<Op>* const ops[kTemplatePasses] = {
@@ -311,12 +311,20 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     return L;
   };
 
-  thread_local PipelineInput pipe;
-  thread_local std::vector<ChunkPass> fwd_pass, bwd_pass;
-  thread_local std::vector<double> chunk_share;  // the chunk's share of its stage's parameters
-  // Per chunk and micro-batch: its backward's wait for what the backward before it left
-  // (UnitWaits::bwd_after).
-  thread_local std::vector<double> drain_of;
+  // The step's buffers, kept in the thread's evaluation context (no allocation once warm).
+  struct StepScratch {
+    PipelineInput pipe;
+    std::vector<ChunkPass> fwd_pass, bwd_pass;
+    std::vector<double> chunk_share;  // the chunk's share of its stage's parameters
+    // Per chunk and micro-batch: its backward's wait for what the backward before it left
+    // (UnitWaits::bwd_after).
+    std::vector<double> drain_of;
+    std::vector<StageDp> dp;
+    std::vector<double> stage_compute;  // per micro-batch: the bottleneck's pick
+    PipelineTimes pt;
+  };
+  StepScratch& scratch = EvalContext::current().get<StepScratch>();
+  auto& [pipe, fwd_pass, bwd_pass, chunk_share, drain_of, dp, stage_compute, pt] = scratch;
   pipe.pp = pp;
   pipe.vpp = vpp;
   pipe.m = w.num_microbatches;
@@ -329,8 +337,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   chunk_share.assign(static_cast<size_t>(pp * vpp), 0.0);
   drain_of.assign(static_cast<size_t>(pp * vpp), 0.0);
 
-  thread_local std::vector<StageDp> dp;
-  thread_local std::vector<double> stage_compute;  // per micro-batch: the bottleneck's pick
   stage_compute.assign(static_cast<size_t>(pp), 0.0);
   dp.assign(static_cast<size_t>(pp), StageDp{});
   struct DpMemo {
@@ -574,7 +580,6 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
   // Each stage ends with its last pass, its DP traffic left (the gradient reduction that
   // outlasts its last backward) and its optimizer step; the step ends with the last stage
   // to do so (the first stage's last backward ends the pipeline's drain).
-  thread_local PipelineTimes pt;
   pipeline_timing(pipe, pt);
   // The first micro-batch's forward runs through every stage (the fill) and the last one's
   // backward back through every stage (the drain): what the step's DP traffic adds to those

@@ -1,5 +1,7 @@
 #include "rapid/analytical/pipeline_program.hpp"
 
+#include "rapid/common/eval_context.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -157,15 +159,24 @@ namespace {
 // Per slot: the pass's duration and the send it waits for after it (none after the last
 // virtual stage's forward and the first one's backward): the walk's free_at = end + p2p_s,
 // and end + 0.0 == end.
-thread_local std::vector<double> duration, sends;
-thread_local std::vector<double> run_times, run_clock;  // run_passes()
+// The thread's buffers and programs, in its evaluation context (eval_context.hpp).
+struct ProgramScratch {
+  std::vector<double> duration, sends;
+  std::vector<double> run_times, run_clock;  // run_passes()
+};
 // This thread's programs (of()).
 struct KeptProgram {
   std::unique_ptr<PipelineProgram> program;
   uint64_t used = 0;
 };
-thread_local std::array<KeptProgram, 32> kept_programs;
-thread_local uint64_t kept_programs_tick = 0;
+struct KeptPrograms {
+  std::array<KeptProgram, 32> kept;
+  uint64_t tick = 0;
+};
+
+ProgramScratch& scratch() {
+  return EvalContext::current().get<ProgramScratch>();
+}
 
 }  // namespace
 
@@ -180,6 +191,7 @@ bool PipelineProgram::extend(const PipelineInput& in, PipelineTimes& out) const 
   const double* const t = run_passes(in, out);
   const double g = static_cast<double>((in.m - m_) / pp_);
   if (g == 0) return true;
+  const ProgramScratch& buf = scratch();
   for (const Round& r : rounds_) {
     // The crossing times a round on, all moved on by the same lambda (up to rounding).
     const double lambda = t[r.to[0]] - t[r.from[0]];
@@ -194,7 +206,7 @@ bool PipelineProgram::extend(const PipelineInput& in, PipelineTimes& out) const 
       double busy = 0;
       for (size_t k = 2 * static_cast<size_t>(j * vpp_);
            k < 2 * static_cast<size_t>((j + 1) * vpp_); ++k)
-        busy += duration[k] + sends[k];
+        busy += buf.duration[k] + buf.sends[k];
       out.busy[static_cast<size_t>(j)] += g * static_cast<double>(pp_) * busy;
       out.end[static_cast<size_t>(j)] += g * lambda;
     }
@@ -211,8 +223,7 @@ void PipelineProgram::walk(const PipelineInput& in, PipelineTimes& out) {
 
 const double* PipelineProgram::run_passes(const PipelineInput& in, PipelineTimes& out) const {
   const int64_t P = pp_ * vpp_;
-  std::vector<double>& times = run_times;
-  std::vector<double>& clock = run_clock;
+  auto& [duration, sends, times, clock] = scratch();
   duration.resize(static_cast<size_t>(2 * P));
   sends.resize(static_cast<size_t>(2 * P));
   for (int64_t j = 0; j < pp_; ++j)
@@ -255,21 +266,12 @@ const double* PipelineProgram::run_passes(const PipelineInput& in, PipelineTimes
   return t;
 }
 
-void PipelineProgram::release_thread_caches() {
-  for (KeptProgram& e : kept_programs) e = KeptProgram{};
-  std::vector<double>().swap(duration);
-  std::vector<double>().swap(sends);
-  std::vector<double>().swap(run_times);
-  std::vector<double>().swap(run_clock);
-}
-
 const PipelineProgram& PipelineProgram::of(int64_t pp, int64_t vpp, int64_t m) {
   // A sweep has a few hundred shapes; a block of points cycles through a few dozen (its
   // vpp x mbs x GPU counts). Kept: 32 programs, at most 2^22 passes (32 MiB) in all, the
   // least recently used replaced.
   constexpr size_t kPassBudget = size_t{1} << 22;
-  auto& kept = kept_programs;
-  uint64_t& tick = kept_programs_tick;
+  auto& [kept, tick] = EvalContext::current().get<KeptPrograms>();
   ++tick;
   KeptProgram* oldest = &kept[0];
   size_t passes = 0;

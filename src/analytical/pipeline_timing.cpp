@@ -1,4 +1,6 @@
 #include "rapid/analytical/pipeline_timing.hpp"
+
+#include "rapid/common/eval_context.hpp"
 #include "rapid/common/fnv1a.hpp"
 
 #include <algorithm>
@@ -18,9 +20,14 @@ PipelineTimes simulate_pipeline(const PipelineInput& in) {
   // arrival[(dir * P + q) * m + mb]: when the input of pass (dir, virtual stage q, mb) is
   // on its device (forward q = chunk * pp + device). The schedule depends on (pp, vpp, m)
   // only: built once per thread for a run of points with the same shape.
-  thread_local std::vector<double> arrival;
-  thread_local std::vector<std::vector<PassRef>> order;
-  thread_local int64_t key[3] = {0, 0, 0};
+  struct Simulated {  // in the thread's evaluation context (eval_context.hpp)
+    std::vector<double> arrival;
+    std::vector<std::vector<PassRef>> order;
+    int64_t key[3] = {0, 0, 0};
+    std::vector<size_t> next;
+    std::vector<double> clock;
+  };
+  auto& [arrival, order, key, next, clock] = EvalContext::current().get<Simulated>();
   arrival.assign(static_cast<size_t>(2 * P * m), kNone);
   if (key[0] != pp || key[1] != vpp || key[2] != m) {
     order.resize(static_cast<size_t>(pp));
@@ -30,8 +37,6 @@ PipelineTimes simulate_pipeline(const PipelineInput& in) {
     key[1] = vpp;
     key[2] = m;
   }
-  thread_local std::vector<size_t> next;
-  thread_local std::vector<double> clock;
   next.assign(static_cast<size_t>(pp), 0);
   clock.assign(static_cast<size_t>(pp), 0.0);
   PipelineTimes out;
@@ -164,8 +169,10 @@ struct Walked {
   PipelineInput in;
   PipelineTimes out;
 };
-thread_local std::vector<std::array<Walked, 2>> walked;
-thread_local uint64_t walked_tick = 0;
+struct WalkMemo {  // in the thread's evaluation context (eval_context.hpp)
+  std::vector<std::array<Walked, 2>> walked;
+  uint64_t tick = 0;
+};
 
 void walk(const PipelineInput& in, PipelineTimes& out) {
   if (!PipelineProgram::runnable(in)) {
@@ -173,7 +180,7 @@ void walk(const PipelineInput& in, PipelineTimes& out) {
     return;
   }
   constexpr size_t kSets = 512;
-  uint64_t& tick = walked_tick;
+  auto& [walked, tick] = EvalContext::current().get<WalkMemo>();
   if (walked.empty()) walked.resize(kSets);
   uint64_t h = kFnvOffsetBasis;
   auto mix = [&h](const void* p, size_t n) {
@@ -208,11 +215,6 @@ void walk(const PipelineInput& in, PipelineTimes& out) {
 
 }  // namespace
 
-void release_pipeline_caches() {
-  std::vector<std::array<Walked, 2>>().swap(walked);
-  PipelineProgram::release_thread_caches();
-}
-
 PipelineTimes pipeline_timing(const PipelineInput& in) {
   PipelineTimes out;
   pipeline_timing(in, out);
@@ -233,7 +235,10 @@ void pipeline_timing(const PipelineInput& in, PipelineTimes& out) {
   // before it (chunk 0); after its last: the last backward's drain through them.
   double S = 0, E = 0;
   // Round trip of a micro-batch through the devices after j (below), as suffix sums.
-  thread_local std::vector<double> after;
+  struct After {
+    std::vector<double> after;
+  };
+  std::vector<double>& after = EvalContext::current().get<After>().after;
   after.assign(static_cast<size_t>(pp) + 1, 0.0);
   for (int64_t i = pp - 1; i >= 0; --i) {
     double unit = 0;

@@ -1,5 +1,7 @@
 #include "rapid/analytical/unit_pass.hpp"
 
+#include "rapid/common/eval_context.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -129,7 +131,7 @@ bool same(const Links::State& a, const Links::State& b) {
 }
 
 UnitPass run(const UnitRun* runs, size_t n, bool backward, double pending, bool extrapolate) {
-  thread_local Links links;
+  Links& links = EvalContext::current().get<Links>();  // the thread's, reused
   links.reset(pending);
   double end = 0, computed = 0;  // the compute stream: its last unit's end, its work
   size_t last_run = n;           // the last run with units

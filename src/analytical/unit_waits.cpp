@@ -13,6 +13,7 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/analytical/data_parallel.hpp"
 #include "rapid/analytical/unit_pass.hpp"
+#include "rapid/common/eval_context.hpp"
 #include "rapid/cost/link_sharing.hpp"
 
 namespace rapid {
@@ -79,7 +80,7 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
     ParallelConfig key;
     std::array<UnitTraffic, kUnitKinds> units{};
   };
-  thread_local Memo memo;
+  Memo& memo = EvalContext::current().get<Memo>();
   ParallelConfig key;
   key.dp = par.dp, key.tp = par.tp, key.pp = par.pp, key.cp = par.cp, key.ep = par.ep,
   key.etp = par.etp;
@@ -156,7 +157,7 @@ AnalyticalEvaluator::UnitWaits AnalyticalEvaluator::unit_waits(const Workload& w
     double p2p_s = 0;
     UnitPass alone, after;  // with nothing pending, with what the backward before it left
   };
-  thread_local BackwardMemo bmemo;
+  BackwardMemo& bmemo = EvalContext::current().get<BackwardMemo>();
   if (!bmemo.valid || bmemo.p2p_s != p2p_s || std::memcmp(bmemo.runs, bwd, sizeof bwd) != 0) {
     std::memcpy(bmemo.runs, bwd, sizeof bwd);
     bmemo.p2p_s = p2p_s;

@@ -1,4 +1,5 @@
 #include "rapid/cost/gemm_model.hpp"
+#include "rapid/common/eval_context.hpp"
 #include "rapid/common/fnv1a.hpp"
 
 #include <algorithm>
@@ -99,14 +100,6 @@ struct GemmModel::Timed {
   GemmTiming timing;
 };
 
-namespace {
-thread_local std::vector<GemmModel::Timed> gemm_memo;  // GemmModel::time()
-}  // namespace
-
-void GemmModel::release_thread_cache() {
-  std::vector<Timed>().swap(gemm_memo);
-}
-
 GemmTiming GemmModel::time(int64_t m, int64_t n, int64_t k, int64_t batch) const {
   // The shapes this thread timed lately, on models with these parameters: a sweep times
   // the same few GEMMs (per tp, cp, mbs and sp) on every layout whose op templates it
@@ -114,7 +107,10 @@ GemmTiming GemmModel::time(int64_t m, int64_t n, int64_t k, int64_t batch) const
   // per thread, allocated on first use: on the 100-variant 10^8-point job 1.92 M points/s
   // per core against 1.77 M with 1024 entries).
   constexpr size_t kEntries = 16384;
-  std::vector<Timed>& timed = gemm_memo;
+  struct Memo {  // in the thread's evaluation context (eval_context.hpp)
+    std::vector<Timed> timed;
+  };
+  std::vector<Timed>& timed = EvalContext::current().get<Memo>().timed;
   if (timed.empty()) timed.resize(kEntries);
   const int64_t shape[4] = {m, n, k, batch};
   uint64_t h = params_hash_;

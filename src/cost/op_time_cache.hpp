@@ -1,13 +1,16 @@
 // A small per-thread memo of op times keyed by shape. Sweeps evaluate the same GEMM and
 // attention shapes for many points (dp, pp, ZeRO change, the layer does not), and the tiled
 // models search several tile shapes per op: the memo keeps the per-point path cheap.
-// Direct-mapped, fixed size, no allocation, one instance per thread; entries carry the id
-// of the model that computed them, so two models never share an entry.
+// Direct-mapped, fixed size, one table per call site in the thread's evaluation context
+// (eval_context.hpp); entries carry the id of the model that computed them, so two models
+// never share an entry.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+
+#include "rapid/common/eval_context.hpp"
 
 namespace rapid::detail {
 
@@ -29,8 +32,7 @@ class OpTimeCache {
   /// Returns the cached value for `key`, or computes it with `f()` and stores it.
   template <class F>
   static double get(const ShapeKey& key, F&& f) {
-    thread_local std::array<Entry, kSize> table{};
-    Entry& e = table[hash(key) & (kSize - 1)];
+    Entry& e = EvalContext::current().get<Table<F>>().entries[hash(key) & (kSize - 1)];
     if (e.valid && e.key == key) return e.value;
     e.key = key;
     e.value = f();
@@ -44,6 +46,10 @@ class OpTimeCache {
     ShapeKey key{};
     double value = 0;
     bool valid = false;
+  };
+  template <class F>
+  struct Table {
+    std::array<Entry, kSize> entries{};
   };
   static uint64_t hash(const ShapeKey& k) {
     uint64_t h = k.model_id * 0x9E3779B97F4A7C15ull;

@@ -1,4 +1,5 @@
 #include "rapid/des/comm_layouts.hpp"
+#include "rapid/common/eval_context.hpp"
 
 #include <fmt/format.h>
 
@@ -24,7 +25,10 @@ void node_runs(const Fabric& t, const std::vector<int64_t>& members,
 
 void pattern_flows(const Fabric& topo, FlowPattern pattern, const std::vector<int64_t>& m,
                    std::vector<int64_t>& src, std::vector<int64_t>& dst) {
-  thread_local std::vector<std::pair<size_t, size_t>> runs;
+  struct RunsBuffer {  // the thread's, in its evaluation context
+    std::vector<std::pair<size_t, size_t>> value;
+  };
+  std::vector<std::pair<size_t, size_t>>& runs = EvalContext::current().get<RunsBuffer>().value;
   node_runs(topo, m, runs);
   auto flow = [&](int64_t a, int64_t b) {
     if (a == b) return;

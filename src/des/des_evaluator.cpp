@@ -1,4 +1,5 @@
 #include "rapid/des/des_evaluator.hpp"
+#include "rapid/common/eval_context.hpp"
 
 #include <fmt/format.h>
 
@@ -33,8 +34,14 @@ void DesEvaluator::evaluate(const Workload& w, EvalResult& r) const {
 
 void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
                             des::Timeline* timeline, const DesRun* run) const {
-  thread_local des::Simulator sim;
-  thread_local des::SimResult res;
+  struct SimKept {  // the thread's, in its evaluation context
+    des::Simulator value;
+  };
+  des::Simulator& sim = EvalContext::current().get<SimKept>().value;
+  struct ResKept {  // the thread's, in its evaluation context
+    des::SimResult value;
+  };
+  des::SimResult& res = EvalContext::current().get<ResKept>().value;
   const auto t0 = std::chrono::steady_clock::now();
   des::SimInputs in;
   in.model = &model_;

@@ -1,4 +1,5 @@
 #include "rapid/des/fabric.hpp"
+#include "rapid/common/eval_context.hpp"
 
 #include <fmt/format.h>
 
@@ -212,7 +213,10 @@ int64_t Fabric::alive_spine(int64_t leaf_s, int64_t leaf_d, int64_t spine, uint6
            !failed_ends(LinkKind::SpineToLeaf, k, leaf_d);
   };
   if (alive(spine)) return spine;
-  thread_local std::vector<int64_t> ok;
+  struct OkBuffer {  // the thread's, in its evaluation context
+    std::vector<int64_t> value;
+  };
+  std::vector<int64_t>& ok = EvalContext::current().get<OkBuffer>().value;
   ok.clear();
   for (int64_t k = 0; k < spines_; ++k)
     if (alive(k)) ok.push_back(k);

@@ -6,6 +6,7 @@
 
 #include "rapid/analytical/offload.hpp"
 #include "rapid/common/error.hpp"
+#include "rapid/common/eval_context.hpp"
 #include "sim_impl.hpp"
 
 namespace rapid::des {
@@ -36,7 +37,10 @@ void Simulator::Impl::schedule_resume(Inst& s, SimTime at) {
 
 SimTime DpStream::cover(SimTime a, SimTime b, SimTime now) const {
   if (b <= a) return 0;
-  thread_local std::vector<std::pair<SimTime, SimTime>> spans;
+  struct SpansBuffer {  // the thread's, in its evaluation context
+    std::vector<std::pair<SimTime, SimTime>> value;
+  };
+  std::vector<std::pair<SimTime, SimTime>>& spans = EvalContext::current().get<SpansBuffer>().value;
   spans.clear();
   // Finished ops end in order: the ones ending after a are at the back.
   for (size_t i = span_end.size(); i-- > 0 && span_end[i] > a;)

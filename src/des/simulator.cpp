@@ -1,4 +1,5 @@
 #include "rapid/des/simulator.hpp"
+#include "rapid/common/eval_context.hpp"
 
 #include <fmt/format.h>
 
@@ -67,7 +68,10 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
   // is periodic in the middle (docs/des.md "Steady state"); else the whole step.
   int32_t delta = 1;
   if (const int64_t g = Impl::steady_periods(w, in, opt, &delta); g > 0) {
-    thread_local Workload shorter;
+    struct ShorterKept {  // the thread's, in its evaluation context
+      Workload value;
+    };
+    Workload& shorter = EvalContext::current().get<ShorterKept>().value;
     shorter = w;
     shorter.num_microbatches -= g * delta;
     if (simulate(shorter, in, opt, out, delta, g)) return;

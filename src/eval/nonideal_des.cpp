@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "rapid/common/eval_context.hpp"
 #include "rapid/eval/cluster_power.hpp"
 #include "rapid/eval/nonideal_evaluator.hpp"
 #include "rapid/eval/step_profile.hpp"
@@ -21,7 +22,10 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
                                      ThermalReport* thermal, bool record) const {
   const HardwareSpec& hw = analytical_.hardware();
   const double idle_W = power_.idle_W(), wait_W = waiting_power_W(power_, w, network_);
-  thread_local std::vector<GpuState> states;
+  struct StatesBuffer {  // the thread's, in its evaluation context
+    std::vector<GpuState> value;
+  };
+  std::vector<GpuState>& states = EvalContext::current().get<StatesBuffer>().value;
   instance_states(w.par, states);
   const int64_t dp = w.par.dp, pp = w.par.pp, tpcp = int64_t{w.par.tp} * w.par.cp;
   // Per stage, the replicas' states: the slowest sets the pace (every replica waits for it
@@ -65,7 +69,10 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
   else
     set_derates([&](size_t k) { return states[stage[k / static_cast<size_t>(dp)].slow].base; });
   if (!derated) run.derate.clear();
-  thread_local des::PowerTrace trace;
+  struct TraceKept {  // the thread's, in its evaluation context
+    des::PowerTrace value;
+  };
+  des::PowerTrace& trace = EvalContext::current().get<TraceKept>().value;
   run.trace = &trace;
   DesReport local;
   DesReport* rep = report ? report : &local;

@@ -1,4 +1,5 @@
 #include "rapid/eval/nonideal_evaluator.hpp"
+#include "rapid/common/eval_context.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -95,7 +96,10 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   const WorkPower step = whole_step(prof.segments, idle_W);
 
   // Each class of GPU (normal, each straggler) at its steady state; the slowest sets the step.
-  thread_local std::vector<GpuState> states;
+  struct StatesBuffer {  // the thread's, in its evaluation context
+    std::vector<GpuState> value;
+  };
+  std::vector<GpuState>& states = EvalContext::current().get<StatesBuffer>().value;
   instance_states(w.par, states);
   struct ClassState {
     GpuState g;

@@ -1,4 +1,5 @@
 #include "rapid/eval/point_evaluator.hpp"
+#include "rapid/common/eval_context.hpp"
 
 #include <algorithm>
 #include <array>
@@ -30,8 +31,6 @@ struct PointEvaluator::System {
   std::unique_ptr<DesEvaluator> des;
   std::unique_ptr<NonIdealEvaluator> nonideal;
 };
-
-void PointEvaluator::release_thread_caches() { AnalyticalEvaluator::release_thread_caches(); }
 
 PointEvaluator::~PointEvaluator() = default;
 
@@ -197,7 +196,7 @@ void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, 
     std::array<std::pair<double, FitHintResult>, 4> hints{};
     size_t hinted = 0;  // hints found (the last 4 kept)
   };
-  thread_local LayoutMemo memo;
+  LayoutMemo& memo = EvalContext::current().get<LayoutMemo>();
   if (!(memo.owner == id_ && memo.scratch == &w && memo.scenario == p.scenario &&
         memo.par == p.par && w.par == p.par && w.stages.size() == static_cast<size_t>(p.par.pp))) {
     build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);
@@ -238,8 +237,11 @@ void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, 
     if (k == kept) {
       // The layouts the searches tried lately (the same knob changes from a layout's ZeRO
       // stages and recompute options), for this evaluator.
-      thread_local PeakCache peaks;
-      thread_local uint64_t peaks_owner = 0;
+      struct Peaks {  // the thread's, in its evaluation context
+        PeakCache cache;
+        uint64_t owner = 0;
+      };
+      auto& [peaks, peaks_owner] = EvalContext::current().get<Peaks>();
       if (peaks_owner != id_) peaks = PeakCache{}, peaks_owner = id_;
       k = memo.hinted++ % memo.hints.size();
       memo.hints[k] = {hw.hbm_capacity_bytes,

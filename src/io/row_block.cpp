@@ -1,4 +1,5 @@
 #include "rapid/io/row_block.hpp"
+#include "rapid/common/eval_context.hpp"
 
 #include <cstring>
 
@@ -128,7 +129,10 @@ void RowBlock::pack(std::span<const ResultRow* const> kept, int64_t tag) {
   start(n, tag);
   const auto columns = result_columns();
   // Row by row (each row read once; the columns' runs written as streams).
-  thread_local std::vector<std::byte*> out;
+  struct OutBuffer {  // the thread's, in its evaluation context
+    std::vector<std::byte*> value;
+  };
+  std::vector<std::byte*>& out = EvalContext::current().get<OutBuffer>().value;
   out.resize(columns.size());
   for (size_t c = 0; c < columns.size(); ++c) out[c] = bytes_.data() + column_offset(c, n);
   std::byte* index = bytes_.data() + kHeader;

@@ -1,4 +1,5 @@
 #include "rapid/sweep/enumerator.hpp"
+#include "rapid/common/eval_context.hpp"
 
 #include <fmt/format.h>
 
@@ -228,7 +229,7 @@ Point Enumerator::decode(int64_t index) const {
     int64_t layout = -1;
     ParallelConfig par;
   };
-  thread_local Last last;
+  Last& last = EvalContext::current().get<Last>();
   if (last.owner == id_ && last.layout == i) {
     p.par = last.par;
     return p;
@@ -244,7 +245,7 @@ Point Enumerator::decode(int64_t index) const {
     size_t frame = 0;
     std::vector<Inner> table;
   };
-  thread_local Cache cache;
+  Cache& cache = EvalContext::current().get<Cache>();
   if (cache.owner != id_ || cache.frame != frame) {
     uint32_t used = 0;
     build_inner(f, cache.table, used);

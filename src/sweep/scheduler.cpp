@@ -89,7 +89,7 @@ Scheduler::Scheduler(const MpiEnv& mpi, const Enumerator& enumerator,
       enumerator_(enumerator),
       evaluator_(evaluator),
       options_(std::move(options)),
-      scratch_(static_cast<size_t>(std::max(omp_get_max_threads(), 1))),
+      contexts_(static_cast<size_t>(std::max(omp_get_max_threads(), 1))),
       best_(std::max<int64_t>(options_.top_k, 1), false, false),
       keep_best_(std::max<int64_t>(options_.keep_k, 1), true, true) {
   mpi_check(MPI_Comm_dup(mpi_.comm(), &comm_), "MPI_Comm_dup");
@@ -296,29 +296,34 @@ void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
   int64_t since_poll = 0;  // touched by thread 0 only
 
   const auto t0 = std::chrono::steady_clock::now();
-#pragma omp parallel for schedule(dynamic, grain)
-  for (int64_t k = 0; k < count; ++k) {
-    if (failed.load(std::memory_order_relaxed)) continue;
-    // A stop request skips the rest of the rows (within one point's time, not a chunk's:
-    // mpirun kills its ranks 1 s after its own SIGTERM); the rows done are kept.
-    if (stop_requested()) continue;
-    const int t = omp_get_thread_num();
-    try {
-      if (poll_while_evaluating && t == 0 && ++since_poll >= kPollInterval) {
-        since_poll = 0;
-        poll();
-      }
-      ResultRow& row = rows_[static_cast<size_t>(k)];
-      row.point = enumerator_.decode(index_of(k));
-      evaluate_row(evaluator_, row.point, scratch_[static_cast<size_t>(t)], row.result, fidelity,
-                   analytical_step ? std::optional<double>(analytical_step(k)) : std::nullopt);
-      evaluated_[static_cast<size_t>(k)] = 1;
-    } catch (...) {
+#pragma omp parallel
+  {
+    EvalContext& context = contexts_[static_cast<size_t>(omp_get_thread_num())];
+    const EvalContext::Scope scope(context);
+#pragma omp for schedule(dynamic, grain)
+    for (int64_t k = 0; k < count; ++k) {
+      if (failed.load(std::memory_order_relaxed)) continue;
+      // A stop request skips the rest of the rows (within one point's time, not a chunk's:
+      // mpirun kills its ranks 1 s after its own SIGTERM); the rows done are kept.
+      if (stop_requested()) continue;
+      const int t = omp_get_thread_num();
+      try {
+        if (poll_while_evaluating && t == 0 && ++since_poll >= kPollInterval) {
+          since_poll = 0;
+          poll();
+        }
+        ResultRow& row = rows_[static_cast<size_t>(k)];
+        row.point = enumerator_.decode(index_of(k));
+        evaluate_row(evaluator_, row.point, context.get<Workload>(), row.result, fidelity,
+                     analytical_step ? std::optional<double>(analytical_step(k)) : std::nullopt);
+        evaluated_[static_cast<size_t>(k)] = 1;
+      } catch (...) {
 #pragma omp critical(rapid_scheduler_error)
-      {
-        if (!error) error = std::current_exception();
+        {
+          if (!error) error = std::current_exception();
+        }
+        failed.store(true, std::memory_order_relaxed);
       }
-      failed.store(true, std::memory_order_relaxed);
     }
   }
   stats_.evaluate_s += seconds_since(t0);
@@ -519,8 +524,7 @@ int64_t Scheduler::refine() {
 int64_t Scheduler::finish_keep() {
   RAPID_ASSERT(options_.keep == Keep::TopK, "--keep top-K");
   // The evaluation is over: its per-thread caches go before the kept rows are gathered.
-#pragma omp parallel
-  PointEvaluator::release_thread_caches();
+  for (EvalContext& c : contexts_) c.clear();
   const std::vector<std::pair<int64_t, double>> chosen = keep_best_.agree(comm_);
   RowBlock mine;
   const std::vector<const ResultRow*> rows = keep_best_.rows_in(chosen);

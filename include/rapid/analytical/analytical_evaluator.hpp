@@ -125,9 +125,6 @@ class AnalyticalEvaluator final : public Evaluator {
   /// The template times of w.par when this thread computed them lately (a small cache),
   /// else nullptr: the caller then builds the ops and asks template_times().
   const TemplateTimes* cached_template_times(const ParallelConfig& par) const;
-  /// Frees the calling thread's caches of template times, pipeline walks and programs
-  /// and GEMM timings (rebuilt on the next use): a sweep's end, before its last writes.
-  static void release_thread_caches();
   /// Computes the template times of `w` (its ops built) and caches them.
   const TemplateTimes& template_times(const Workload& w) const;
   /// evaluate() with the template times of w.par (its ops need not be built).

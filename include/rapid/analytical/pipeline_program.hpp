@@ -42,8 +42,6 @@ class PipelineProgram {
   /// This thread's program for (pp, vpp, m): the last few shapes are kept (a sweep's
   /// points come in runs that share them, interleaved by the inner axes).
   static const PipelineProgram& of(int64_t pp, int64_t vpp, int64_t m);
-  /// Frees this thread's programs and buffers (of(), run()).
-  static void release_thread_caches();
 
   /// The walk of `in` (runnable): for interleaved schedules of more than kShortGroups
   /// rounds, this thread's program of kShortGroups rounds extended over the steady state

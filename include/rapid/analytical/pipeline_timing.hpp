@@ -44,7 +44,4 @@ PipelineTimes pipeline_timing(const PipelineInput& in);
 /// The same into `out`, its vectors reused (the walk: PipelineProgram, bit for bit).
 void pipeline_timing(const PipelineInput& in, PipelineTimes& out);
 
-/// Frees the calling thread's walks and programs (rebuilt on the next use).
-void release_pipeline_caches();
-
 }  // namespace rapid

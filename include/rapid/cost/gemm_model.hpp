@@ -56,9 +56,7 @@ class GemmModel {
   GemmTiming time_with(int64_t m, int64_t n, int64_t k, int64_t batch, int tile_m, int tile_n,
                        int split_k) const;
 
-  /// Frees the calling thread's memo of time().
-  static void release_thread_cache();
-  struct Timed;  ///< an entry of that memo
+  struct Timed;  ///< an entry of time()'s memo (per thread, eval_context.hpp)
 
  private:
   /// time() without its memo: every tile shape and split-K.

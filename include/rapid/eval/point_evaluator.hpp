@@ -31,10 +31,6 @@ class PointEvaluator {
                           DesOptions des = {});
   ~PointEvaluator();
 
-  /// Frees the calling thread's evaluation caches (the evaluators' memos of template times,
-  /// pipeline programs and GEMM times): for a thread whose evaluations are over.
-  static void release_thread_caches();
-
   /// Extra outputs of one point's DES run (`rapid predict`).
   struct DesOutputs {
     DesReport* report = nullptr;

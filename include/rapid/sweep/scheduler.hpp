@@ -44,6 +44,7 @@
 #include <tuple>
 #include <vector>
 
+#include "rapid/common/eval_context.hpp"
 #include "rapid/common/mpi_env.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/io/result_schema.hpp"
@@ -210,7 +211,10 @@ class Scheduler {
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool completed_ = false;
 
-  std::vector<Workload> scratch_;   ///< one per OpenMP thread
+  /// One per OpenMP thread: its workload and every cache and buffer its evaluations keep
+  /// (eval_context.hpp), installed for the thread while it evaluates, freed with the scheduler
+  /// or when the evaluation is over (finish_keep()).
+  std::vector<EvalContext> contexts_;
   std::vector<ResultRow> rows_;     ///< the chunk being evaluated
   std::vector<uint8_t> evaluated_;  ///< per row of rows_: 1 once evaluated
   SweepStats stats_;
