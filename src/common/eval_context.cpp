@@ -5,25 +5,17 @@
 
 namespace rapid {
 
-namespace {
-// The context a Scope installed on this thread (null: none). The only thread_local of the
-// evaluation path: it points at the owner's context, it owns nothing.
-thread_local EvalContext* installed = nullptr;
-}  // namespace
-
-EvalContext& EvalContext::current() noexcept {
-  if (installed) [[likely]]
-    return *installed;
-  thread_local EvalContext own;  // a thread no scheduler runs: its own, freed at its end
-  return own;
+EvalContext& EvalContext::own() noexcept {
+  thread_local EvalContext context;  // a thread no scheduler runs: its own, freed at its end
+  return context;
 }
 
-EvalContext::Scope::Scope(EvalContext& ctx) noexcept : previous_(installed) {
-  installed = &ctx;
+EvalContext::Scope::Scope(EvalContext& ctx) noexcept : previous_(installed_) {
+  installed_ = &ctx;
 }
 
 EvalContext::Scope::~Scope() {
-  installed = previous_;
+  installed_ = previous_;
 }
 
 size_t EvalContext::next_slot() noexcept {

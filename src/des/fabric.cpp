@@ -1,5 +1,4 @@
 #include "rapid/des/fabric.hpp"
-#include "rapid/common/eval_context.hpp"
 
 #include <fmt/format.h>
 
@@ -213,14 +212,13 @@ int64_t Fabric::alive_spine(int64_t leaf_s, int64_t leaf_d, int64_t spine, uint6
            !failed_ends(LinkKind::SpineToLeaf, k, leaf_d);
   };
   if (alive(spine)) return spine;
-  struct OkBuffer {  // the thread's, in its evaluation context
-    std::vector<int64_t> value;
-  };
-  std::vector<int64_t>& ok = EvalContext::current().get<OkBuffer>().value;
-  ok.clear();
-  for (int64_t k = 0; k < spines_; ++k)
-    if (alive(k)) ok.push_back(k);
-  return ok.empty() ? -1 : ok[pick % ok.size()];
+  uint64_t count = 0;
+  for (int64_t k = 0; k < spines_; ++k) count += alive(k) ? 1 : 0;
+  if (count == 0) return -1;
+  // The (pick mod count)-th alive spine, in spine order.
+  uint64_t left = pick % count;
+  for (int64_t k = 0;; ++k)
+    if (alive(k) && left-- == 0) return k;
 }
 
 bool Fabric::fail(int32_t id) {

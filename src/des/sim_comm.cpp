@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "rapid/common/error.hpp"
-#include "rapid/common/eval_context.hpp"
 #include "sim_impl.hpp"
 
 namespace rapid::des {
@@ -140,10 +139,7 @@ void Simulator::Impl::on_op_done(int32_t id) {
           if (inst[i].stage == run.stage)
             record(static_cast<int32_t>(i), Timeline::kDpComm, -1, false);
       // Wake the instances waiting for this op.
-      struct WokenBuffer {  // the thread's, in its evaluation context
-        std::vector<int32_t> value;
-      };
-      std::vector<int32_t>& woken = EvalContext::current().get<WokenBuffer>().value;
+      std::vector<int32_t>& woken = buffers.woken;
       woken.clear();
       auto it = std::remove_if(ds.waiters.begin(), ds.waiters.end(), [&](int32_t i) {
         const Inst& s = inst[static_cast<size_t>(i)];

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "active_op.hpp"
@@ -133,8 +134,10 @@ struct DpStream {
   SimTime busy_ps = 0;
   std::vector<SimTime> span_start, span_end;     ///< finished ops, in finishing order
   std::array<SimTime, 2> since{kNever, kNever};  ///< running op's start, per lane
-  /// Time within [a, b] (b <= now) during which some DP collective of the stream ran.
-  SimTime cover(SimTime a, SimTime b, SimTime now) const;
+  /// Time within [a, b] (b <= now) during which some DP collective of the stream ran;
+  /// `spans` is a buffer it fills.
+  SimTime cover(SimTime a, SimTime b, SimTime now,
+                std::vector<std::pair<SimTime, SimTime>>& spans) const;
   std::vector<int32_t> waiters;  ///< instances waiting for an op (Inst::wait_arg)
   int32_t future_posts = 0;      ///< posts scheduled at a later time (kDpPost events)
   /// Nothing running, nothing posted (now or later): no DP op can start before this
@@ -242,6 +245,20 @@ struct Simulator::Impl {
     double bytes = 0;
   };
   std::vector<FoldBundle> fold_scratch;
+
+  /// Buffers of one call each, kept from run to run so that a warm simulator allocates
+  /// nothing; what they hold means nothing between calls.
+  struct Buffers {
+    std::vector<int32_t> tiers;                        ///< make_desc: one tier's flow layouts
+    std::vector<int32_t> parts, bundles;               ///< finish_desc
+    std::vector<const Op*> ops;                        ///< compile: the template's ops
+    std::vector<int32_t> desc_of, partner;             ///< compile
+    std::vector<int32_t> with;                         ///< compile: ops sharing the GPU with one
+    std::vector<std::pair<size_t, int32_t>> dp_descs;  ///< setup: (spec index, desc)
+    std::vector<int32_t> woken;                        ///< a DP op's waiters
+    std::vector<std::pair<SimTime, SimTime>> spans;    ///< DpStream::cover
+    Workload shorter;  ///< run_once: the step with the steady periods left out
+  } buffers;
 
   SteadyProbe steady;
   /// Per link class: what the periods left out of the run carried (bytes per link) and

@@ -6,7 +6,6 @@
 
 #include "rapid/analytical/offload.hpp"
 #include "rapid/common/error.hpp"
-#include "rapid/common/eval_context.hpp"
 #include "sim_impl.hpp"
 
 namespace rapid::des {
@@ -35,12 +34,9 @@ void Simulator::Impl::schedule_resume(Inst& s, SimTime at) {
   queue.push(at, kResume, static_cast<int32_t>(&s - inst.data()));
 }
 
-SimTime DpStream::cover(SimTime a, SimTime b, SimTime now) const {
+SimTime DpStream::cover(SimTime a, SimTime b, SimTime now,
+                        std::vector<std::pair<SimTime, SimTime>>& spans) const {
   if (b <= a) return 0;
-  struct SpansBuffer {  // the thread's, in its evaluation context
-    std::vector<std::pair<SimTime, SimTime>> value;
-  };
-  std::vector<std::pair<SimTime, SimTime>>& spans = EvalContext::current().get<SpansBuffer>().value;
   spans.clear();
   // Finished ops end in order: the ones ending after a are at the back.
   for (size_t i = span_end.size(); i-- > 0 && span_end[i] > a;)
@@ -83,7 +79,7 @@ SimTime Simulator::Impl::dp_interference(Inst& s) {
   const SimTime span = s.t - s.checked;
   const SimTime work = s.pass_compute - s.checked_compute + s.carry;
   // Of the interval, only its compute share suffers.
-  const double covered = static_cast<double>(ds.cover(s.checked, s.t, now)) *
+  const double covered = static_cast<double>(ds.cover(s.checked, s.t, now, buffers.spans)) *
                          std::min(1.0, static_cast<double>(work) / static_cast<double>(span));
   const auto ext = static_cast<SimTime>(
       covered * (1.0 - static_cast<double>(s.pass_compute) / static_cast<double>(s.pass_dp)));

@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "rapid/common/error.hpp"
-#include "rapid/common/eval_context.hpp"
 #include "sim_impl.hpp"
 
 namespace rapid::des {
@@ -28,10 +27,7 @@ int32_t Simulator::Impl::make_desc(const char* name, const Op* op, CollectiveKin
   d.op = op;
   d.name = name;
   d.plan = in.collective->plan(kind, bytes, g);
-  struct TmpBuffer {  // the thread's, in its evaluation context
-    std::vector<int32_t> value;
-  };
-  std::vector<int32_t>& tmp = EvalContext::current().get<TmpBuffer>().value;
+  std::vector<int32_t>& tmp = buffers.tiers;
   for (int t = 0; t < d.plan.num_tiers; ++t) {
     const CollectiveTier& tier = d.plan.tiers[static_cast<size_t>(t)];
     tmp.clear();
@@ -73,10 +69,8 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   // NIC-leaf-NIC or leaf-spine-leaf route per step) plus the wire latency of the links a
   // route has beyond that, on each network step of the critical path.
   int32_t net_links = 0;
-  struct Parts {  // the thread's, in its evaluation context
-    std::vector<int32_t> parts, bundles;
-  };
-  auto& [parts, bundles] = EvalContext::current().get<Parts>();
+  std::vector<int32_t>& parts = buffers.parts;
+  std::vector<int32_t>& bundles = buffers.bundles;
   parts.clear();
   bundles.clear();
   d.foldable = d.quiet_foldable = opt.coalesce && d.op != nullptr;
@@ -133,14 +127,9 @@ void Simulator::Impl::collect_comms(int32_t inst_id, const std::vector<Op>& list
 // walks the descs made by collect_comms in the same order.
 void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector<Op>* a,
                               const std::vector<Op>* b, int version) {
-  struct ListBuffer {  // the thread's, in its evaluation context
-    std::vector<const Op*> value;
-  };
-  std::vector<const Op*>& list = EvalContext::current().get<ListBuffer>().value;
-  struct Descs {  // the thread's, in its evaluation context
-    std::vector<int32_t> desc_of, partner;
-  };
-  auto& [desc_of, partner] = EvalContext::current().get<Descs>();
+  std::vector<const Op*>& list = buffers.ops;
+  std::vector<int32_t>& desc_of = buffers.desc_of;
+  std::vector<int32_t>& partner = buffers.partner;
   list.clear();
   for (const std::vector<Op>* v : {a, b})
     if (v)
@@ -224,10 +213,7 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       }
     }
     const SimTime dur = to_ps(alone_s * scale);
-    struct WithBuffer {  // the thread's, in its evaluation context
-      std::vector<int32_t> value;
-    };
-    std::vector<int32_t>& with = EvalContext::current().get<WithBuffer>().value;
+    std::vector<int32_t>& with = buffers.with;
     with.clear();
     bool fold = true;
     // A TP-overlap kernel beside the op takes SMs and HBM from it (interference.hpp, as the
@@ -407,11 +393,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     const StageProgram& sp = programs[static_cast<size_t>(s)];
     ds = DpStream{};
     ds.needed = one ? 1 : static_cast<int32_t>(dp);
-    struct CacheBuffer {  // the thread's, in its evaluation context
-      std::vector<std::pair<size_t, int32_t>> value;
-    };
-    std::vector<std::pair<size_t, int32_t>>& cache =
-        EvalContext::current().get<CacheBuffer>().value;  // (spec index, desc)
+    std::vector<std::pair<size_t, int32_t>>& cache = buffers.dp_descs;  // (spec index, desc)
     cache.clear();
     for (size_t k = 0; k < sp.dp_ops.size(); ++k) {
       const DpOpSpec& x = sp.dp_ops[k];

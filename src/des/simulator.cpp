@@ -1,5 +1,4 @@
 #include "rapid/des/simulator.hpp"
-#include "rapid/common/eval_context.hpp"
 
 #include <fmt/format.h>
 
@@ -68,10 +67,7 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
   // is periodic in the middle (docs/des.md "Steady state"); else the whole step.
   int32_t delta = 1;
   if (const int64_t g = Impl::steady_periods(w, in, opt, &delta); g > 0) {
-    struct ShorterKept {  // the thread's, in its evaluation context
-      Workload value;
-    };
-    Workload& shorter = EvalContext::current().get<ShorterKept>().value;
+    Workload& shorter = impl_->buffers.shorter;
     shorter = w;
     shorter.num_microbatches -= g * delta;
     if (simulate(shorter, in, opt, out, delta, g)) return;

@@ -23,7 +23,11 @@ class EvalContext {
 
   /// The calling thread's context: the one a Scope installed, else the thread's own (a test's
   /// or a single `rapid predict`'s thread; freed when the thread ends).
-  static EvalContext& current() noexcept;
+  static EvalContext& current() noexcept {
+    if (installed_) [[likely]]
+      return *installed_;
+    return own();
+  }
 
   /// Makes `ctx` the calling thread's context for the scope's life, the previous one after.
   class Scope {
@@ -56,6 +60,11 @@ class EvalContext {
   };
   /// A slot number for each type that asks (process-wide, from 0).
   static size_t next_slot() noexcept;
+  /// The calling thread's own context (current() without a Scope).
+  static EvalContext& own() noexcept;
+  /// The context a Scope installed on this thread (null: none): the only thread_local of the
+  /// evaluation path besides own()'s; it points at the owner's context and owns nothing.
+  static inline thread_local EvalContext* installed_ = nullptr;
   template <class T>
   T& make(size_t slot) {
     if (slot >= slots_.size()) slots_.resize(slot + 1);
