@@ -6,6 +6,7 @@
 
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/memory/memory_model.hpp"
+#include "rapid/spec/yaml_reader.hpp"
 #include "test_support.hpp"
 
 namespace rapid {
@@ -37,6 +38,31 @@ TEST(Offload, CopiesBeyondThePassAreExposed) {
               1e-12);
   p.offload_layers = 0;
   EXPECT_EQ(offload_time(s.model, s.training, s.hardware[0], p, st, 0.1, 0.2).copy_s, 0.0);
+}
+
+TEST(Offload, CopiesCrossTheHostLinkThePcieUnlessTheGpuNamesAnother) {
+  // configs/hardware/h100-sxm5-80gb.yaml gives pcie_bandwidth 64 GB/s and no
+  // host_link_bandwidth: the copies cross PCIe, 31 A / 64e9 s (the case above). A Grace
+  // superchip's NVLink-C2C at 450 GB/s a direction (GB200 NVL72 datasheet: 900 GB/s
+  // bidirectional) carries the same bytes in 31 A / 450e9 s.
+  const std::string file = test::source_path("configs/hardware/h100-sxm5-80gb.yaml");
+  YAML::Node node = load_yaml_file(file);
+  const HardwareSpec hgx = parse_hardware(node, file);
+  EXPECT_EQ(hgx.host_link_bandwidth_Bps, 64e9);
+  node["host_link_bandwidth"] = "450GB/s";
+  const HardwareSpec grace = parse_hardware(node, file);
+  EXPECT_EQ(grace.host_link_bandwidth_Bps, 450e9);
+  SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 8192);
+  ParallelConfig p;
+  p.tp = 2;
+  p.dp = 4;
+  p.sp = true;
+  p.recompute = Recompute::None;
+  p.offload_layers = 31;
+  StageInfo st;
+  st.num_layers = 32;
+  const double A = layer_activation_bytes(s.model, s.training, p);
+  EXPECT_NEAR(offload_time(s.model, s.training, grace, p, st, 0, 0).copy_s, 31 * A / 450e9, 1e-12);
 }
 
 TEST(Offload, BothEvaluatorsChargeTheSameExposure) {

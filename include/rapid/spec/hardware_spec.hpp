@@ -44,6 +44,10 @@ struct HardwareSpec {
   double smem_per_sm_bytes = 0;
   double nvlink_bandwidth_Bps = 0;  ///< per GPU, per direction, all links together
   double pcie_bandwidth_Bps = 0;    ///< per direction
+  /// The CPU-GPU link per direction, which activation offload crosses (docs/model.md sec 15):
+  /// PCIe on HGX boards (the default: pcie_bandwidth), NVLink-C2C on Grace superchips
+  /// (GB200: 900 GB/s bidirectional, NVIDIA GB200 NVL72 datasheet).
+  double host_link_bandwidth_Bps = 0;
   double kernel_launch_s = 0;       ///< host-to-kernel launch overhead per kernel
   double tdp_W = 0;
   /// Special-function (exp2, rcp) results per clock per SM (CUDA C++ Programming Guide,
@@ -184,6 +188,10 @@ inline constexpr HardwareField kHardwareFields[] = {
     {.key = "pcie_bandwidth", .member = &HardwareSpec::pcie_bandwidth_Bps,
      .meaning = "PCIe bandwidth per direction", .required = true, .dimension = Dimension::Bandwidth,
      .positive = true},
+    {.key = "host_link_bandwidth", .member = &HardwareSpec::host_link_bandwidth_Bps,
+     .meaning = "CPU-GPU link bandwidth per direction",
+     .default_from = &HardwareSpec::pcie_bandwidth_Bps, .dimension = Dimension::Bandwidth,
+     .positive = true, .column = "host_link_bandwidth_Bps", .units = "byte s-1"},
     {.key = "kernel_launch", .member = &HardwareSpec::kernel_launch_s,
      .meaning = "host-to-kernel launch overhead", .required = true, .dimension = Dimension::Time},
     {.key = "tdp", .member = &HardwareSpec::tdp_W, .meaning = "board power limit",
