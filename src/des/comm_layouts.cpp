@@ -25,10 +25,9 @@ void node_runs(const Fabric& t, const std::vector<int64_t>& members,
 
 void pattern_flows(const Fabric& topo, FlowPattern pattern, const std::vector<int64_t>& m,
                    std::vector<int64_t>& src, std::vector<int64_t>& dst) {
-  struct RunsBuffer {  // the thread's, in its evaluation context
-    std::vector<std::pair<size_t, size_t>> value;
-  };
-  std::vector<std::pair<size_t, size_t>>& runs = EvalContext::current().get<RunsBuffer>().value;
+  struct RunsSite;  // this call's buffer, in the thread's evaluation context
+  std::vector<std::pair<size_t, size_t>>& runs =
+      EvalContext::current().buffer<RunsSite, std::vector<std::pair<size_t, size_t>>>();
   node_runs(topo, m, runs);
   auto flow = [&](int64_t a, int64_t b) {
     if (a == b) return;

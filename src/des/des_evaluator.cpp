@@ -34,14 +34,13 @@ void DesEvaluator::evaluate(const Workload& w, EvalResult& r) const {
 
 void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
                             des::Timeline* timeline, const DesRun* run) const {
-  struct SimKept {  // the thread's, in its evaluation context
-    des::Simulator value;
+  // The thread's simulator (warm: its buffers allocated) and result, in its evaluation
+  // context.
+  struct Simulation {
+    des::Simulator sim;
+    des::SimResult res;
   };
-  des::Simulator& sim = EvalContext::current().get<SimKept>().value;
-  struct ResKept {  // the thread's, in its evaluation context
-    des::SimResult value;
-  };
-  des::SimResult& res = EvalContext::current().get<ResKept>().value;
+  auto& [sim, res] = EvalContext::current().get<Simulation>();
   const auto t0 = std::chrono::steady_clock::now();
   des::SimInputs in;
   in.model = &model_;

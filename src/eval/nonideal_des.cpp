@@ -22,10 +22,9 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
                                      ThermalReport* thermal, bool record) const {
   const HardwareSpec& hw = analytical_.hardware();
   const double idle_W = power_.idle_W(), wait_W = waiting_power_W(power_, w, network_);
-  struct StatesBuffer {  // the thread's, in its evaluation context
-    std::vector<GpuState> value;
-  };
-  std::vector<GpuState>& states = EvalContext::current().get<StatesBuffer>().value;
+  struct StatesSite;  // this call's buffer, in the thread's evaluation context
+  std::vector<GpuState>& states =
+      EvalContext::current().buffer<StatesSite, std::vector<GpuState>>();
   instance_states(w.par, states);
   const int64_t dp = w.par.dp, pp = w.par.pp, tpcp = int64_t{w.par.tp} * w.par.cp;
   // Per stage, the replicas' states: the slowest sets the pace (every replica waits for it
@@ -69,10 +68,8 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
   else
     set_derates([&](size_t k) { return states[stage[k / static_cast<size_t>(dp)].slow].base; });
   if (!derated) run.derate.clear();
-  struct TraceKept {  // the thread's, in its evaluation context
-    des::PowerTrace value;
-  };
-  des::PowerTrace& trace = EvalContext::current().get<TraceKept>().value;
+  struct TraceSite;  // this call's buffer, in the thread's evaluation context
+  des::PowerTrace& trace = EvalContext::current().buffer<TraceSite, des::PowerTrace>();
   run.trace = &trace;
   DesReport local;
   DesReport* rep = report ? report : &local;

@@ -96,10 +96,9 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
   const WorkPower step = whole_step(prof.segments, idle_W);
 
   // Each class of GPU (normal, each straggler) at its steady state; the slowest sets the step.
-  struct StatesBuffer {  // the thread's, in its evaluation context
-    std::vector<GpuState> value;
-  };
-  std::vector<GpuState>& states = EvalContext::current().get<StatesBuffer>().value;
+  struct StatesSite;  // this call's buffer, in the thread's evaluation context
+  std::vector<GpuState>& states =
+      EvalContext::current().buffer<StatesSite, std::vector<GpuState>>();
   instance_states(w.par, states);
   struct ClassState {
     GpuState g;

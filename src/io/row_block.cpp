@@ -129,10 +129,8 @@ void RowBlock::pack(std::span<const ResultRow* const> kept, int64_t tag) {
   start(n, tag);
   const auto columns = result_columns();
   // Row by row (each row read once; the columns' runs written as streams).
-  struct OutBuffer {  // the thread's, in its evaluation context
-    std::vector<std::byte*> value;
-  };
-  std::vector<std::byte*>& out = EvalContext::current().get<OutBuffer>().value;
+  struct OutSite;  // this call's buffer, in the thread's evaluation context
+  std::vector<std::byte*>& out = EvalContext::current().buffer<OutSite, std::vector<std::byte*>>();
   out.resize(columns.size());
   for (size_t c = 0; c < columns.size(); ++c) out[c] = bytes_.data() + column_offset(c, n);
   std::byte* index = bytes_.data() + kHeader;

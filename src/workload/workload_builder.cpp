@@ -139,10 +139,8 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
   // FLOPs per token (6 V h against a layer's 6 N_layer + 12 s a d, or MLA's core).
   const double layer_flops = 6.0 * static_cast<double>(model.layer_params()) +
                              attention_core_flops_per_token(model, training.seq_length);
-  struct ExtraBuffer {  // the thread's, in its evaluation context
-    std::vector<double> value;
-  };
-  std::vector<double>& extra = EvalContext::current().get<ExtraBuffer>().value;
+  struct ExtraSite;  // this call's buffer, in the thread's evaluation context
+  std::vector<double>& extra = EvalContext::current().buffer<ExtraSite, std::vector<double>>();
   extra.assign(static_cast<size_t>(pp), 0.0);
   extra.back() += 6.0 * static_cast<double>(model.vocab_size) * h / layer_flops;
   const bool balanced = model.num_layers % pp != 0 || training.balance_pipeline_stages;

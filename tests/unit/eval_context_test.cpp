@@ -40,6 +40,15 @@ TEST(EvalContext, EachTypeHasOnePartPerContext) {
   EXPECT_EQ(Counted::alive, before + 2);
 }
 
+TEST(EvalContext, TwoCallSitesHaveTwoBuffersOfOneType) {
+  EvalContext c;
+  struct SiteA;
+  struct SiteB;
+  c.buffer<SiteA, std::vector<int>>().push_back(1);
+  EXPECT_EQ(c.buffer<SiteA, std::vector<int>>().size(), 1u);  // the same buffer again
+  EXPECT_TRUE((c.buffer<SiteB, std::vector<int>>().empty()));  // another site's
+}
+
 TEST(EvalContext, AScopeInstallsItsContextAndPutsThePreviousBack) {
   EvalContext& own = EvalContext::current();  // this thread's own: no scope installed
   EvalContext outer, inner;

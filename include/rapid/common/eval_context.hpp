@@ -50,10 +50,21 @@ class EvalContext {
     return make<T>(slot);
   }
 
+  /// A buffer of one call site, reused from call to call: `Site` a tag type of the site
+  /// (`struct Site;` declared there), T the buffer, value-initialised on first use.
+  template <class Site, class T>
+  T& buffer() {
+    return get<Buffer<Site, T>>().value;
+  }
+
   /// Frees every part.
   void clear() noexcept;
 
  private:
+  template <class Site, class T>
+  struct Buffer {
+    T value;
+  };
   struct Slot {
     void* object = nullptr;
     void (*destroy)(void*) = nullptr;
