@@ -45,8 +45,8 @@ TEST(EvalContext, TwoCallSitesHaveTwoBuffersOfOneType) {
   struct SiteA;
   struct SiteB;
   c.buffer<SiteA, std::vector<int>>().push_back(1);
-  EXPECT_EQ(c.buffer<SiteA, std::vector<int>>().size(), 1u);  // the same buffer again
-  EXPECT_TRUE((c.buffer<SiteB, std::vector<int>>().empty()));  // another site's
+  EXPECT_EQ((c.buffer<SiteA, std::vector<int>>().size()), 1u);  // the same buffer again
+  EXPECT_TRUE((c.buffer<SiteB, std::vector<int>>().empty()));   // another site's
 }
 
 TEST(EvalContext, AScopeInstallsItsContextAndPutsThePreviousBack) {
