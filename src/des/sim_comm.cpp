@@ -20,10 +20,14 @@ int32_t Simulator::Impl::start_op(const OpTarget& target, int32_t desc) {
   const CommDesc& d = descs[static_cast<size_t>(desc)];
   op.latency = d.latency + (d.timed_loss != 0 ? timed_loss_latency(d) : 0);
   const int32_t id = ops.add(op);
-  if (fold_on && try_fold(id)) return id;
+  const bool fold = folding.on();
+  if (fold) {
+    bundles_of(d, buffers.op_bundles);
+    if (folding.try_fold(id, buffers.op_bundles, now)) return id;
+  }
   int32_t pending = 0;
   for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
-    if (fold_on) meet_folded(uses);
+    if (fold) meet_folded(uses);
     net.add(now, uses, bytes, static_cast<uint64_t>(id));
     ++pending;
   });
@@ -35,6 +39,14 @@ int32_t Simulator::Impl::start_op(const OpTarget& target, int32_t desc) {
   o.pending = pending;
   if (pending == 0) queue.push(now + o.latency, kOpDone, id, o.version);
   return id;
+}
+
+void Simulator::Impl::meet_folded(std::span<const ResourceUse> uses) {
+  for (const ResourceUse& u : uses)
+    if (const int32_t id = folding.moving_on(u.res, now); id >= 0) {
+      bundles_of(descs[static_cast<size_t>(ops[id].desc)], buffers.unfolding);
+      folding.unfold(id, buffers.unfolding, now);
+    }
 }
 
 SimTime Simulator::Impl::timed_loss_latency(const CommDesc& d) const {

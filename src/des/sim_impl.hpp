@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "active_op.hpp"
+#include "folding.hpp"
 #include "rapid/core/op_class.hpp"
 #include "rapid/des/simulator.hpp"
 #include "rapid/des/timeline.hpp"
+#include "sim_events.hpp"
 #include "unit_rendezvous.hpp"
 
 namespace rapid::des {
-
-enum EventKind : uint32_t { kResume = 0, kDrain = 1, kOpDone = 2, kDpPost = 3 };
 
 /// A communication with its plan and flow layouts.
 struct CommDesc {
@@ -210,10 +210,11 @@ struct Simulator::Impl {
   std::vector<Entry> entries;
   std::vector<Item> items;
   std::vector<int32_t> unit_comms;
-  std::vector<DpStream> streams;  // per stage
-  OpSlots ops;                    ///< running ops (kOpDone targets)
-  uint64_t flows_started = 0;     ///< collectives and transfers started as flows
-  UnitRendezvous units;           ///< layer collectives of several instances
+  std::vector<DpStream> streams;     // per stage
+  OpSlots ops;                       ///< running ops (kOpDone targets)
+  Folding folding{net, queue, ops};  ///< ops running outside the network (folding.hpp)
+  uint64_t flows_started = 0;        ///< collectives and transfers started as flows
+  UnitRendezvous units;              ///< layer collectives of several instances
   SimTime step_end = 0;
   int32_t desc_cursor = 0;
   // Link faults (docs/faults.md): the link the `most_loaded` faults resolve to; whether
@@ -222,29 +223,6 @@ struct Simulator::Impl {
   bool has_most_loaded = false, no_route = false;
   std::vector<uint64_t> class_faults;
   std::vector<int32_t> timed_classes;
-
-  // Dynamic folding (sim_fold.cpp): per resource, the folded op whose bundle runs there
-  // (valid while the op's version is fold_version and now < fold_until), and a scratch mark.
-  bool fold_on = false;
-  std::vector<int32_t> fold_op;
-  std::vector<uint32_t> fold_version;
-  std::vector<SimTime> fold_until;
-  std::vector<uint32_t> fold_mark;
-  uint32_t fold_epoch = 0;
-  /// The folded op's bundle on resource r is still moving at `now`.
-  bool fold_moving(size_t r) const {
-    const int32_t op = fold_op[r];
-    return op >= 0 && fold_until[r] > now && ops[op].folded && ops[op].version == fold_version[r];
-  }
-  /// Drain of a bundle alone on `uses` from `start`, as insert_locally() computes it.
-  SimTime alone_drain(SimTime start, std::span<const ResourceUse> uses, double bytes) const {
-    return start + to_ps_ceil(bytes / net.alone_rate(uses));
-  }
-  struct FoldBundle {
-    std::span<const ResourceUse> uses;
-    double bytes = 0;
-  };
-  std::vector<FoldBundle> fold_scratch;
 
   /// Buffers of one call each, kept from run to run so that a warm simulator allocates
   /// nothing; what they hold means nothing between calls.
@@ -257,6 +235,7 @@ struct Simulator::Impl {
     std::vector<std::pair<size_t, int32_t>> dp_descs;  ///< setup: (spec index, desc)
     std::vector<int32_t> woken;                        ///< a DP op's waiters
     std::vector<std::pair<SimTime, SimTime>> spans;    ///< DpStream::cover
+    std::vector<OpBundle> op_bundles, unfolding;       ///< start_op, meet_folded
     Workload shorter;  ///< run_once: the step with the steady periods left out
   } buffers;
 
@@ -337,14 +316,16 @@ struct Simulator::Impl {
   /// Posts DP ops first .. first + count - 1 of s's stage at s.t (an event if later).
   void post_dp_at(Inst& s, int32_t first, int32_t count);
 
-  // sim_fold.cpp
-  void fold_reset();
-  /// Runs op `id` outside the network if each of its bundles would start alone (no bundle,
-  /// folded or not, on its resources; no two of its own on one); false: nothing done.
-  bool try_fold(int32_t id);
+  // sim_comm.cpp: dynamic folding (folding.hpp)
   /// A folded op still moving on one of `uses` joins the network (FlowNetwork::add_running).
   void meet_folded(std::span<const ResourceUse> uses);
-  void unfold(int32_t id);
+  /// The bundles of desc d, in start_op()'s order, into `out`.
+  void bundles_of(const CommDesc& d, std::vector<OpBundle>& out) const {
+    out.clear();
+    for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
+      out.push_back({uses, bytes});
+    });
+  }
   /// Calls f(uses, bytes) for each bundle of desc d, in start_op()'s order.
   template <class F>
   void for_each_bundle(const CommDesc& d, F&& f) const {

@@ -434,7 +434,9 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   }
   for (CommDesc& d : descs) finish_desc(d);
   schedule_fault_changes();
-  fold_reset();
+  // Timed faults change capacities during the step (a folded bundle's rate would change).
+  folding.reset(opt.fold_alone && timed_classes.empty(),
+                static_cast<size_t>(layouts.num_classes()));
   // 3. Templates -> blocks and units.
   for (int version = 0; version < 2; ++version) {
     desc_cursor = 0;
