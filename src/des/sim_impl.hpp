@@ -15,6 +15,7 @@
 #include "rapid/des/simulator.hpp"
 #include "rapid/des/timeline.hpp"
 #include "sim_events.hpp"
+#include "steady_probe.hpp"
 #include "unit_rendezvous.hpp"
 
 namespace rapid::des {
@@ -152,40 +153,6 @@ struct DpStream {
   }
 };
 
-/// Steady-state extrapolation (docs/des.md "Steady state"): a run of the step with g
-/// periods of `delta` micro-batches fewer watches the cuts where stage 0 (replica 0) starts
-/// the forward of chunk 0 of a micro-batch that is a multiple of `delta`. When three
-/// consecutive periods between cuts have the same shape (the same events by kind and whom,
-/// the same state at the cut: instances, DP streams, pending events), the same times
-/// relative to the cut and the same accumulator increments (within kSteadyTolerance of the
-/// period), the run is periodic there: the full step is the short one with g more periods
-/// (each adds the period to the times after the cut and the increments to the
-/// accumulators). Otherwise the full step is simulated.
-struct SteadyProbe {
-  bool on = false, accepted = false;
-  int32_t delta = 1;    ///< micro-batches per period
-  int64_t periods = 0;  ///< g: periods left out of the short run
-  int32_t equal = 0;    ///< consecutive periods that matched the one before
-  int32_t cuts = 0;
-  uint64_t hash = 0, last_shape = 0;  ///< the current period's event shape; the last digest
-  SimTime t_ref = 0, period = 0;
-  std::vector<int32_t> pass, hook;  ///< per instance at the last cut
-  std::vector<int32_t> next;        ///< per stream and lane at the last cut
-  /// Times relative to the cut (the state's and the events', in a fixed order): this
-  /// period's, the last one's.
-  std::vector<SimTime> times, prev_times, event_times;
-  std::vector<int64_t> ints, prev_ints, d_ints;  ///< accumulators at the last cuts; increment
-  std::vector<double> reals, prev_reals, d_reals;
-  /// A short run that can no longer be accepted (steady_cut() stopped watching it): the
-  /// rest of it is not simulated.
-  bool refused() const { return periods > 0 && !on && !accepted; }
-};
-
-/// Relative difference of period lengths, relative times and increments that still counts
-/// as periodic: the simulation's rounding (flows' remaining bytes in double) makes a
-/// contended steady state repeat to a few hundred ps in a period of 0.1-1 s, not to the ps.
-inline constexpr double kSteadyTolerance = 1e-8;
-
 struct Simulator::Impl {
   // Inputs of the current run.
   const Workload* w = nullptr;
@@ -239,7 +206,7 @@ struct Simulator::Impl {
     Workload shorter;  ///< run_once: the step with the steady periods left out
   } buffers;
 
-  SteadyProbe steady;
+  SteadyProbe steady;  ///< steady-state extrapolation (steady_probe.hpp)
   /// Per link class: what the periods left out of the run carried (bytes per link) and
   /// were busy (ps); rate solves they would have taken.
   std::vector<double> extra_bytes;
@@ -253,12 +220,8 @@ struct Simulator::Impl {
            (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data));
   }
 
-  // sim_steady.cpp
-  /// Periods of `delta` micro-batches a run may leave out (0: none; the run is not eligible).
-  static int64_t steady_periods(const Workload& w, const SimInputs& in, const SimOptions& opt,
-                                int32_t* delta);
+  // sim_steady.cpp: what the steady-state probe observes (steady_probe.hpp)
   void steady_begin(int32_t delta, int64_t periods);
-  void steady_event(const Event& e);
   /// What an event is (kind and whom: instance, stage, the role and plan of a collective;
   /// not slot numbers, which differ from period to period).
   uint64_t event_shape(const Event& e) const;

@@ -116,7 +116,7 @@ void Simulator::Impl::run_events() {
     RAPID_ASSERT(e.time >= now, "events in time order");
     now = e.time;
     if (stale(e)) continue;
-    if (steady.on) steady_event(e);
+    if (steady.on()) steady.event(event_shape(e), e.time);
     switch (e.kind) {
       case kResume:
         ++events;
@@ -432,8 +432,8 @@ bool Simulator::Impl::before_pass(Inst& s, const StageProgram& sp) {
   s.item = 0;
   s.hook = sp.hook_begin[static_cast<size_t>(s.pass)];
   s.seg = sp.segment_range(pr.chunk, pr.dir).first;
-  if (steady.on && s.stage == 0 && s.replica == 0 && pr.dir == PassDir::Forward && pr.chunk == 0 &&
-      pr.mb % steady.delta == 0)
+  if (steady.on() && s.stage == 0 && s.replica == 0 && pr.dir == PassDir::Forward &&
+      pr.chunk == 0 && pr.mb % steady.delta() == 0)
     steady_cut(s);
   return true;
 }

@@ -66,7 +66,7 @@ void Simulator::run_once(const Workload& w, const SimInputs& in, const SimOption
   // A step of many micro-batches: the same step with g periods fewer, extrapolated when it
   // is periodic in the middle (docs/des.md "Steady state"); else the whole step.
   int32_t delta = 1;
-  if (const int64_t g = Impl::steady_periods(w, in, opt, &delta); g > 0) {
+  if (const int64_t g = SteadyProbe::periods_to_skip(w, in, opt, &delta); g > 0) {
     Workload& shorter = impl_->buffers.shorter;
     shorter = w;
     shorter.num_microbatches -= g * delta;
@@ -105,14 +105,14 @@ bool Simulator::simulate(const Workload& w, const SimInputs& in, const SimOption
   }
   s.steady_begin(delta, periods);
   s.run_events();
-  if (periods > 0 && !s.steady.accepted) return false;
+  if (periods > 0 && !s.steady.accepted()) return false;
   s.steady_apply();
   out.ok = true;
   out.replicas_simulated = s.one_replica ? 1 : w.par.dp;
   out.events = s.events;
   out.solves = static_cast<uint64_t>(s.net.solves() + s.extra_solves);
-  out.extrapolated_periods = s.steady.accepted ? s.steady.periods : 0;
-  out.period_microbatches = s.steady.delta;
+  out.extrapolated_periods = s.steady.accepted() ? s.steady.periods() : 0;
+  out.period_microbatches = s.steady.delta();
   out.flows = s.flows_started;
   const SimTime end = s.step_end;
   out.step_time_s = to_seconds(end);

@@ -14,4 +14,13 @@ inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// An order-dependent digest of a record's fields (the steady-state probe's shapes).
+struct Digest {
+  uint64_t h = 0;
+  Digest& operator<<(int64_t v) {
+    h = splitmix64(h ^ static_cast<uint64_t>(v));
+    return *this;
+  }
+};
+
 }  // namespace rapid::des
