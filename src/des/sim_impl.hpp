@@ -220,6 +220,13 @@ struct Simulator::Impl {
            (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data));
   }
 
+  // simulator.cpp: the run's result
+  /// Each instance's times and the critical one.
+  void report_instances(SimResult& out) const;
+  /// Per link class with traffic: what the network carried plus the folded collectives'
+  /// uncontended flows, by utilization.
+  void report_links(SimResult& out) const;
+
   // sim_steady.cpp: what the steady-state probe observes (steady_probe.hpp)
   void steady_begin(int32_t delta, int64_t periods);
   /// What an event is (kind and whom: instance, stage, the role and plan of a collective;
@@ -242,6 +249,9 @@ struct Simulator::Impl {
   void compile(int32_t inst_id, TemplateKind k, const std::vector<Op>* a, const std::vector<Op>* b,
                int version);
   void collect_comms(int32_t inst_id, const std::vector<Op>& ops);
+  /// Each stage's DP stream from its program's DP ops: one desc per distinct (kind, group,
+  /// bytes), the ops split into the reduction and gather lanes.
+  void build_dp_streams(const Workload& wl, bool one);
 
   // sim_run.cpp
   void run_events();

@@ -123,6 +123,77 @@ void Simulator::Impl::collect_comms(int32_t inst_id, const std::vector<Op>& list
       make_desc(op.name, &op, op.collective, op.bytes, w->group(op.group), inst_id, true, false);
 }
 
+namespace {
+
+// One compute op's time on an instance. With a power model (docs/nonideal.md) the op runs
+// under the TDP cap and the instance's derate (`derate`, null: none): one factor `scale` on
+// every time of the op (alone, beside a TP-overlap kernel, beside the DP stream).
+struct OpTiming {
+  SimTime duration = 0;
+  double scale = 1.0;
+  OpEnergy energy;
+};
+OpTiming time_op(const Op& op, const SimInputs& in, const Derate* derate) {
+  const double alone_s = in.compute->time(op) / in.step_efficiency;
+  OpTiming t;
+  if (in.power) {
+    t.energy = in.power->op_energy(op, alone_s);
+    const double capped = in.power->capped_time(t.energy);
+    t.energy.compute_bound_s += capped - alone_s;
+    t.energy.time_s = capped;
+    t.scale = capped / alone_s;
+    if (derate)
+      t.scale *=
+          derate->slowdown(t.energy.compute_bound_s / capped, t.energy.memory_bound_s / capped);
+  }
+  t.duration = to_ps(alone_s * t.scale);
+  return t;
+}
+
+// The ops of template kind `kind` (TemplateKind) of `wl`: a, then b (null: none).
+void template_ops(const Workload& wl, int32_t kind, const std::vector<Op>*& a,
+                  const std::vector<Op>*& b) {
+  const OpTemplate* tt[] = {&wl.layer, &wl.moe_layer, &wl.embedding, &wl.lm_head};
+  if (kind >= static_cast<int32_t>(TemplateKind::DenseBPlain)) {  // backward, no replay
+    a = &tt[kind - static_cast<int32_t>(TemplateKind::DenseBPlain)]->backward;
+    b = nullptr;
+    return;
+  }
+  const OpTemplate& x = *tt[kind / 2];
+  if (kind % 2 == 0) {
+    a = &x.forward;
+    b = nullptr;
+  } else {
+    a = &x.recompute;
+    b = &x.backward;
+  }
+}
+
+// A block's summary from its entries: duration D, compute, host slots Q and host slack
+// S = min_i (P_i - Q_i h) with P_i the GPU time before entry i and Q_i the slots issued up
+// to entry i: the host never delays the block when (host clock - block start) <= S.
+void summarize_block(Item& it, const std::vector<Entry>& entries, SimTime host_op) {
+  SimTime P = 0, S = kNever;
+  int32_t Q = 0;
+  for (int32_t e = it.begin; e < it.begin + it.count; ++e) {
+    const Entry& en = entries[static_cast<size_t>(e)];
+    Q += en.slots;
+    S = std::min(S, P - Q * host_op);
+    P += en.duration;
+    it.compute += en.compute;
+    it.compute_by_class[en.op_class] += en.compute;
+    it.comm_by_class[en.comm_class] += en.duration - en.compute - en.interference;
+    it.interference += en.interference;
+    it.dp_compute += en.dp_compute;
+    it.energy += en.energy;
+  }
+  it.duration = P;
+  it.slots = Q;
+  it.slack = S;
+}
+
+}  // namespace
+
 // Compiles ops a (+ b) of one template for one instance. `next_desc` (via desc_cursor)
 // walks the descs made by collect_comms in the same order.
 void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector<Op>* a,
@@ -194,25 +265,13 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       }
       continue;
     }
-    // With a power model (docs/nonideal.md) the op runs under the TDP cap and this
-    // instance's derate: one factor `scale` on every time of the op (alone, beside a
-    // TP-overlap kernel, beside the DP stream).
-    const double alone_s = in.compute->time(op) / in.step_efficiency;
-    double scale = 1.0;
-    OpEnergy energy;
-    if (in.power) {
-      energy = in.power->op_energy(op, alone_s);
-      const double capped = in.power->capped_time(energy);
-      energy.compute_bound_s += capped - alone_s;
-      energy.time_s = capped;
-      scale = capped / alone_s;
-      if (!in.derate.empty()) {
-        const Inst& me = inst[static_cast<size_t>(inst_id)];
-        scale *= in.derate[static_cast<size_t>(me.stage * dp + me.replica)].slowdown(
-            energy.compute_bound_s / capped, energy.memory_bound_s / capped);
-      }
-    }
-    const SimTime dur = to_ps(alone_s * scale);
+    const Inst& me = inst[static_cast<size_t>(inst_id)];
+    const OpTiming timing = time_op(
+        op, in,
+        in.derate.empty() ? nullptr : &in.derate[static_cast<size_t>(me.stage * dp + me.replica)]);
+    const double scale = timing.scale;
+    const OpEnergy& energy = timing.energy;
+    const SimTime dur = timing.duration;
     std::vector<int32_t>& with = buffers.with;
     with.clear();
     bool fold = true;
@@ -272,30 +331,9 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
     }
   }
   c.item_count = static_cast<int32_t>(items.size()) - c.item_begin;
-  // Block summaries: duration D, compute, host slots Q and host slack S = min_i (P_i -
-  // Q_i h) with P_i the GPU time before entry i and Q_i the slots issued up to entry i:
-  // the host never delays the block when (host clock - block start) <= S.
-  for (int32_t x = c.item_begin; x < c.item_begin + c.item_count; ++x) {
-    Item& it = items[static_cast<size_t>(x)];
-    if (!it.block) continue;
-    SimTime P = 0, S = kNever;
-    int32_t Q = 0;
-    for (int32_t e = it.begin; e < it.begin + it.count; ++e) {
-      const Entry& en = entries[static_cast<size_t>(e)];
-      Q += en.slots;
-      S = std::min(S, P - Q * host_op);
-      P += en.duration;
-      it.compute += en.compute;
-      it.compute_by_class[en.op_class] += en.compute;
-      it.comm_by_class[en.comm_class] += en.duration - en.compute - en.interference;
-      it.interference += en.interference;
-      it.dp_compute += en.dp_compute;
-      it.energy += en.energy;
-    }
-    it.duration = P;
-    it.slots = Q;
-    it.slack = S;
-  }
+  for (int32_t x = c.item_begin; x < c.item_begin + c.item_count; ++x)
+    if (items[static_cast<size_t>(x)].block)
+      summarize_block(items[static_cast<size_t>(x)], entries, host_op);
 }
 
 bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const SimOptions& o,
@@ -348,22 +386,6 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     s.arrived.assign(static_cast<size_t>(2 * vpp * m), kNever);
   }
   // 1. Collectives and their layouts.
-  const auto templates = [&](int32_t kind, const std::vector<Op>*& a, const std::vector<Op>*& b) {
-    const OpTemplate* tt[] = {&wl.layer, &wl.moe_layer, &wl.embedding, &wl.lm_head};
-    if (kind >= static_cast<int32_t>(TemplateKind::DenseBPlain)) {  // backward, no replay
-      a = &tt[kind - static_cast<int32_t>(TemplateKind::DenseBPlain)]->backward;
-      b = nullptr;
-      return;
-    }
-    const OpTemplate& x = *tt[kind / 2];
-    if (kind % 2 == 0) {
-      a = &x.forward;
-      b = nullptr;
-    } else {
-      a = &x.recompute;
-      b = &x.backward;
-    }
-  };
   // Only the templates some owner runs (a backward with or without replay: both only under
   // block recompute) get collectives and blocks.
   std::array<bool, kNumTemplateKinds> used{};
@@ -376,7 +398,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     for (int32_t k = 0; k < kNumTemplateKinds; ++k) {
       if (!used[static_cast<size_t>(k)]) continue;
       const std::vector<Op>*a, *b;
-      templates(k, a, b);
+      template_ops(wl, k, a, b);
       collect_comms(i, *a);
       if (b) collect_comms(i, *b);
     }
@@ -387,34 +409,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     if (vpp > 1 && s.stage == pp - 1) s.p2p_wrap = make_p2p_desc(i, 0);
     if (vpp > 1 && s.stage == 0) s.p2p_wrap = make_p2p_desc(i, pp - 1);
   }
-  streams.resize(static_cast<size_t>(pp));
-  for (int64_t s = 0; s < pp; ++s) {
-    DpStream& ds = streams[static_cast<size_t>(s)];
-    const StageProgram& sp = programs[static_cast<size_t>(s)];
-    ds = DpStream{};
-    ds.needed = one ? 1 : static_cast<int32_t>(dp);
-    std::vector<std::pair<size_t, int32_t>>& cache = buffers.dp_descs;  // (spec index, desc)
-    cache.clear();
-    for (size_t k = 0; k < sp.dp_ops.size(); ++k) {
-      const DpOpSpec& x = sp.dp_ops[k];
-      int32_t d = -1;
-      for (auto [j, id] : cache) {
-        const DpOpSpec& y = sp.dp_ops[j];
-        if (y.kind == x.kind && y.group == x.group && y.bytes == x.bytes) d = id;
-      }
-      if (d < 0) {
-        d = make_desc(x.grad ? collective_name(x.kind) : "param_all_gather", nullptr, x.kind,
-                      x.bytes, wl.group(x.group), layouts.instance(s, 0), false, !one,
-                      static_cast<int32_t>(s));
-        cache.push_back({k, d});
-      }
-      ds.desc.push_back(d);
-      ds.lane.push_back(x.grad ? 0 : 1);
-      ds.lanes[x.grad ? 0 : 1].ops.push_back(static_cast<int32_t>(k));
-    }
-    ds.posts.assign(sp.dp_ops.size(), 0);
-    ds.done.assign(sp.dp_ops.size(), kNever);
-  }
+  build_dp_streams(wl, one);
   // A flow without an alive path (failed links): the point cannot run (Status::NoRoute).
   if (layouts.no_route()) {
     no_route = true;
@@ -444,7 +439,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
       for (int32_t k = 0; k < kNumTemplateKinds; ++k) {
         if (!used[static_cast<size_t>(k)]) continue;
         const std::vector<Op>*a, *b;
-        templates(k, a, b);
+        template_ops(wl, k, a, b);
         compile(i, static_cast<TemplateKind>(k), a, b, version);
       }
   }
@@ -457,6 +452,37 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     opt.timeline->set_instance_names(std::move(names));
   }
   return true;
+}
+
+void Simulator::Impl::build_dp_streams(const Workload& wl, bool one) {
+  streams.resize(static_cast<size_t>(pp));
+  for (int64_t s = 0; s < pp; ++s) {
+    DpStream& ds = streams[static_cast<size_t>(s)];
+    const StageProgram& sp = programs[static_cast<size_t>(s)];
+    ds = DpStream{};
+    ds.needed = one ? 1 : static_cast<int32_t>(dp);
+    std::vector<std::pair<size_t, int32_t>>& cache = buffers.dp_descs;  // (spec index, desc)
+    cache.clear();
+    for (size_t k = 0; k < sp.dp_ops.size(); ++k) {
+      const DpOpSpec& x = sp.dp_ops[k];
+      int32_t d = -1;
+      for (auto [j, id] : cache) {
+        const DpOpSpec& y = sp.dp_ops[j];
+        if (y.kind == x.kind && y.group == x.group && y.bytes == x.bytes) d = id;
+      }
+      if (d < 0) {
+        d = make_desc(x.grad ? collective_name(x.kind) : "param_all_gather", nullptr, x.kind,
+                      x.bytes, wl.group(x.group), layouts.instance(s, 0), false, !one,
+                      static_cast<int32_t>(s));
+        cache.push_back({k, d});
+      }
+      ds.desc.push_back(d);
+      ds.lane.push_back(x.grad ? 0 : 1);
+      ds.lanes[x.grad ? 0 : 1].ops.push_back(static_cast<int32_t>(k));
+    }
+    ds.posts.assign(sp.dp_ops.size(), 0);
+    ds.done.assign(sp.dp_ops.size(), kNever);
+  }
 }
 
 }  // namespace rapid::des

@@ -114,10 +114,15 @@ bool Simulator::simulate(const Workload& w, const SimInputs& in, const SimOption
   out.extrapolated_periods = s.steady.accepted() ? s.steady.periods() : 0;
   out.period_microbatches = s.steady.delta();
   out.flows = s.flows_started;
-  const SimTime end = s.step_end;
-  out.step_time_s = to_seconds(end);
-  for (size_t i = 0; i < s.inst.size(); ++i) {
-    const Inst& x = s.inst[i];
+  out.step_time_s = to_seconds(s.step_end);
+  s.report_instances(out);
+  s.report_links(out);
+  return true;
+}
+
+void Simulator::Impl::report_instances(SimResult& out) const {
+  for (size_t i = 0; i < inst.size(); ++i) {
+    const Inst& x = inst[i];
     RAPID_ASSERT(x.phase == Phase::Done, "every stage instance finishes the step");
     InstanceTimes t;
     t.stage = x.stage;
@@ -130,41 +135,43 @@ bool Simulator::simulate(const Workload& w, const SimInputs& in, const SimOption
     t.pp_comm = to_seconds(x.pp);
     t.host = to_seconds(x.host_wait);
     t.dp_exposed = to_seconds(x.dp_exposed);
-    t.dp_busy = to_seconds(s.streams[static_cast<size_t>(x.stage)].busy_ps);
+    t.dp_busy = to_seconds(streams[static_cast<size_t>(x.stage)].busy_ps);
     t.optimizer = to_seconds(x.opt);
     t.offload = to_seconds(x.offload);
-    if (x.end > s.inst[static_cast<size_t>(out.critical)].end)
-      out.critical = static_cast<int32_t>(i);
+    if (x.end > inst[static_cast<size_t>(out.critical)].end) out.critical = static_cast<int32_t>(i);
     out.instances.push_back(t);
   }
+}
 
+void Simulator::Impl::report_links(SimResult& out) const {
+  const SimTime end = step_end;
   // Link classes: what the network carried plus the folded collectives' uncontended flows.
-  const int32_t nc = s.layouts.num_classes();
+  const int32_t nc = layouts.num_classes();
   std::vector<double> bytes(static_cast<size_t>(nc), 0.0);
   std::vector<SimTime> busy(static_cast<size_t>(nc), 0);
   std::vector<int32_t> peak(static_cast<size_t>(nc), 0);
   for (int32_t c = 0; c < nc; ++c) {
-    bytes[static_cast<size_t>(c)] = s.net.carried_bytes(c) + s.extra_bytes[static_cast<size_t>(c)];
-    busy[static_cast<size_t>(c)] = s.net.busy_time(c, end) + s.extra_busy[static_cast<size_t>(c)];
-    peak[static_cast<size_t>(c)] = s.net.peak_flows(c);
+    bytes[static_cast<size_t>(c)] = net.carried_bytes(c) + extra_bytes[static_cast<size_t>(c)];
+    busy[static_cast<size_t>(c)] = net.busy_time(c, end) + extra_busy[static_cast<size_t>(c)];
+    peak[static_cast<size_t>(c)] = net.peak_flows(c);
   }
-  for (const Item& it : s.items) {
+  for (const Item& it : items) {
     if (!it.block || it.runs == 0) continue;
     for (int32_t e = it.begin; e < it.begin + it.count; ++e)
       for (int32_t d :
-           {s.entries[static_cast<size_t>(e)].comm, s.entries[static_cast<size_t>(e)].comm2}) {
+           {entries[static_cast<size_t>(e)].comm, entries[static_cast<size_t>(e)].comm2}) {
         if (d < 0) continue;
         out.folded_ops += static_cast<uint64_t>(it.runs);
-        const CommDesc& cd = s.descs[static_cast<size_t>(d)];
+        const CommDesc& cd = descs[static_cast<size_t>(d)];
         for (int t = 0; t < cd.ntiers; ++t)
           for (int32_t k = 0; k < cd.layout_count[static_cast<size_t>(t)]; ++k) {
             const int32_t l =
-                s.desc_layouts[static_cast<size_t>(cd.layout_begin[static_cast<size_t>(t)] + k)];
+                desc_layouts[static_cast<size_t>(cd.layout_begin[static_cast<size_t>(t)] + k)];
             double rate = std::numeric_limits<double>::infinity();
-            for (const ResourceUse& u : s.layouts.uses(l))
-              rate = std::min(rate, s.layouts.class_capacity(u.res) / u.mult);
+            for (const ResourceUse& u : layouts.uses(l))
+              rate = std::min(rate, layouts.class_capacity(u.res) / u.mult);
             const SimTime drain = to_ps_ceil(cd.bytes[static_cast<size_t>(t)] / rate);
-            for (const ResourceUse& u : s.layouts.uses(l)) {
+            for (const ResourceUse& u : layouts.uses(l)) {
               bytes[static_cast<size_t>(u.res)] +=
                   static_cast<double>(it.runs) * cd.bytes[static_cast<size_t>(t)] * u.mult;
               busy[static_cast<size_t>(u.res)] += it.runs * drain;
@@ -175,10 +182,10 @@ bool Simulator::simulate(const Workload& w, const SimInputs& in, const SimOption
   }
   for (int32_t c = 0; c < nc; ++c) {
     LinkStat ls;
-    const auto links = s.layouts.class_links(c);
+    const auto links = layouts.class_links(c);
     ls.first_link = links.empty() ? -1 : links.front();
     ls.links = static_cast<int32_t>(links.size());
-    ls.capacity_Bps = s.layouts.class_capacity(c);
+    ls.capacity_Bps = layouts.class_capacity(c);
     ls.bytes = bytes[static_cast<size_t>(c)];
     ls.peak_flows = peak[static_cast<size_t>(c)];
     ls.utilization = end > 0 ? ls.bytes / (ls.capacity_Bps * out.step_time_s) : 0.0;
@@ -190,7 +197,6 @@ bool Simulator::simulate(const Workload& w, const SimInputs& in, const SimOption
   std::stable_sort(out.links.begin(), out.links.end(), [](const LinkStat& a, const LinkStat& b) {
     return a.utilization > b.utilization;
   });
-  return true;
 }
 
 }  // namespace rapid::des
