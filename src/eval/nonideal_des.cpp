@@ -173,11 +173,8 @@ void NonIdealEvaluator::evaluate_des(const DesEvaluator& des, const Workload& w,
     cluster.add(x.profile, replay ? x.steady.effective : Derate{}, static_cast<double>(x.gpus));
     if (replay && (!hot || x.steady.die_avg_C > hot->steady.die_avg_C)) hot = &x;
   }
-  r.energy_per_step_J = energy;
-  r.avg_gpu_power_W = energy / (static_cast<double>(w.par.num_gpus()) * r.step_time_s);
-  r.peak_gpu_power_W = peak;
-  r.tokens_per_J = static_cast<double>(w.tokens_per_step()) / energy;
-  r.cluster_power_swing_MW = cluster.swing_W() / 1e6;
+  set_power_columns(energy, r.step_time_s, static_cast<double>(w.par.num_gpus()),
+                    static_cast<double>(w.tokens_per_step()), peak, cluster.swing_W(), r);
   // The bounding GPU: the simulated instance whose own kernels ran longest (the others
   // wait for it), when it is a straggler slower than the normal GPUs.
   size_t bound = 0;

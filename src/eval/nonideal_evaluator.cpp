@@ -170,13 +170,11 @@ void NonIdealEvaluator::apply_analytical(const Workload& w, EvalResult& r) const
                                           (work[b].compute_J + work[b].memory_J) -
                                           wait_W * (work[s].time_s - work[b].time_s));
   energy += stage_correction;
-  r.energy_per_step_J = energy;
-  r.avg_gpu_power_W = energy / (static_cast<double>(w.par.num_gpus()) * step_s);
-  r.peak_gpu_power_W = std::min(prof.peak_W, hw.tdp_W);
-  r.tokens_per_J = static_cast<double>(w.tokens_per_step()) / energy;
   double low_W = std::numeric_limits<double>::infinity();
   for (const PowerSegment& s : prof.segments) low_W = std::min(low_W, s.work.full_W());
-  r.cluster_power_swing_MW = static_cast<double>(w.par.num_gpus()) * (prof.peak_W - low_W) / 1e6;
+  const auto gpus = static_cast<double>(w.par.num_gpus());
+  set_power_columns(energy, step_s, gpus, static_cast<double>(w.tokens_per_step()),
+                    std::min(prof.peak_W, hw.tdp_W), gpus * (prof.peak_W - low_W), r);
   r.hbm_utilization = prof.hbm_bytes / (hw.hbm_bandwidth_Bps * step_s);
   if (spec_.thermal) {
     // DVFS has no effect at a steady state (dT/dt is 0 there); the heating from idle

@@ -62,6 +62,15 @@ ColdStart heating_from_idle(const ThermalParams& p, std::span<const PowerSegment
   return none;
 }
 
+void set_power_columns(double energy_J, double step_s, double gpus, double tokens,
+                       double peak_gpu_W, double swing_W, EvalResult& r) {
+  r.energy_per_step_J = energy_J;
+  r.avg_gpu_power_W = energy_J / (gpus * step_s);
+  r.peak_gpu_power_W = peak_gpu_W;
+  r.tokens_per_J = tokens / energy_J;
+  r.cluster_power_swing_MW = swing_W / 1e6;
+}
+
 void set_thermal_columns(const ThermalParams& p, double die_C, double hbm_C,
                          double throttle_fraction, double dvfs_fraction, const ColdStart& cold,
                          EvalResult& r) {

@@ -12,18 +12,24 @@
 namespace rapid {
 namespace {
 
-TEST(Offload, CopiesBeyondThePassAreExposed) {
-  // Llama 3 8B (32 layers) at TP2 with SP, one 8192-token sequence, no recompute: A bytes
-  // of activations per layer (memory_model_test derives the formula). k = 31 layers cross
-  // PCIe Gen5 at 64 GB/s a direction: copy = 31 A / 64e9. A forward of 0.1 s hides
-  // 0.1 x 31/32 of it, a backward of 0.2 s 0.2 x 31/32.
-  SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 8192);
+// TP2 with SP on 8 GPUs, no recompute, 31 layers' activations offloaded.
+ParallelConfig offloading_layout() {
   ParallelConfig p;
   p.tp = 2;
   p.dp = 4;
   p.sp = true;
   p.recompute = Recompute::None;
   p.offload_layers = 31;
+  return p;
+}
+
+TEST(Offload, CopiesBeyondThePassAreExposed) {
+  // Llama 3 8B (32 layers) at TP2 with SP, one 8192-token sequence, no recompute: A bytes
+  // of activations per layer (memory_model_test derives the formula). k = 31 layers cross
+  // PCIe Gen5 at 64 GB/s a direction: copy = 31 A / 64e9. A forward of 0.1 s hides
+  // 0.1 x 31/32 of it, a backward of 0.2 s 0.2 x 31/32.
+  SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 8192);
+  ParallelConfig p = offloading_layout();
   StageInfo st;
   st.num_layers = 32;
   const double A = layer_activation_bytes(s.model, s.training, p);
@@ -53,12 +59,7 @@ TEST(Offload, CopiesCrossTheHostLinkThePcieUnlessTheGpuNamesAnother) {
   const HardwareSpec grace = parse_hardware(node, file);
   EXPECT_EQ(grace.host_link_bandwidth_Bps, 450e9);
   SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 8192);
-  ParallelConfig p;
-  p.tp = 2;
-  p.dp = 4;
-  p.sp = true;
-  p.recompute = Recompute::None;
-  p.offload_layers = 31;
+  ParallelConfig p = offloading_layout();
   StageInfo st;
   st.num_layers = 32;
   const double A = layer_activation_bytes(s.model, s.training, p);

@@ -2,6 +2,7 @@
 // reference 8192^3 GEMM draw TDP, a streaming op's data-movement energy, the TDP cap, the
 // collectives' energy and the DVFS power law (dynamic energy ~ f^2, power ~ f^3).
 #include "rapid/nonideal/power_model.hpp"
+#include "rapid/nonideal/thermal_feedback.hpp"
 
 #include <gtest/gtest.h>
 
@@ -211,6 +212,19 @@ TEST(PowerModel, DvfsPowerLaw) {
   EXPECT_NEAR(m.at(Derate{0.9, 1.0}), 549.6842, 1e-4);
   // HBM at 0.73 on the same work: 130 + 500 / (0.5 + 0.5 / 0.73) = 130 + 500 / 1.184932.
   EXPECT_NEAR(m.at(Derate{1.0, 0.73}), 130.0 + 500.0 / (0.5 + 0.5 / 0.73), 1e-9);
+}
+
+TEST(PowerColumns, TheRowsPowerColumnsFollowFromTheStepsEnergy) {
+  // 4 GPUs use 1000 J in a 0.5 s step that trains 2000 tokens: 1000 / (4 x 0.5) = 500 W on
+  // average, 2000 / 1000 = 2 tokens per joule; the peak is given (650 W); a swing of
+  // 3e6 W is 3 MW.
+  EvalResult r;
+  set_power_columns(1000.0, 0.5, 4.0, 2000.0, 650.0, 3e6, r);
+  EXPECT_DOUBLE_EQ(r.energy_per_step_J, 1000.0);
+  EXPECT_DOUBLE_EQ(r.avg_gpu_power_W, 500.0);
+  EXPECT_DOUBLE_EQ(r.peak_gpu_power_W, 650.0);
+  EXPECT_DOUBLE_EQ(r.tokens_per_J, 2.0);
+  EXPECT_DOUBLE_EQ(r.cluster_power_swing_MW, 3.0);
 }
 
 }  // namespace

@@ -63,6 +63,13 @@ void set_thermal_columns(const ThermalParams& p, double die_C, double hbm_C,
                          double throttle_fraction, double dvfs_fraction, const ColdStart& cold,
                          EvalResult& r);
 
+/// The row's power columns (docs/nonideal.md sec 1) from the step's energy over all `gpus`
+/// GPUs, its length, the tokens it trains, the highest GPU power and the cluster's swing
+/// between its highest and lowest draw: energy per step, average GPU power (energy / (gpus
+/// x step)), peak GPU power, tokens per joule, swing in MW.
+void set_power_columns(double energy_J, double step_s, double gpus, double tokens,
+                       double peak_gpu_W, double swing_W, EvalResult& r);
+
 /// The heating from idle (replay_cold_start) of a GPU that `throttles` (or not) at its
 /// periodic steady state. Skipped when nothing can happen on the way: no DVFS, no trace
 /// asked, and no throttling at the steady state, which the heating approaches from below
