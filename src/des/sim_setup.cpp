@@ -103,13 +103,12 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   }
   std::sort(parts.begin(), parts.end());
   d.participants = static_cast<int32_t>(std::unique(parts.begin(), parts.end()) - parts.begin());
-  const double extra = extra_route_latency_s(d.plan, net_links, in.network->link_latency_s);
   // Lossy links (docs/faults.md): each network step of the critical path may lose a
   // message's last packet and wait for the RC timeout: p x timeout per step (spec/go_back_n.hpp).
   const double loss_s = topo->permanent_loss_s(lossy);
   for (uint64_t f = lossy & topo->timed_faults(); f; f &= f - 1)
     if (topo->loss_delay_s(std::countr_zero(f)) > 0) d.timed_loss |= f & -f;
-  d.latency = to_ps(d.plan.latency_s + extra + d.plan.net_steps * loss_s);
+  d.latency = to_ps(start_latency_s(d.plan, net_links, in.network->link_latency_s, loss_s));
   d.alone = drain + d.latency;
   // A timed fault changes its links' capacity during the step: never folded.
   const bool untimed = (faults & topo->timed_faults()) == 0;

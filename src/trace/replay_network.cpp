@@ -89,10 +89,8 @@ int32_t ReplayNetwork::start(des::SimTime now, const CollectivePlan& plan,
   // faults and the timed ones in effect at the start (des::Fabric, as the DES).
   const double loss_s = fabric_.permanent_loss_s(faults);
   const double timed_s = fabric_.timed_loss_s(faults, des::to_seconds(now));
-  *latency_ps =
-      des::to_ps(plan.latency_s + des::extra_route_latency_s(plan, network_links, link_latency_s_) +
-                 plan.net_steps * loss_s) +
-      (timed_s > 0 ? des::to_ps(plan.net_steps * timed_s) : 0);
+  *latency_ps = des::to_ps(des::start_latency_s(plan, network_links, link_latency_s_, loss_s)) +
+                (timed_s > 0 ? des::to_ps(plan.net_steps * timed_s) : 0);
   return bundles;
 }
 

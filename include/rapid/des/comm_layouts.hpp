@@ -56,6 +56,17 @@ void pattern_flows(const Fabric& topo, FlowPattern pattern, const std::vector<in
 double extra_route_latency_s(const CollectivePlan& plan, int32_t network_links,
                              double link_latency_s);
 
+/// A communication's latency before its bytes move, in seconds: its plan's, the wire latency
+/// beyond it (extra_route_latency_s) and, per network step of the critical path, the wait of
+/// a lost last packet on its permanent lossy faults (`loss_s`: Fabric::permanent_loss_s;
+/// docs/faults.md). Timed faults add theirs when it starts (Fabric::timed_loss_s). The one
+/// rule of the DES and the trace replay.
+inline double start_latency_s(const CollectivePlan& plan, int32_t network_links,
+                              double link_latency_s, double loss_s) {
+  return plan.latency_s + extra_route_latency_s(plan, network_links, link_latency_s) +
+         plan.net_steps * loss_s;
+}
+
 class CommLayouts {
  public:
   /// Starts a point: `pp` stages x `dp` replicas x `tpcp` GPUs on `topo` (which must
