@@ -137,15 +137,7 @@ void Simulator::Impl::on_op_done(int32_t id) {
     case CommRole::Dp: {
       const DpRun& run = std::get<DpRun>(op.target);
       DpStream& ds = streams[static_cast<size_t>(run.stage)];
-      ds.done[static_cast<size_t>(run.op)] = now;
-      const int32_t l = ds.lane[static_cast<size_t>(run.op)];
-      DpLane& lane = ds.lanes[static_cast<size_t>(l)];
-      lane.busy = false;
-      ds.span_start.push_back(op.start);
-      ds.span_end.push_back(now);
-      ds.since[static_cast<size_t>(l)] = kNever;
-      ++lane.next;
-      ds.busy_ps += now - op.start;
+      ds.finish(run.op, op.start, now);
       if (opt.timeline)
         for (size_t i = 0; i < inst.size(); ++i)
           if (inst[i].stage == run.stage)
@@ -225,20 +217,13 @@ void Simulator::Impl::send(int32_t i, const PassRef& pr) {
 }
 
 void Simulator::Impl::post_dp(int32_t stage, int32_t k) {
-  DpStream& ds = streams[static_cast<size_t>(stage)];
-  if (++ds.posts[static_cast<size_t>(k)] == ds.needed) try_start_dp(stage);
+  if (streams[static_cast<size_t>(stage)].post(k)) try_start_dp(stage);
 }
 
 void Simulator::Impl::try_start_dp(int32_t stage) {
-  DpStream& ds = streams[static_cast<size_t>(stage)];
-  for (DpLane& lane : ds.lanes) {
-    if (lane.busy || lane.next >= static_cast<int32_t>(lane.ops.size())) continue;
-    const int32_t k = lane.ops[static_cast<size_t>(lane.next)];
-    if (ds.posts[static_cast<size_t>(k)] < ds.needed) continue;
-    lane.busy = true;
-    ds.since[static_cast<size_t>(&lane - ds.lanes.data())] = now;
-    start_op(DpRun{stage, k}, ds.desc[static_cast<size_t>(k)]);
-  }
+  streams[static_cast<size_t>(stage)].start_ready(now, [&](int32_t k, int32_t desc) {
+    start_op(DpRun{stage, k}, desc);
+  });
 }
 
 }  // namespace rapid::des

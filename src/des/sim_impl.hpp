@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "active_op.hpp"
+#include "dp_stream.hpp"
 #include "folding.hpp"
 #include "rapid/core/op_class.hpp"
 #include "rapid/des/simulator.hpp"
@@ -115,42 +116,6 @@ struct Inst {
   uint8_t unit_class = 0;  ///< group class of the current unit's last collective to finish
   SimTime interf = 0, pp = 0, host_wait = 0, dp_exposed = 0, opt = 0, offload = 0;
   SimTime end = 0;
-};
-
-/// One NCCL stream of a stage's DP traffic: its ops in order, one at a time.
-struct DpLane {
-  std::vector<int32_t> ops;  ///< indices into the stage's DP ops
-  int32_t next = 0;
-  bool busy = false;
-};
-
-/// A stage's DP/ZeRO traffic on two streams, as Megatron-core and PyTorch FSDP issue it:
-/// gradient reductions on one, parameter all-gathers on the other (so prefetched gathers
-/// do not queue behind reductions; concurrent ones share the links).
-struct DpStream {
-  std::array<DpLane, 2> lanes;  ///< [0] reductions, [1] gathers
-  int32_t needed = 1;           ///< posts per op (replicas of the stage simulated)
-  std::vector<int32_t> desc, posts, lane;
-  std::vector<SimTime> done;
-  SimTime busy_ps = 0;
-  std::vector<SimTime> span_start, span_end;     ///< finished ops, in finishing order
-  std::array<SimTime, 2> since{kNever, kNever};  ///< running op's start, per lane
-  /// Time within [a, b] (b <= now) during which some DP collective of the stream ran;
-  /// `spans` is a buffer it fills.
-  SimTime cover(SimTime a, SimTime b, SimTime now,
-                std::vector<std::pair<SimTime, SimTime>>& spans) const;
-  std::vector<int32_t> waiters;  ///< instances waiting for an op (Inst::wait_arg)
-  int32_t future_posts = 0;      ///< posts scheduled at a later time (kDpPost events)
-  /// Nothing running, nothing posted (now or later): no DP op can start before this
-  /// instance posts one.
-  bool quiet() const {
-    if (future_posts > 0) return false;
-    for (const DpLane& l : lanes)
-      if (l.busy || (l.next < static_cast<int32_t>(l.ops.size()) &&
-                     posts[static_cast<size_t>(l.ops[static_cast<size_t>(l.next)])] > 0))
-        return false;
-    return true;
-  }
 };
 
 struct Simulator::Impl {

@@ -34,25 +34,6 @@ void Simulator::Impl::schedule_resume(Inst& s, SimTime at) {
   queue.push(at, kResume, static_cast<int32_t>(&s - inst.data()));
 }
 
-SimTime DpStream::cover(SimTime a, SimTime b, SimTime now,
-                        std::vector<std::pair<SimTime, SimTime>>& spans) const {
-  if (b <= a) return 0;
-  spans.clear();
-  // Finished ops end in order: the ones ending after a are at the back.
-  for (size_t i = span_end.size(); i-- > 0 && span_end[i] > a;)
-    if (span_start[i] < b) spans.emplace_back(std::max(a, span_start[i]), std::min(b, span_end[i]));
-  for (SimTime s : since)
-    if (s != kNever && s < b) spans.emplace_back(std::max(a, s), std::min(b, now));
-  std::sort(spans.begin(), spans.end());
-  SimTime covered = 0, reach = a;
-  for (const auto& [x, y] : spans) {
-    if (y <= reach) continue;
-    covered += y - std::max(x, reach);
-    reach = y;
-  }
-  return covered;
-}
-
 // A DP collective running beside the pass took SMs and HBM from its compute
 // (interference.hpp): over the time the two overlapped, the compute progressed at
 // pass_compute / pass_dp of its speed, so the pass runs longer by that shortfall. Checked

@@ -475,12 +475,8 @@ void Simulator::Impl::build_dp_streams(const Workload& wl, bool one) {
                       static_cast<int32_t>(s));
         cache.push_back({k, d});
       }
-      ds.desc.push_back(d);
-      ds.lane.push_back(x.grad ? 0 : 1);
-      ds.lanes[x.grad ? 0 : 1].ops.push_back(static_cast<int32_t>(k));
+      ds.add_op(d, x.grad ? 0 : 1);
     }
-    ds.posts.assign(sp.dp_ops.size(), 0);
-    ds.done.assign(sp.dp_ops.size(), kNever);
   }
 }
 
