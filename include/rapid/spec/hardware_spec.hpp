@@ -48,7 +48,7 @@ struct HardwareSpec {
   /// PCIe on HGX boards (the default: pcie_bandwidth), NVLink-C2C on Grace superchips
   /// (GB200: 900 GB/s bidirectional, NVIDIA GB200 NVL72 datasheet).
   double host_link_bandwidth_Bps = 0;
-  double kernel_launch_s = 0;       ///< host-to-kernel launch overhead per kernel
+  double kernel_launch_s = 0;  ///< host-to-kernel launch overhead per kernel
   double tdp_W = 0;
   /// Special-function (exp2, rcp) results per clock per SM (CUDA C++ Programming Guide,
   /// "Arithmetic Instructions" throughput table: 16 for compute capability 8.x and 9.0).
