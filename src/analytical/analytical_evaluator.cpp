@@ -437,12 +437,7 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
       if (params <= 0) continue;
       DpTraffic traffic =
           dp_traffic(params, par.zero_stage, training_.grad_reduce_bytes, kGatheredParamBytes);
-      // ZeRO-3 units, as the DES's owners (stage_program.cpp): each layer's dense weights,
-      // the embedding and the head; the MoE layers' experts.
-      traffic.units =
-          static_cast<double>(group == CommGroup::EDP ? st.num_moe_layers
-                                                      : st.num_layers + (st.has_embedding ? 1 : 0) +
-                                                            (st.has_lm_head ? 1 : 0));
+      traffic.units = static_cast<double>(zero3_units(st, group == CommGroup::EDP));
       // Stages alike (same parameters, units and pass times) have the same DP times.
       DpMemo& memo = dp_memo[group == CommGroup::EDP ? 1 : 0];
       if (!(memo.valid && memo.params == params && memo.units == traffic.units && memo.sf == sf &&

@@ -70,5 +70,35 @@ TEST(ZeroSchedule, TheDesStageProgramMovesTheClosedFormsBytes) {
   }
 }
 
+TEST(ZeroSchedule, TheDesStageProgramsOwnersAreTheUnitsTheClosedFormCounts) {
+  // Mixtral 8x7B (32 MoE layers), pp 2: stage 0 has the embedding and 16 layers, stage 1
+  // 16 layers and the head: 17 dense units each, 16 expert units each (zero3_units). The
+  // DES's owners: one per layer, the embedding and the head; those with experts the MoE
+  // layers.
+  SweepSpec spec = test::spec_with("mixtral-8x7b", "h100-sxm5-80gb", "dgx-h100-superpod", 32, 4096);
+  ParallelConfig par;
+  par.tp = 2;
+  par.pp = 2;
+  par.ep = 2;
+  par.dp = 4;
+  par.zero_stage = 3;
+  Workload w;
+  build_workload(spec.model, spec.training, spec.network, par, w);
+  for (int64_t s = 0; s < 2; ++s) {
+    const StageInfo& st = w.stages[static_cast<size_t>(s)];
+    EXPECT_EQ(zero3_units(st, false), 17);
+    EXPECT_EQ(zero3_units(st, true), 16);
+    des::StageProgram sp;
+    des::build_stage_program(w, spec.model, spec.training, s, sp);
+    int64_t dense = 0, experts = 0;
+    for (const des::Owner& o : sp.owners) {
+      dense += o.dense_params > 0 ? 1 : 0;
+      experts += o.expert_params > 0 ? 1 : 0;
+    }
+    EXPECT_EQ(dense, zero3_units(st, false)) << "stage " << s;
+    EXPECT_EQ(experts, zero3_units(st, true)) << "stage " << s;
+  }
+}
+
 }  // namespace
 }  // namespace rapid

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "rapid/workload/op.hpp"
+#include "rapid/workload/workload.hpp"
 
 namespace rapid {
 
@@ -33,6 +34,16 @@ constexpr ZeroSchedule zero_schedule(int zero_stage) {
   z.gather_per_step = zero_stage == 1 || zero_stage == 2;
   z.gather_per_pass = zero_stage >= 3;
   return z;
+}
+
+/// A stage's ZeRO-3 / FSDP units over one DP group (a unit's weights are gathered and its
+/// gradients reduced as one collective; PyTorch FSDP wraps each transformer layer, Zhao et
+/// al. 2023 sec 3.2): of the dense parameters (DP x CP group) each layer, the embedding and
+/// the LM head; of the experts (expert-DP group) each MoE layer's. The closed form's unit
+/// count and the DES stage program's owners (des/stage_program.cpp build_owners).
+constexpr int64_t zero3_units(const StageInfo& st, bool experts) {
+  return experts ? st.num_moe_layers
+                 : st.num_layers + (st.has_embedding ? 1 : 0) + (st.has_lm_head ? 1 : 0);
 }
 
 }  // namespace rapid
