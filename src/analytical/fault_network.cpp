@@ -18,19 +18,10 @@ FaultedNetwork apply_link_faults(const NetworkSpec& net, const std::vector<LinkF
   const int64_t gpn = std::max<int64_t>(net.gpus_per_node, 1);
   const int64_t nodes = (num_gpus + gpn - 1) / gpn;
   const int64_t per_leaf = std::max<int64_t>(net.nodes_per_leaf, 1);
-  const bool rail = net.topology == Topology::RailOptimized;
   const bool torus = net.topology == Topology::Torus2D || net.topology == Topology::Torus3D;
-  const int64_t leaves =
-      torus ? 0 : ((nodes + per_leaf - 1) / per_leaf) * (rail ? net.nics_per_node : 1);
-  // Uplinks per leaf as the DES fabric builds them (docs/des.md "Topologies"): the leaf's
-  // downlink capacity / oversubscription in links of spine_bandwidth.
-  const double down =
-      static_cast<double>(per_leaf) * static_cast<double>(rail ? 1 : net.nics_per_node);
-  const double up_total = down * net.leaf_bandwidth_Bps / std::max(net.oversubscription, 1.0);
-  const double spine_bw =
-      net.spine_bandwidth_Bps > 0 ? net.spine_bandwidth_Bps : net.leaf_bandwidth_Bps;
-  const int64_t uplinks = std::max<int64_t>(1, std::llround(up_total / spine_bw));
-  const double uplink_Bps = up_total / static_cast<double>(uplinks) * net.network_efficiency;
+  const int64_t leaves = torus ? 0 : net.leaves(nodes);
+  // Uplinks per leaf as the DES fabric builds them (NetworkSpec::leaf_uplinks).
+  const auto [uplinks, uplink_Bps] = net.leaf_uplinks();
   const double nic_Bps = net.leaf_bandwidth_Bps * net.network_efficiency;
   const double rtt_s = kRoundTripLinks * net.link_latency_s;
   auto factor = [&](const LinkFault& f, double capacity_Bps) {

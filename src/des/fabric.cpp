@@ -65,16 +65,9 @@ bool Fabric::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus,
                                       (2.0 * static_cast<double>(rank));
     p.torus_Bps = per_link * net.network_efficiency;
   } else {
-    // Leaf downlinks D; uplinks carry D * leaf_bw / oversubscription in U links of about
-    // spine_bandwidth each.
-    const double down =
-        static_cast<double>(p.nodes_per_leaf) *
-        static_cast<double>(net.topology == Topology::RailOptimized ? 1 : p.nics_per_node);
-    const double total = down * net.leaf_bandwidth_Bps / std::max(net.oversubscription, 1.0);
-    const double spine_bw =
-        net.spine_bandwidth_Bps > 0 ? net.spine_bandwidth_Bps : net.leaf_bandwidth_Bps;
-    spines_ = std::max<int64_t>(1, std::llround(total / spine_bw));
-    p.uplink_Bps = total / static_cast<double>(spines_) * net.network_efficiency;
+    const NetworkSpec::LeafUplinks up = net.leaf_uplinks();
+    spines_ = up.count;
+    p.uplink_Bps = up.link_Bps;
   }
   if (p == p_ && !links_.empty()) return true;
   p_ = p;
@@ -82,9 +75,7 @@ bool Fabric::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus,
   nodes_ = nodes;
   dims_ = p.dims;
   const int64_t nics = nodes * p.nics_per_node;
-  leaves_ = torus ? nodes
-                  : ((nodes + p.nodes_per_leaf - 1) / p.nodes_per_leaf) *
-                        (net.topology == Topology::RailOptimized ? p.nics_per_node : 1);
+  leaves_ = torus ? nodes : net.leaves(nodes);
   links_.clear();
   auto fresh = [](std::vector<int32_t>& t, int64_t n) { t.assign(static_cast<size_t>(n), -1); };
   fresh(gpu_up_, num_gpus);

@@ -1,6 +1,7 @@
 #include "rapid/spec/network_spec.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "rapid/spec/yaml_reader.hpp"
 
@@ -14,6 +15,24 @@ const char* topology_name(Topology t) {
 double NetworkSpec::nic_bandwidth_per_gpu_Bps() const {
   return leaf_bandwidth_Bps * static_cast<double>(nics_per_node) /
          static_cast<double>(gpus_per_node);
+}
+
+NetworkSpec::LeafUplinks NetworkSpec::leaf_uplinks() const {
+  const bool rail = topology == Topology::RailOptimized;
+  const double down = static_cast<double>(std::max<int64_t>(nodes_per_leaf, 1)) *
+                      static_cast<double>(rail ? 1 : std::max<int64_t>(nics_per_node, 1));
+  const double total = down * leaf_bandwidth_Bps / std::max(oversubscription, 1.0);
+  const double spine_bw = spine_bandwidth_Bps > 0 ? spine_bandwidth_Bps : leaf_bandwidth_Bps;
+  LeafUplinks u;
+  u.count = std::max<int64_t>(1, std::llround(total / spine_bw));
+  u.link_Bps = total / static_cast<double>(u.count) * network_efficiency;
+  return u;
+}
+
+int64_t NetworkSpec::leaves(int64_t nodes) const {
+  const int64_t per_leaf = std::max<int64_t>(nodes_per_leaf, 1);
+  return ((nodes + per_leaf - 1) / per_leaf) *
+         (topology == Topology::RailOptimized ? std::max<int64_t>(nics_per_node, 1) : 1);
 }
 
 NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {

@@ -78,6 +78,20 @@ struct NetworkSpec {
   /// Scale-out bandwidth available to one GPU, per direction:
   /// leaf_bandwidth * nics_per_node / gpus_per_node.
   double nic_bandwidth_per_gpu_Bps() const;
+
+  /// A leaf's uplinks to the spines of a fat tree or rail-optimized fabric (docs/des.md
+  /// "Topologies"): the leaf's downlink capacity (nodes_per_leaf NICs, or one per node on a
+  /// rail's leaf) / oversubscription, in links of about spine_bandwidth each (at least one),
+  /// each at that total / count x network_efficiency. The DES's fabric and the closed
+  /// form's faulted network both build on it.
+  struct LeafUplinks {
+    int64_t count = 1;
+    double link_Bps = 0;
+  };
+  LeafUplinks leaf_uplinks() const;
+  /// Leaves of a fat tree or rail-optimized fabric over `nodes` nodes: one per
+  /// nodes_per_leaf nodes, times nics_per_node rails on a rail-optimized one.
+  int64_t leaves(int64_t nodes) const;
 };
 
 /// Reads a network mapping. Throws InputError on a missing/invalid/unknown key.
