@@ -214,6 +214,12 @@ struct Simulator::Impl {
   void compile(int32_t inst_id, TemplateKind k, const std::vector<Op>* a, const std::vector<Op>* b,
                int version);
   void collect_comms(int32_t inst_id, const std::vector<Op>& ops);
+  /// The step's n instances, fresh (their message buffers' storage kept).
+  void reset_instances(int32_t n);
+  /// The network's resources, one per link class of the layouts, with their faults.
+  void build_link_classes();
+  /// The timeline's row names: each instance's first GPU, stage and replica.
+  void name_instances(Timeline& timeline) const;
   /// Each stage's DP stream from its program's DP ops: one desc per distinct (kind, group,
   /// bytes), the ops split into the reduction and gather lanes.
   void build_dp_streams(const Workload& wl, bool one);

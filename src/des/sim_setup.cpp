@@ -373,17 +373,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     build_stage_program(wl, *in.model, *in.training, s, programs[static_cast<size_t>(s)]);
 
   const int32_t n = layouts.num_instances();
-  inst.resize(static_cast<size_t>(n));
-  units.reset(n);
-  for (int32_t i = 0; i < n; ++i) {
-    Inst& s = inst[static_cast<size_t>(i)];
-    std::vector<SimTime> arrived = std::move(s.arrived);
-    s = Inst{};
-    s.stage = static_cast<int32_t>(layouts.stage_of(i));
-    s.replica = static_cast<int32_t>(layouts.replica_of(i));
-    s.arrived = std::move(arrived);
-    s.arrived.assign(static_cast<size_t>(2 * vpp * m), kNever);
-  }
+  reset_instances(n);
   // 1. Collectives and their layouts.
   // Only the templates some owner runs (a backward with or without replay: both only under
   // block recompute) get collectives and blocks.
@@ -415,17 +405,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
     return false;
   }
   // 2. Link classes, resources, durations, foldability.
-  layouts.finalize();
-  alone_net.clear();
-  class_faults.assign(static_cast<size_t>(layouts.num_classes()), 0);
-  timed_classes.clear();
-  for (int32_t c = 0; c < layouts.num_classes(); ++c) {
-    net.add_resource(layouts.class_capacity(c));
-    alone_net.add_resource(layouts.class_capacity(c));
-    // Links of one class share their faults (CommLayouts never merges others).
-    class_faults[static_cast<size_t>(c)] = t.link(layouts.class_links(c).front()).faults;
-    if (class_faults[static_cast<size_t>(c)] & t.timed_faults()) timed_classes.push_back(c);
-  }
+  build_link_classes();
   for (CommDesc& d : descs) finish_desc(d);
   schedule_fault_changes();
   // Timed faults change capacities during the step (a folded bundle's rate would change).
@@ -442,15 +422,45 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
         compile(i, static_cast<TemplateKind>(k), a, b, version);
       }
   }
-  if (opt.timeline) {
-    std::vector<std::string> names;
-    for (int32_t i = 0; i < n; ++i)
-      names.push_back(fmt::format("GPU {} (stage {}, replica {}{})", layouts.first_gpu(i),
-                                  layouts.stage_of(i), layouts.replica_of(i),
-                                  one ? fmt::format(" standing for all {}", dp) : ""));
-    opt.timeline->set_instance_names(std::move(names));
-  }
+  if (opt.timeline) name_instances(*opt.timeline);
   return true;
+}
+
+void Simulator::Impl::reset_instances(int32_t n) {
+  inst.resize(static_cast<size_t>(n));
+  units.reset(n);
+  for (int32_t i = 0; i < n; ++i) {
+    Inst& s = inst[static_cast<size_t>(i)];
+    std::vector<SimTime> arrived = std::move(s.arrived);  // its storage kept
+    s = Inst{};
+    s.stage = static_cast<int32_t>(layouts.stage_of(i));
+    s.replica = static_cast<int32_t>(layouts.replica_of(i));
+    s.arrived = std::move(arrived);
+    s.arrived.assign(static_cast<size_t>(2 * vpp * m), kNever);
+  }
+}
+
+void Simulator::Impl::build_link_classes() {
+  layouts.finalize();
+  alone_net.clear();
+  class_faults.assign(static_cast<size_t>(layouts.num_classes()), 0);
+  timed_classes.clear();
+  for (int32_t c = 0; c < layouts.num_classes(); ++c) {
+    net.add_resource(layouts.class_capacity(c));
+    alone_net.add_resource(layouts.class_capacity(c));
+    // Links of one class share their faults (CommLayouts never merges others).
+    class_faults[static_cast<size_t>(c)] = topo->link(layouts.class_links(c).front()).faults;
+    if (class_faults[static_cast<size_t>(c)] & topo->timed_faults()) timed_classes.push_back(c);
+  }
+}
+
+void Simulator::Impl::name_instances(Timeline& timeline) const {
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < layouts.num_instances(); ++i)
+    names.push_back(fmt::format("GPU {} (stage {}, replica {}{})", layouts.first_gpu(i),
+                                layouts.stage_of(i), layouts.replica_of(i),
+                                one_replica ? fmt::format(" standing for all {}", dp) : ""));
+  timeline.set_instance_names(std::move(names));
 }
 
 void Simulator::Impl::build_dp_streams(const Workload& wl, bool one) {
