@@ -214,6 +214,11 @@ struct Simulator::Impl {
   void compile(int32_t inst_id, TemplateKind k, const std::vector<Op>* a, const std::vector<Op>* b,
                int version);
   void collect_comms(int32_t inst_id, const std::vector<Op>& ops);
+  void compile_compute(int32_t inst_id, int32_t i, int32_t n, int version,
+                       const ComputeCost* dp_cost, int32_t item_begin);
+  /// Appends entry `e` to the open block of the items from item_begin on (a new block when
+  /// the last item is not one).
+  void add_entry(int32_t item_begin, const Entry& e);
   /// The step's n instances, fresh (their message buffers' storage kept).
   void reset_instances(int32_t n);
   /// The network's resources, one per link class of the layouts, with their faults.

@@ -168,6 +168,12 @@ void template_ops(const Workload& wl, int32_t kind, const std::vector<Op>*& a,
   }
 }
 
+// A collective runs folded into its block in compile version `version` (0: only what is
+// always uncontended; 1: also what is uncontended while the DP stream is quiet).
+bool fold_ok(int version, const CommDesc& d) {
+  return version ? d.quiet_foldable : d.foldable;
+}
+
 // A block's summary from its entries: duration D, compute, host slots Q and host slack
 // S = min_i (P_i - Q_i h) with P_i the GPU time before entry i and Q_i the slots issued up
 // to entry i: the host never delays the block when (host clock - block start) <= S.
@@ -192,6 +198,90 @@ void summarize_block(Item& it, const std::vector<Entry>& entries, SimTime host_o
 }
 
 }  // namespace
+
+// Compute op i of the template being compiled (of n ops; buffers.ops, desc_of, partner):
+// its time alone, beside its TP-overlap collectives and beside the DP stream (`dp_cost`),
+// as a block entry with them when they all fold, else as an item of its own.
+void Simulator::Impl::compile_compute(int32_t inst_id, int32_t i, int32_t n, int version,
+                                      const ComputeCost* dp_cost, int32_t item_begin) {
+  const Op& op = *buffers.ops[static_cast<size_t>(i)];
+  const std::vector<int32_t>& desc_of = buffers.desc_of;
+  const std::vector<int32_t>& partner = buffers.partner;
+  const Inst& me = inst[static_cast<size_t>(inst_id)];
+  const OpTiming timing = time_op(
+      op, in,
+      in.derate.empty() ? nullptr : &in.derate[static_cast<size_t>(me.stage * dp + me.replica)]);
+  const double scale = timing.scale;
+  const OpEnergy& energy = timing.energy;
+  const SimTime dur = timing.duration;
+  std::vector<int32_t>& with = buffers.with;
+  with.clear();
+  bool fold = true;
+  // A TP-overlap kernel beside the op takes SMs and HBM from it (interference.hpp, as the
+  // analytical pass_time): the op runs for `beside`, the collective `slow` times longer.
+  SimTime beside = dur;
+  double slow = 1.0;
+  for (int32_t j = 0; j < n; ++j)
+    if (partner[static_cast<size_t>(j)] == i) {
+      with.push_back(desc_of[static_cast<size_t>(j)]);
+      fold = fold && fold_ok(version, descs[static_cast<size_t>(desc_of[static_cast<size_t>(j)])]);
+      const Op& comm = *buffers.ops[static_cast<size_t>(j)];
+      if (in.interference) {
+        const InterferenceModel::Profile p = InterferenceModel::profile_of(comm, *w);
+        const double t = in.interference->cost(p).time(op) / in.step_efficiency * scale;
+        beside = std::max(beside, to_ps(t));
+        slow = std::max(slow, in.interference->comm_slowdown(p, op, t));
+      }
+    }
+  const SimTime dp_dur = dp_cost ? to_ps(dp_cost->time(op) / in.step_efficiency * scale) : dur;
+  if (fold) {
+    // The entry lasts as long as the op or its longest collective: what outlasts the op
+    // is that collective's group's exposed time.
+    SimTime d = beside, longest = -1;
+    uint8_t cls = 0;
+    for (int32_t x : with) {
+      const CommDesc& cd = descs[static_cast<size_t>(x)];
+      const auto t = static_cast<SimTime>(static_cast<double>(cd.alone) * slow);
+      d = std::max(d, t);
+      if (t > longest) longest = t, cls = static_cast<uint8_t>(comm_class(cd.op->group));
+    }
+    Entry e{d,
+            dur,
+            1 + static_cast<int32_t>(with.size()),
+            &op,
+            with.empty() ? -1 : with[0],
+            with.size() > 1 ? with[1] : -1};
+    e.interference = beside - dur;
+    e.dp_compute = dp_dur;
+    e.energy = energy;
+    e.op_class = static_cast<uint8_t>(op_class(op.kind));
+    e.comm_class = cls;
+    add_entry(item_begin, e);
+  } else {
+    Item it;
+    it.block = false;
+    it.begin = static_cast<int32_t>(unit_comms.size());
+    it.count = static_cast<int32_t>(with.size());
+    it.slots = 1 + it.count;
+    it.compute_op = &op;
+    it.compute = dur;
+    it.interference = beside - dur;
+    it.dp_compute = dp_dur;
+    it.energy = energy;
+    unit_comms.insert(unit_comms.end(), with.begin(), with.end());
+    items.push_back(it);
+  }
+}
+
+void Simulator::Impl::add_entry(int32_t item_begin, const Entry& e) {
+  if (items.size() == static_cast<size_t>(item_begin) || !items.back().block) {
+    Item it;
+    it.begin = static_cast<int32_t>(entries.size());
+    items.push_back(it);
+  }
+  entries.push_back(e);
+  ++items.back().count;
+}
 
 // Compiles ops a (+ b) of one template for one instance. `next_desc` (via desc_cursor)
 // walks the descs made by collect_comms in the same order.
@@ -218,7 +308,6 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
         !is_comm(*list[static_cast<size_t>(j)]))
       partner[static_cast<size_t>(i)] = j;
   }
-  auto fold_ok = [&](const CommDesc& d) { return version ? d.quiet_foldable : d.foldable; };
   Compiled& c = inst[static_cast<size_t>(inst_id)]
                     .compiled[static_cast<size_t>(version)][static_cast<size_t>(k)];
   c.item_begin = static_cast<int32_t>(items.size());
@@ -226,19 +315,6 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
     c = inst[static_cast<size_t>(inst_id)].compiled[0][static_cast<size_t>(k)];
     return;
   }
-  auto open_block = [&]() -> Item& {
-    if (items.size() == static_cast<size_t>(c.item_begin) || !items.back().block) {
-      Item it;
-      it.begin = static_cast<int32_t>(entries.size());
-      items.push_back(it);
-    }
-    return items.back();
-  };
-  auto add_entry = [&](const Entry& e) {
-    Item& it = open_block();
-    entries.push_back(e);
-    ++it.count;
-  };
   // Compute beside the stage's DP stream (interference.hpp): one cost model for the template.
   const ComputeCost* dp_cost =
       in.interference
@@ -249,10 +325,10 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
     if (is_comm(op)) {
       if (partner[static_cast<size_t>(i)] >= 0) continue;  // with its compute op
       const int32_t d = desc_of[static_cast<size_t>(i)];
-      if (fold_ok(descs[static_cast<size_t>(d)])) {
+      if (fold_ok(version, descs[static_cast<size_t>(d)])) {
         Entry e{descs[static_cast<size_t>(d)].alone, 0, 1, &op, d, -1};
         e.comm_class = static_cast<uint8_t>(comm_class(op.group));
-        add_entry(e);
+        add_entry(c.item_begin, e);
       } else {
         Item it;
         it.block = false;
@@ -264,70 +340,7 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
       }
       continue;
     }
-    const Inst& me = inst[static_cast<size_t>(inst_id)];
-    const OpTiming timing = time_op(
-        op, in,
-        in.derate.empty() ? nullptr : &in.derate[static_cast<size_t>(me.stage * dp + me.replica)]);
-    const double scale = timing.scale;
-    const OpEnergy& energy = timing.energy;
-    const SimTime dur = timing.duration;
-    std::vector<int32_t>& with = buffers.with;
-    with.clear();
-    bool fold = true;
-    // A TP-overlap kernel beside the op takes SMs and HBM from it (interference.hpp, as the
-    // analytical pass_time): the op runs for `beside`, the collective `slow` times longer.
-    SimTime beside = dur;
-    double slow = 1.0;
-    for (int32_t j = 0; j < n; ++j)
-      if (partner[static_cast<size_t>(j)] == i) {
-        with.push_back(desc_of[static_cast<size_t>(j)]);
-        fold = fold && fold_ok(descs[static_cast<size_t>(desc_of[static_cast<size_t>(j)])]);
-        const Op& comm = *list[static_cast<size_t>(j)];
-        if (in.interference) {
-          const InterferenceModel::Profile p = InterferenceModel::profile_of(comm, *w);
-          const double t = in.interference->cost(p).time(op) / in.step_efficiency * scale;
-          beside = std::max(beside, to_ps(t));
-          slow = std::max(slow, in.interference->comm_slowdown(p, op, t));
-        }
-      }
-    const SimTime dp_dur = dp_cost ? to_ps(dp_cost->time(op) / in.step_efficiency * scale) : dur;
-    if (fold) {
-      // The entry lasts as long as the op or its longest collective: what outlasts the op
-      // is that collective's group's exposed time.
-      SimTime d = beside, longest = -1;
-      uint8_t cls = 0;
-      for (int32_t x : with) {
-        const CommDesc& cd = descs[static_cast<size_t>(x)];
-        const auto t = static_cast<SimTime>(static_cast<double>(cd.alone) * slow);
-        d = std::max(d, t);
-        if (t > longest) longest = t, cls = static_cast<uint8_t>(comm_class(cd.op->group));
-      }
-      Entry e{d,
-              dur,
-              1 + static_cast<int32_t>(with.size()),
-              &op,
-              with.empty() ? -1 : with[0],
-              with.size() > 1 ? with[1] : -1};
-      e.interference = beside - dur;
-      e.dp_compute = dp_dur;
-      e.energy = energy;
-      e.op_class = static_cast<uint8_t>(op_class(op.kind));
-      e.comm_class = cls;
-      add_entry(e);
-    } else {
-      Item it;
-      it.block = false;
-      it.begin = static_cast<int32_t>(unit_comms.size());
-      it.count = static_cast<int32_t>(with.size());
-      it.slots = 1 + it.count;
-      it.compute_op = &op;
-      it.compute = dur;
-      it.interference = beside - dur;
-      it.dp_compute = dp_dur;
-      it.energy = energy;
-      unit_comms.insert(unit_comms.end(), with.begin(), with.end());
-      items.push_back(it);
-    }
+    compile_compute(inst_id, i, n, version, dp_cost, c.item_begin);
   }
   c.item_count = static_cast<int32_t>(items.size()) - c.item_begin;
   for (int32_t x = c.item_begin; x < c.item_begin + c.item_count; ++x)
