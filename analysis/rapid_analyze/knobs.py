@@ -94,6 +94,10 @@ def changed(variants: pd.DataFrame, hw: int, base: int) -> list[str]:
     return out
 
 
+# differs_in() of an entry that changes nothing /variants records.
+_NONE_CHANGED = "none of the /variants parameters"
+
+
 def differs_in(variants: pd.DataFrame, hw: int, base: int) -> str:
     """What an entry changes against its base, in words ("HBM bandwidth, NVLink
     bandwidth"); "base" for the base itself; "none of the /variants parameters" when only
@@ -101,12 +105,12 @@ def differs_in(variants: pd.DataFrame, hw: int, base: int) -> str:
     if hw == base:
         return "base"
     words = [describe(c)[0] for c in changed(variants, hw, base)]
-    return ", ".join(words) or "none of the /variants parameters"
+    return ", ".join(words) or _NONE_CHANGED
 
 
 def words_of(text: str) -> set[str]:
     """The parameter words of a differs_in() text (empty for the base or none)."""
-    return {w for w in text.split(", ") if w not in ("base", "none of the /variants parameters")}
+    return {w for w in text.split(", ") if w not in ("base", _NONE_CHANGED)}
 
 
 def value_text(column: str, value: float) -> str:

@@ -235,10 +235,8 @@ void pipeline_timing(const PipelineInput& in, PipelineTimes& out) {
   // before it (chunk 0); after its last: the last backward's drain through them.
   double S = 0, E = 0;
   // Round trip of a micro-batch through the devices after j (below), as suffix sums.
-  struct After {
-    std::vector<double> after;
-  };
-  std::vector<double>& after = EvalContext::current().get<After>().after;
+  struct AfterSite;  // this call's buffer, in the thread's evaluation context
+  std::vector<double>& after = EvalContext::current().buffer<AfterSite, std::vector<double>>();
   after.assign(static_cast<size_t>(pp) + 1, 0.0);
   for (int64_t i = pp - 1; i >= 0; --i) {
     double unit = 0;

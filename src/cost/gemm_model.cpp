@@ -107,10 +107,8 @@ GemmTiming GemmModel::time(int64_t m, int64_t n, int64_t k, int64_t batch) const
   // per thread, allocated on first use: on the 100-variant 10^8-point job 1.92 M points/s
   // per core against 1.77 M with 1024 entries).
   constexpr size_t kEntries = 16384;
-  struct Memo {  // in the thread's evaluation context (eval_context.hpp)
-    std::vector<Timed> timed;
-  };
-  std::vector<Timed>& timed = EvalContext::current().get<Memo>().timed;
+  struct MemoSite;  // this call's memo, in the thread's evaluation context
+  std::vector<Timed>& timed = EvalContext::current().buffer<MemoSite, std::vector<Timed>>();
   if (timed.empty()) timed.resize(kEntries);
   const int64_t shape[4] = {m, n, k, batch};
   uint64_t h = params_hash_;

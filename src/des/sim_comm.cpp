@@ -21,16 +21,16 @@ int32_t Simulator::Impl::start_op(const OpTarget& target, int32_t desc) {
   op.latency = d.latency + (d.timed_loss != 0 ? timed_loss_latency(d) : 0);
   const int32_t id = ops.add(op);
   const bool fold = folding.on();
-  if (fold) {
-    bundles_of(d, buffers.op_bundles);
-    if (folding.try_fold(id, buffers.op_bundles, now)) return id;
-  }
+  // The op's bundles, listed once: tried folded, else started in the network. (Unfolding
+  // another op lists that op's bundles in buffers.unfolding, not here.)
+  bundles_of(d, buffers.op_bundles);
+  if (fold && folding.try_fold(id, buffers.op_bundles, now)) return id;
   int32_t pending = 0;
-  for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
-    if (fold) meet_folded(uses);
-    net.add(now, uses, bytes, static_cast<uint64_t>(id));
+  for (const OpBundle& b : buffers.op_bundles) {
+    if (fold) meet_folded(b.uses);
+    net.add(now, b.uses, b.bytes, static_cast<uint64_t>(id));
     ++pending;
-  });
+  }
   if (pending > 0) {
     net.commit(now);
     push_changed();

@@ -268,23 +268,17 @@ struct Simulator::Impl {
   // sim_comm.cpp: dynamic folding (folding.hpp)
   /// A folded op still moving on one of `uses` joins the network (FlowNetwork::add_running).
   void meet_folded(std::span<const ResourceUse> uses);
-  /// The bundles of desc d, in start_op()'s order, into `out`.
+  /// The bundles of desc d (each tier's layouts that carry bytes), in the order start_op()
+  /// starts them, into `out`.
   void bundles_of(const CommDesc& d, std::vector<OpBundle>& out) const {
     out.clear();
-    for_each_bundle(d, [&](std::span<const ResourceUse> uses, double bytes) {
-      out.push_back({uses, bytes});
-    });
-  }
-  /// Calls f(uses, bytes) for each bundle of desc d, in start_op()'s order.
-  template <class F>
-  void for_each_bundle(const CommDesc& d, F&& f) const {
     for (int t = 0; t < d.ntiers; ++t)
       for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
         const int32_t l =
             desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
         const auto uses = layouts.uses(l);
         if (uses.empty() || d.bytes[static_cast<size_t>(t)] <= 0) continue;
-        f(uses, d.bytes[static_cast<size_t>(t)]);
+        out.push_back({uses, d.bytes[static_cast<size_t>(t)]});
       }
   }
 

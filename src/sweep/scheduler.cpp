@@ -298,15 +298,16 @@ void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
   const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel
   {
-    EvalContext& context = contexts_[static_cast<size_t>(omp_get_thread_num())];
+    const int t = omp_get_thread_num();
+    EvalContext& context = contexts_[static_cast<size_t>(t)];
     const EvalContext::Scope scope(context);
+    Workload& scratch = context.get<Workload>();
 #pragma omp for schedule(dynamic, grain)
     for (int64_t k = 0; k < count; ++k) {
       if (failed.load(std::memory_order_relaxed)) continue;
       // A stop request skips the rest of the rows (within one point's time, not a chunk's:
       // mpirun kills its ranks 1 s after its own SIGTERM); the rows done are kept.
       if (stop_requested()) continue;
-      const int t = omp_get_thread_num();
       try {
         if (poll_while_evaluating && t == 0 && ++since_poll >= kPollInterval) {
           since_poll = 0;
@@ -314,7 +315,7 @@ void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
         }
         ResultRow& row = rows_[static_cast<size_t>(k)];
         row.point = enumerator_.decode(index_of(k));
-        evaluate_row(evaluator_, row.point, context.get<Workload>(), row.result, fidelity,
+        evaluate_row(evaluator_, row.point, scratch, row.result, fidelity,
                      analytical_step ? std::optional<double>(analytical_step(k)) : std::nullopt);
         evaluated_[static_cast<size_t>(k)] = 1;
       } catch (...) {
