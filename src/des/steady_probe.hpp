@@ -59,7 +59,6 @@ class SteadyProbe {
     SimTime t = 0;
     std::vector<int32_t> pass, hook, next;
   };
-  const LastCut& last() const { return last_; }
   LastCut& last() { return last_; }
 
   /// A cut's observation, filled by the simulator between open_cut() and close_cut(): the
