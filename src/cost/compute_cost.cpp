@@ -54,6 +54,7 @@ double ComputeCost::time(const Op& op) const {
       return memory_time(op.bytes);
     case OpKind::Collective:
     case OpKind::P2P:
+    case OpKind::DecodeAttention:  // serving only: cost/decode_attention.hpp times it
       break;
   }
   return 0.0;

@@ -4,18 +4,20 @@
 
 namespace rapid::detail {
 
-TemplateBuilder::TemplateBuilder(OpTemplate& t, double elem_bytes)
-    : t_(t), elem_bytes_(elem_bytes) {
+TemplateBuilder::TemplateBuilder(OpTemplate& t, double elem_bytes, bool forward_only)
+    : t_(t), elem_bytes_(elem_bytes), backward_(!forward_only) {
   t_.forward.clear();
   t_.backward.clear();
   t_.recompute.clear();
 }
 
 namespace {
-Op make_gemm(const char* name, int64_t m, int64_t n, int64_t k, int64_t batch, double e) {
-  Op op;
+// Fills a GEMM op in place (the list's own slot: no copy of a fresh temporary).
+void set_gemm(Op& op, const char* name, int64_t m, int64_t n, int64_t k, int64_t batch, double e,
+              bool fp8) {
   op.name = name;
   op.kind = OpKind::Gemm;
+  op.fp8 = fp8;
   op.m = m;
   op.n = n;
   op.k = k;
@@ -24,36 +26,29 @@ Op make_gemm(const char* name, int64_t m, int64_t n, int64_t k, int64_t batch, d
              static_cast<double>(batch);
   op.bytes = e * static_cast<double>(batch) *
              (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
-  return op;
 }
 }  // namespace
 
 void TemplateBuilder::gemm(const char* fwd, const char* bwd_data, const char* bwd_weight, int64_t m,
                            int64_t n, int64_t k, int64_t batch, GemmFp8 fp8) {
-  t_.forward.push_back(make_gemm(fwd, m, n, k, batch, elem_bytes_));
-  t_.forward.back().fp8 = fp8.fprop;
+  set_gemm(t_.forward.emplace_back(), fwd, m, n, k, batch, elem_bytes_, fp8.fprop);
+  if (!backward_) return;
   // Pushed in reverse: finish() reverses the list, so dgrad runs before wgrad.
-  t_.backward.push_back(make_gemm(bwd_weight, k, n, m, batch, elem_bytes_));
-  t_.backward.back().fp8 = fp8.wgrad;
-  t_.backward.push_back(make_gemm(bwd_data, m, k, n, batch, elem_bytes_));
-  t_.backward.back().fp8 = fp8.dgrad;
+  set_gemm(t_.backward.emplace_back(), bwd_weight, k, n, m, batch, elem_bytes_, fp8.wgrad);
+  set_gemm(t_.backward.emplace_back(), bwd_data, m, k, n, batch, elem_bytes_, fp8.dgrad);
 }
 
 void TemplateBuilder::memory(const char* fwd, double fwd_bytes, const char* bwd, double bwd_bytes,
                              int kernels) {
-  Op op;
-  op.kind = OpKind::MemoryBound;
+  const auto add = [kernels](std::vector<Op>& list, const char* name, double bytes) {
+    Op& op = list.emplace_back();
+    op.name = name;
+    op.kind = OpKind::MemoryBound;
+    op.bytes = bytes / kernels;
+  };
   for (int i = 0; i < kernels; ++i) {
-    if (fwd) {
-      op.name = fwd;
-      op.bytes = fwd_bytes / kernels;
-      t_.forward.push_back(op);
-    }
-    if (bwd) {
-      op.name = bwd;
-      op.bytes = bwd_bytes / kernels;
-      t_.backward.push_back(op);
-    }
+    if (fwd) add(t_.forward, fwd, fwd_bytes);
+    if (bwd && backward_) add(t_.backward, bwd, bwd_bytes);
   }
 }
 
@@ -85,6 +80,7 @@ void TemplateBuilder::flash_attention(int64_t batch, int64_t seq_q, int64_t seq_
   op.flops = 2.0 * pairs * (qk + v);
   op.bytes = io_bytes;
   t_.forward.push_back(op);
+  if (!backward_) return;
   op.name = "flash_attention_bwd";
   op.flops = 2.0 * pairs * (3.0 * qk + 2.0 * v);  // 2.5x forward when qk == v
   op.bytes = 2.0 * io_bytes;
@@ -105,7 +101,7 @@ void TemplateBuilder::collective(const char* fwd, CollectiveKind fwd_kind, const
     op.overlap = static_cast<int8_t>(overlap);
     t_.forward.push_back(op);
   }
-  if (bwd_kind != CollectiveKind::None) {
+  if (bwd_kind != CollectiveKind::None && backward_) {
     op.name = bwd;
     op.collective = bwd_kind;
     op.overlap = static_cast<int8_t>(-overlap);

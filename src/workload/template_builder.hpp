@@ -4,19 +4,16 @@
 
 #include <cstdint>
 
+#include "rapid/workload/layer_graph.hpp"
 #include "rapid/workload/workload.hpp"
 
 namespace rapid::detail {
 
-/// Which of a GEMM's three products run in FP8 (Transformer Engine linear layers).
-struct GemmFp8 {
-  bool fprop = false, dgrad = false, wgrad = false;
-};
-
 class TemplateBuilder {
  public:
   /// Clears `t` (keeping capacity). `elem_bytes` is the activation dtype size.
-  TemplateBuilder(OpTemplate& t, double elem_bytes);
+  /// `forward_only`: no backward ops (a serving iteration).
+  TemplateBuilder(OpTemplate& t, double elem_bytes, bool forward_only = false);
 
   /// C[m,n] = A[m,k] B[k,n] (x batch). Backward: dA = dC B^T (m,k contracted over n) and
   /// dB = A^T dC (k,n contracted over m): 2x the forward FLOPs (Narayanan et al. 2021, sec 5).
@@ -40,6 +37,9 @@ class TemplateBuilder {
                        int64_t gqa_group, bool causal, double io_bytes, bool fp8 = false,
                        int64_t v_head_dim = 0);
 
+  /// An op with no backward counterpart (serving's decode attention).
+  void forward(const Op& op) { t_.forward.push_back(op); }
+
   /// A collective in forward and (maybe another kind) in backward on `group`, buffer size
   /// `bytes` forward and `bwd_bytes` backward (nccl-tests convention; < 0: same as
   /// forward). CollectiveKind::None skips that direction. `overlap`: the forward op is
@@ -60,6 +60,7 @@ class TemplateBuilder {
  private:
   OpTemplate& t_;
   double elem_bytes_;
+  bool backward_;
   size_t core_begin_ = 0, core_end_ = 0;
 };
 

@@ -5,8 +5,8 @@
 // Dao 2023 (FlashAttention-2 FLOPs). docs/model.md lists every op with its shape.
 #include <algorithm>
 
-#include "layer_templates.hpp"
 #include "rapid/common/eval_context.hpp"
+#include "rapid/workload/layer_graph.hpp"
 #include "rapid/workload/model_flops.hpp"
 #include "rapid/workload/stage_assignment.hpp"
 #include "rapid/workload/workload.hpp"
@@ -52,14 +52,14 @@ void build_workload(const ModelSpec& model, const TrainingSpec& training,
 
 void build_workload_ops(const ModelSpec& model, const TrainingSpec& training, Workload& w) {
   const ParallelConfig& par = w.par;
-  const detail::Dims D = detail::Dims::make(model, training, par);
-  detail::build_dense_layer(D, par.recompute, w.layer);
+  const LayerDims D = LayerDims::for_training(model, training, par);
+  build_dense_layer(D, par.recompute, w.layer);
   if (model.moe.enabled())
-    detail::build_moe_layer(D, par.recompute, w.moe_layer);
+    build_moe_layer(D, par.recompute, w.moe_layer);
   else
     w.moe_layer = OpTemplate{};
-  detail::build_embedding(D, w.embedding);
-  detail::build_lm_head(D, w.lm_head);
+  build_embedding(D, w.embedding);
+  build_lm_head(D, w.lm_head);
 }
 
 namespace {
@@ -82,7 +82,7 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
   w.seq_length = training.seq_length;
   w.num_microbatches = par.num_microbatches(training.global_batch_size);
   w.schedule = par.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
-  const detail::Dims D = detail::Dims::make(model, training, par);
+  const LayerDims D = LayerDims::for_training(model, training, par);
 
   w.p2p = Op{};
   w.p2p.name = "pp_send_recv";

@@ -104,6 +104,42 @@ TEST(InferenceStep, DecodeAtBatchOneReadsTheWeightsAndTheKvCache) {
   EXPECT_NEAR(host.time(b).total_s - t2.total_s, 1e-3, 1e-12);
 }
 
+TEST(InferenceStep, AReusedShapeTimesAsAFreshModel) {
+  // StepModel keeps the graph of the last batch shape and re-times only the decode
+  // attention when the cache grows: a model that timed other batches first must give
+  // exactly what a fresh one gives (two paths, one answer).
+  const HardwareSpec hw = shipped_hardware("h100-sxm5-80gb");
+  const ModelSpec m = shipped_model("deepseek-v3");  // MLA and MoE: every op kind
+  const NetworkSpec net = shipped_network("dgx-h100-superpod");
+  ServingSpec s = bare_serving(1000, 100);
+  s.dtype = DType::FP8;
+  StepBatch decode;
+  decode.decode_seqs = 16;
+  decode.decode_context_tokens = 16 * 1500;
+  decode.logits_seqs = 16;
+  StepBatch longer = decode;
+  longer.decode_context_tokens += 16;  // the next step: one more token each
+  StepBatch mixed = decode;
+  mixed.prefill_tokens = 512;
+  mixed.prefill_seqs = 1;
+  mixed.prefill_attention_pairs = 512.0 * 512 / 2;
+  const StepModel warm(m, hw, net, s, layout(8, 2));
+  warm.time(decode);
+  warm.time(mixed);
+  warm.time(decode);
+  for (const StepBatch& b : {longer, mixed}) {
+    const StepModel fresh(m, hw, net, s, layout(8, 2));
+    const StepTime a = warm.time(b), f = fresh.time(b);
+    EXPECT_EQ(a.total_s, f.total_s);
+    EXPECT_EQ(a.stage_s, f.stage_s);
+    EXPECT_EQ(a.attention_s, f.attention_s);
+    EXPECT_EQ(a.kernels, f.kernels);
+  }
+  // The longer cache costs more: only its decode attention grew.
+  EXPECT_GT(warm.time(longer).attention_s, warm.time(decode).attention_s);
+  EXPECT_EQ(warm.time(longer).gemm_s, warm.time(decode).gemm_s);
+}
+
 TEST(InferenceMemory, KvCacheOfLlama3_70BAt8kAndOfDeepSeekV3Mla) {
   const HardwareSpec hw = shipped_hardware("h100-sxm5-80gb");
   ServingSpec s = bare_serving(8192, 1);
@@ -188,9 +224,10 @@ TEST(InferenceLatency, TimeToFirstTokenOfOnePrompt) {
   // 2 x 4 x 4096 x 2 B = 65,536; rope of q and k, read and written, 2 x (32 + 8) x 128 x
   // 2 B = 20,480, and the cache write 2048 x 2 = 4,096; SwiGLU 3 x 14336 x 2 = 86,016:
   // 176,128 B, x 2 layers x 6400 tokens = 2,254,438,400 B; the embedding 2 x 6400 x 4096 x
-  // 2 = 104,857,600 B; the final norm 16,384 B and sampling over 32000 fp32 logits
-  // 3 x 32000 x 4 = 384,000 B.
-  const double stream_s = (2'254'438'400.0 + 104'857'600.0 + 16384 + 384000) / 1e12;
+  // 2 = 104,857,600 B; the final residual-add + RMSNorm over every token (the engine
+  // normalizes them all, then samples the last) 4 x 6400 x 4096 x 2 = 209,715,200 B and
+  // sampling over 32000 fp32 logits 3 x 32000 x 4 = 384,000 B.
+  const double stream_s = (2'254'438'400.0 + 104'857'600.0 + 209'715'200.0 + 384000) / 1e12;
   ReplicaMetrics one = serving_closed_form(step, s, serving_memory(m, hw, s, layout(1)), 1, 1.0);
   EXPECT_NEAR(one.ttft_s, gemm_s + attention_s + stream_s, 0.001 * one.ttft_s);
   EXPECT_DOUBLE_EQ(one.queue_time_s, 0.0);

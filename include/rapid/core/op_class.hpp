@@ -27,6 +27,7 @@ constexpr size_t op_class(OpKind k) {
     case OpKind::Gemm:
       return static_cast<size_t>(OpClass::Gemm);
     case OpKind::Attention:
+    case OpKind::DecodeAttention:
       return static_cast<size_t>(OpClass::Attention);
     default:
       return static_cast<size_t>(OpClass::MemoryBound);

@@ -14,17 +14,9 @@
 #include <cstdint>
 
 #include "rapid/spec/hardware_spec.hpp"
+#include "rapid/workload/op.hpp"
 
 namespace rapid {
-
-struct DecodeAttentionShape {
-  double cached_tokens = 0;          ///< KV cache tokens of all sequences of the batch
-  int64_t sequences = 0;             ///< sequences (one query token each)
-  int64_t query_heads = 0;           ///< query heads on this GPU
-  double kv_elements_per_token = 0;  ///< cache elements per token on this GPU (one layer)
-  int64_t score_dim = 0;             ///< per head: elements of q.k (head_dim; MLA kv_lora + rope)
-  int64_t value_dim = 0;             ///< per head: elements of the value read (MLA: kv_lora)
-};
 
 struct DecodeAttentionTime {
   double time_s = 0;
@@ -34,9 +26,10 @@ struct DecodeAttentionTime {
   double flops = 0;
 };
 
-/// `element_bytes` of the cache (2 for bf16, 1 for fp8); `attention_efficiency` the kernel's
-/// tensor-core efficiency (HardwareSpec attention efficiency forward).
-DecodeAttentionTime decode_attention_time(const HardwareSpec& hw, const DecodeAttentionShape& s,
-                                          double element_bytes, double attention_efficiency);
+/// `op` a DecodeAttention op of the layer graph (its bytes and flops as above, set by
+/// workload/layer_graph.hpp); `attention_efficiency` the kernel's tensor-core efficiency
+/// (HardwareSpec attention efficiency forward).
+DecodeAttentionTime decode_attention_time(const HardwareSpec& hw, const Op& op,
+                                          double attention_efficiency);
 
 }  // namespace rapid

@@ -1,13 +1,14 @@
 // Time of one serving iteration (one forward over the running batch) on one replica
 // (docs/inference.md sec 2). An iteration carries decode tokens (one per running sequence,
 // attending to its whole KV cache) and prefill tokens (prompt chunks, FlashAttention over
-// the chunk and what came before it). Each pipeline stage runs its layers' ops, built as
-// the same Op records the training workload uses (workload/op.hpp), timed by the same cost
-// models: GEMMs by the tile/wave model (M = the iteration's tokens), prefill attention by
-// the FlashAttention model, decode attention by the split-KV decode model
-// (cost/decode_attention.hpp), streaming ops by bytes / bandwidth, TP all-reduces and EP
-// all-to-alls by the collective model (or the stack's one-shot NVLink all-reduce for small
-// messages), pipeline hand-offs as send/recv. The host issues the kernels: eagerly (a
+// the chunk and what came before it). Each pipeline stage runs its layers' ops, built by
+// the same layer graph as training (workload/layer_graph.hpp: one graph, a model feature
+// added once) with the iteration's tokens, and timed by the same cost models: GEMMs by the
+// tile/wave model (M = the iteration's tokens), prefill attention by the FlashAttention
+// model, decode attention by the split-KV decode model (cost/decode_attention.hpp),
+// streaming ops by bytes / bandwidth, TP all-reduces and EP all-to-alls by the collective
+// model (or the stack's one-shot NVLink all-reduce for small messages), pipeline hand-offs
+// as send/recv. The host issues the kernels: eagerly (a
 // launch each) or as a replayed CUDA graph; a stage's time is max(GPU time, issue time).
 #pragma once
 
@@ -70,7 +71,8 @@ class StepModel {
   ~StepModel();
   StepModel(StepModel&&) noexcept;
 
-  /// One iteration. No allocation once warm.
+  /// One iteration. No allocation once warm. Rebuilds the model's own op-list scratch: one
+  /// StepModel per thread.
   StepTime time(const StepBatch& b) const;
 
   /// The attention kernel prefill and decode run (the stack's first the GPU has).

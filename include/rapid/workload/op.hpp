@@ -7,7 +7,9 @@
 
 namespace rapid {
 
-enum class OpKind : uint8_t { Gemm, Attention, MemoryBound, Collective, P2P };
+/// DecodeAttention: serving's decode tokens attending to their KV caches (flops and bytes
+/// set; batch = sequences, k = score dim); training never has it.
+enum class OpKind : uint8_t { Gemm, Attention, MemoryBound, Collective, P2P, DecodeAttention };
 
 /// The process group an op talks to (Megatron names).
 /// ETP/EP/EDP are the expert layers' tensor, expert and data parallel groups (Megatron-Core

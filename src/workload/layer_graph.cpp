@@ -1,12 +1,14 @@
-#include "layer_templates.hpp"
+#include "rapid/workload/layer_graph.hpp"
 
 #include <algorithm>
 
 #include "template_builder.hpp"
 
-namespace rapid::detail {
+namespace rapid {
 
 namespace {
+
+using detail::TemplateBuilder;
 
 constexpr auto kNone = CollectiveKind::None;
 constexpr auto kAllReduce = CollectiveKind::AllReduce;
@@ -17,7 +19,7 @@ constexpr auto kAllToAll = CollectiveKind::AllToAll;
 // Megatron's f operator before a column-parallel GEMM (and its SP all-gather), pipelined
 // with the GEMM that follows when TP overlap is on; `width` elements per token (the hidden
 // size, or MLA's latents).
-void column_parallel_input(TemplateBuilder& tb, const Dims& D, const char* name,
+void column_parallel_input(TemplateBuilder& tb, const LayerDims& D, const char* name,
                            int64_t width = 0) {
   if (D.tp == 1) return;
   double bytes = static_cast<double>(D.T) * static_cast<double>(width > 0 ? width : D.h) * D.e;
@@ -30,7 +32,7 @@ void column_parallel_input(TemplateBuilder& tb, const Dims& D, const char* name,
 
 // Megatron's g operator after a row-parallel GEMM (SP: reduce-scatter), pipelined with the
 // GEMM before it when TP overlap is on.
-void row_parallel_output(TemplateBuilder& tb, const Dims& D, const char* name) {
+void row_parallel_output(TemplateBuilder& tb, const LayerDims& D, const char* name) {
   if (D.tp == 1) return;
   double bytes = static_cast<double>(D.T) * D.h * D.e;
   if (D.sp)
@@ -42,15 +44,26 @@ void row_parallel_output(TemplateBuilder& tb, const Dims& D, const char* name) {
 
 // LayerNorm/RMSNorm over `width` elements per token (default the hidden size): reads x,
 // writes y; backward reads x and dy, writes dx.
-void norm(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd, int64_t width = 0) {
+void norm(TemplateBuilder& tb, const LayerDims& D, const char* fwd, const char* bwd,
+          int64_t width = 0) {
   double x = D.T_norm * static_cast<double>(width > 0 ? width : D.h) * D.e;
   tb.memory(fwd, 2 * x, bwd, 3 * x);
+}
+
+// A norm over the hidden states that follows a residual add (input, post-attention, final):
+// with the add fused into it (LayerDims::add_norm) it reads x and the residual and writes
+// their sum and the normed output; backward adds the residual's gradient pass.
+void residual_norm(TemplateBuilder& tb, const LayerDims& D, const char* fwd, const char* bwd) {
+  if (!D.add_norm) return norm(tb, D, fwd, bwd);
+  const double x = D.T_norm * static_cast<double>(D.h) * D.e;
+  tb.memory(fwd, 4 * x, bwd, 5 * x);
 }
 
 // Bias + dropout + residual add. Fused (Megatron's bias_dropout_add kernel): reads x and
 // the residual, writes out (+1-byte mask). Unfused: a kernel for the bias (read, write),
 // one for dropout (read, write, mask) and the residual add (two reads, one write).
-void residual(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd) {
+void residual(TemplateBuilder& tb, const LayerDims& D, const char* fwd, const char* bwd) {
+  if (D.add_norm) return;  // inside the next norm
   const double n = D.T_norm * D.h;
   const double mask = D.dropout ? 1.0 : 0.0;
   if (D.fusions.bias_dropout_add || (!D.bias && !D.dropout)) {
@@ -66,7 +79,7 @@ void residual(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* b
 // writes their product (backward reads gate, up, dy; writes dgate, dup). Unfused (PyTorch
 // eager): the bias add is a kernel of its own, and SwiGLU runs SiLU(gate) and the product
 // as two kernels (SiLU's output written and read again).
-void activation(TemplateBuilder& tb, const Dims& D, double tokens, int64_t ffn) {
+void activation(TemplateBuilder& tb, const LayerDims& D, double tokens, int64_t ffn) {
   const double act = tokens * static_cast<double>(ffn) * D.e;
   const bool fused = D.fusions.bias_activation;
   if (D.gated) {
@@ -89,12 +102,12 @@ void activation(TemplateBuilder& tb, const Dims& D, double tokens, int64_t ffn) 
 // cast-transpose: read 16-bit, write 8-bit twice), unless the norm before it writes FP8
 // itself (LayerNormLinear); the weight cast and transposed once per step when cached;
 // backward, the output gradient cast and transposed the same way. Then the GEMM.
-void linear(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd_data,
+void linear(TemplateBuilder& tb, const LayerDims& D, const char* fwd, const char* bwd_data,
             const char* bwd_weight, int64_t m, int64_t n, int64_t k, bool after_norm,
             int64_t batch = 1) {
   const bool fp8 = D.fp8.fprop;
   const double bt = static_cast<double>(batch);
-  if (fp8) {
+  if (fp8 && D.fp8_casts) {
     const double input = bt * static_cast<double>(m) * static_cast<double>(k);
     if (!(after_norm && D.fusions.norm_cast))
       tb.memory("fp8_cast_transpose_input", input * (D.e + 2.0), nullptr, 0);
@@ -104,27 +117,31 @@ void linear(TemplateBuilder& tb, const Dims& D, const char* fwd, const char* bwd
         nullptr, 0);
   }
   tb.gemm(fwd, bwd_data, bwd_weight, m, n, k, batch, D.fp8);
-  if (fp8 && (D.fp8.dgrad || D.fp8.wgrad))
+  if (fp8 && D.fp8_casts && (D.fp8.dgrad || D.fp8.wgrad))
     tb.memory(nullptr, 0, "fp8_cast_transpose_grad",
               bt * static_cast<double>(m) * static_cast<double>(n) * (D.e + 2.0));
 }
 
-// Rotary embedding of Q and K (Su et al. 2021): fused (TE/Megatron apply_rope_fusion) one
-// kernel reading and writing Q and K; unfused (PyTorch eager x * cos + rotate_half(x) *
-// sin) four elementwise kernels over them.
-void rope(TemplateBuilder& tb, const Dims& D) {
-  if (!D.rope) return;
-  const double qk = static_cast<double>(D.T) * (D.heads + D.kv_heads) * D.d * D.e;
-  if (D.fusions.rope)
-    tb.memory("rope", 2 * qk, "rope_bwd", 2 * qk);
-  else
-    tb.memory("rope", 8 * qk, "rope_bwd", 8 * qk, 4);
+// Rotary embedding (Su et al. 2021) of `qk_bytes` of queries and keys: fused
+// (TE/Megatron apply_rope_fusion) one kernel reading and writing them; unfused (PyTorch
+// eager x * cos + rotate_half(x) * sin) four elementwise kernels over them. Serving then
+// writes the new tokens' K/V into the paged cache (vLLM reshape_and_cache), charged in the
+// fused rope kernel's op (one kernel, as FlashInfer and TensorRT-LLM fuse them).
+void rope(TemplateBuilder& tb, const LayerDims& D, double qk_bytes) {
+  const double kv =
+      D.kv_write ? static_cast<double>(D.T) * D.kv_elems_per_token * D.kv_elem_bytes : 0.0;
+  if (D.rope && D.fusions.rope) {
+    tb.memory(kv > 0 ? "rope_kv_cache_write" : "rope", 2 * qk_bytes + kv, "rope_bwd", 2 * qk_bytes);
+    return;
+  }
+  if (D.rope) tb.memory("rope", 8 * qk_bytes, "rope_bwd", 8 * qk_bytes, 4);
+  if (kv > 0) tb.memory("kv_cache_write", kv, nullptr, 0);
 }
 
 // The attention core (what selective recompute replays), with the CP K/V ring: queries
 // and keys of head dim d_qk, values of d_v (both d, or MLA's nope + rope and v), kv_heads
-// K/V heads on this GPU.
-void attention_core(TemplateBuilder& tb, const Dims& D, int64_t d_qk, int64_t d_v,
+// K/V heads on this GPU; then serving's decode tokens over the cache.
+void attention_core(TemplateBuilder& tb, const LayerDims& D, int64_t d_qk, int64_t d_v,
                     int64_t kv_heads) {
   tb.begin_core();
   const double T = static_cast<double>(D.T);
@@ -137,19 +154,14 @@ void attention_core(TemplateBuilder& tb, const Dims& D, int64_t d_qk, int64_t d_
     tb.collective("cp_kv_ring", kAllGather, "cp_kv_ring_bwd", kAllGather, CommGroup::CP,
                   kv_chunk * D.cp, +1, 2.0 * kv_chunk * D.cp);
   }
-  if (D.flash) {
+  if (D.flash && D.b > 0) {
     // Q and K read at d_qk, V read and O written at d_v.
     const double io = T * static_cast<double>((D.heads + kv_heads) * (d_qk + d_v)) * D.e;
     const int64_t gqa = D.heads / kv_heads;
-    // Load-balanced causal chunks (each rank holds chunks i and 2cp-1-i) give every CP rank
-    // 1/cp of the causal work: s_q x s/2 dense tile pairs, modeled as a non-causal s_q x s/2
-    // problem. Without CP: the causal s x s triangle.
-    if (D.cp > 1)
-      tb.flash_attention(D.b * D.heads, D.s, D.s_kv / 2, d_qk, gqa, false, io, D.fp8_attention,
-                         d_v);
-    else
-      tb.flash_attention(D.b * D.heads, D.s, D.s_kv, d_qk, gqa, true, io, D.fp8_attention, d_v);
-  } else {
+    // Whole GQA groups of heads (serving's per-sequence chunks; training's always are).
+    const int64_t batch = D.b * D.heads - (D.b * D.heads) % gqa;
+    tb.flash_attention(batch, D.s, D.flash_kv, d_qk, gqa, D.flash_causal, io, D.fp8_attention, d_v);
+  } else if (!D.flash) {
     // Unfused: scores = Q K^T, masked softmax, dropout, context = P V (full s x s work).
     const int64_t bh = D.b * D.heads;
     const double x = static_cast<double>(bh) * D.s * D.s_kv;
@@ -164,12 +176,13 @@ void attention_core(TemplateBuilder& tb, const Dims& D, int64_t d_qk, int64_t d_
       tb.memory("attn_dropout", x * (2 * D.e + 1), "attn_dropout_bwd", x * (2 * D.e + 1));
     tb.gemm("attn_context", "attn_context_dgrad_p", "attn_context_dgrad_v", D.s, d_v, D.s_kv, bh);
   }
+  if (D.decode_seqs > 0) tb.forward(decode_attention_op(D));
   tb.end_core();
 }
 
 // Output projection (row-parallel over the heads' d_v-wide outputs), its TP reduction, the
 // post-attention norm of post_norms models (Gemma 2), the residual.
-void attention_output(TemplateBuilder& tb, const Dims& D, int64_t d_v) {
+void attention_output(TemplateBuilder& tb, const LayerDims& D, int64_t d_v) {
   linear(tb, D, "out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * d_v, false);
   row_parallel_output(tb, D, "sp_reduce_scatter_attn");
   if (D.post_norms) norm(tb, D, "attn_output_norm", "attn_output_norm_bwd");
@@ -186,11 +199,11 @@ void attention_output(TemplateBuilder& tb, const Dims& D, int64_t d_v) {
 // gradients); the up projections split the heads, attention runs on this GPU's heads with
 // query/key head dim nope + rope and value head dim v, W_O is row-parallel as usual.
 // Without a query latent (q_lora_rank 0) W_Q is column-parallel on the hidden states.
-void mla_attention_block(TemplateBuilder& tb, const Dims& D) {
+void mla_attention_block(TemplateBuilder& tb, const LayerDims& D) {
   const int64_t tn = static_cast<int64_t>(D.T_norm);
   const int64_t kv_down = D.kv_lora + D.d_rope;  // c_KV and the shared RoPE key k_R
   const int64_t d_qk = D.d_nope + D.d_rope;
-  norm(tb, D, "input_norm", "input_norm_bwd");
+  residual_norm(tb, D, "input_norm", "input_norm_bwd");
   if (D.q_lora > 0) {
     linear(tb, D, "q_down_proj", "q_down_proj_dgrad", "q_down_proj_wgrad", tn, D.q_lora, D.h, true);
     norm(tb, D, "q_latent_norm", "q_latent_norm_bwd", D.q_lora);
@@ -203,50 +216,79 @@ void mla_attention_block(TemplateBuilder& tb, const Dims& D) {
            true);
   else
     linear(tb, D, "q_proj", "q_proj_dgrad", "q_proj_wgrad", D.T, D.heads * d_qk, D.h, true);
-  linear(tb, D, "kv_up_proj", "kv_up_proj_dgrad", "kv_up_proj_wgrad", D.T,
-         D.heads * (D.d_nope + D.d_v), D.kv_lora, true);
+  // Prompt tokens expand the latent to per-head keys and values (W_UK, W_UV); decode tokens
+  // absorb W_UK into the query and W_UV into the output (DeepSeek-V2 sec 2.1.2; vLLM's MLA
+  // decode path, per-head batched GEMMs in bf16) and attend to the latent cache itself.
+  const int64_t expanded = D.T - D.decode_seqs;
+  if (expanded > 0)
+    linear(tb, D, "kv_up_proj", "kv_up_proj_dgrad", "kv_up_proj_wgrad", expanded,
+           D.heads * (D.d_nope + D.d_v), D.kv_lora, true);
+  if (D.decode_seqs > 0)
+    tb.gemm("mla_q_absorb", "mla_q_absorb_dgrad", "mla_q_absorb_wgrad", D.decode_seqs, D.kv_lora,
+            D.d_nope, D.heads);
   // RoPE on the queries' rope part (per head) and the one shared rope key.
-  if (D.rope) {
-    const double qk =
-        static_cast<double>(D.T) * static_cast<double>((D.heads + 1) * D.d_rope) * D.e;
-    if (D.fusions.rope)
-      tb.memory("rope", 2 * qk, "rope_bwd", 2 * qk);
-    else
-      tb.memory("rope", 8 * qk, "rope_bwd", 8 * qk, 4);
-  }
+  rope(tb, D, static_cast<double>(D.T) * static_cast<double>((D.heads + 1) * D.d_rope) * D.e);
   attention_core(tb, D, d_qk, D.d_v, D.heads);
+  if (D.decode_seqs > 0)
+    tb.gemm("mla_out_absorb", "mla_out_absorb_dgrad", "mla_out_absorb_wgrad", D.decode_seqs, D.d_v,
+            D.kv_lora, D.heads);
   attention_output(tb, D, D.d_v);
 }
 
 // Norm, QKV, attention core (with the CP K/V ring), output projection, residual.
-void attention_block(TemplateBuilder& tb, const Dims& D) {
+void attention_block(TemplateBuilder& tb, const LayerDims& D) {
   if (D.mla) {
     mla_attention_block(tb, D);
     return;
   }
-  norm(tb, D, "input_norm", "input_norm_bwd");
+  residual_norm(tb, D, "input_norm", "input_norm_bwd");
   column_parallel_input(tb, D, "sp_all_gather_attn");
   linear(tb, D, "qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T,
          (D.heads + 2 * D.kv_heads) * D.d, D.h, true);
-  rope(tb, D);
+  rope(tb, D, static_cast<double>(D.T) * (D.heads + D.kv_heads) * D.d * D.e);
   attention_core(tb, D, D.d, D.d, D.kv_heads);
   attention_output(tb, D, D.d);
 }
 
-// A TP-split MLP over all T tokens of the micro-batch (dense layers, shared experts).
-void dense_mlp(TemplateBuilder& tb, const Dims& D, int64_t ffn_per_gpu) {
+// A TP-split MLP over all T tokens of the micro-batch (dense layers, shared experts);
+// `reduce` false leaves its partial sums to a later reduction.
+void dense_mlp(TemplateBuilder& tb, const LayerDims& D, int64_t ffn_per_gpu, bool reduce = true) {
   column_parallel_input(tb, D, "sp_all_gather_mlp");
   linear(tb, D, "mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.gated ? 2 : 1) * ffn_per_gpu, D.h,
          true);
   activation(tb, D, static_cast<double>(D.T), ffn_per_gpu);
   linear(tb, D, "mlp_down", "mlp_down_dgrad", "mlp_down_wgrad", D.T, D.h, ffn_per_gpu, false);
-  row_parallel_output(tb, D, "sp_reduce_scatter_mlp");
+  if (reduce) row_parallel_output(tb, D, "sp_reduce_scatter_mlp");
 }
 
 }  // namespace
 
-Dims Dims::make(const ModelSpec& model, const TrainingSpec& training, const ParallelConfig& par) {
-  Dims D{};
+Op decode_attention_op(const LayerDims& D) {
+  // Per head: q.k over the head dim and the values read, or MLA's latent plus rope dims
+  // against the compressed cache and its latent as values (DeepSeek-V2 sec 2.1.2, weights
+  // absorbed).
+  const int64_t score_dim = D.mla ? D.kv_lora + D.d_rope : D.d;
+  const int64_t value_dim = D.mla ? D.kv_lora : D.d;
+  Op op;
+  op.name = "decode_attention";
+  op.kind = OpKind::DecodeAttention;
+  op.m = 1;
+  op.batch = D.decode_seqs;
+  op.k = score_dim;
+  // Split-KV decode (Flash-Decoding, Dao et al. 2023): each block streams its share of one
+  // sequence's keys and values for all query heads of a K/V head, so the cache is read
+  // once; the queries are read and the outputs written once.
+  const double qo = 2.0 * static_cast<double>(D.decode_seqs * D.heads) *
+                    static_cast<double>(score_dim + value_dim) * D.kv_elem_bytes;
+  op.bytes = D.decode_context * D.kv_elems_per_token * D.kv_elem_bytes + qo;
+  op.flops = 2.0 * D.decode_context * static_cast<double>(D.heads) *
+             static_cast<double>(score_dim + value_dim);
+  return op;
+}
+
+LayerDims LayerDims::for_training(const ModelSpec& model, const TrainingSpec& training,
+                                  const ParallelConfig& par) {
+  LayerDims D{};
   D.e = dtype_bytes(training.dtype) >= 2 ? dtype_bytes(training.dtype) : 2.0;
   D.tp = par.tp;
   D.cp = par.cp;
@@ -255,7 +297,13 @@ Dims Dims::make(const ModelSpec& model, const TrainingSpec& training, const Para
   D.b = par.mbs;
   D.s = training.seq_length / par.cp;
   D.s_kv = training.seq_length;
+  // Load-balanced causal chunks (each CP rank holds chunks i and 2cp-1-i) give every rank
+  // 1/cp of the causal work: s_q x s/2 dense tile pairs, modeled as a non-causal s_q x s/2
+  // problem. Without CP: the causal s x s triangle.
+  D.flash_kv = par.cp > 1 ? D.s_kv / 2 : D.s_kv;
+  D.flash_causal = par.cp == 1;
   D.T = D.b * D.s;
+  D.head_tokens = D.T;
   D.sp = par.sp;
   D.T_norm = par.sp ? static_cast<double>(D.T) / par.tp : static_cast<double>(D.T);
   D.h = model.hidden_size;
@@ -264,6 +312,7 @@ Dims Dims::make(const ModelSpec& model, const TrainingSpec& training, const Para
   D.kv_heads = model.num_kv_heads / par.tp;
   D.ffn = model.ffn_hidden_size / par.tp;
   D.vocab = (model.vocab_size + par.tp - 1) / par.tp;
+  D.vocab_total = model.vocab_size;
   D.dropout = model.dropout;
   D.gated = is_gated(model.activation);
   D.geglu = model.activation == Activation::GeGlu;
@@ -282,6 +331,7 @@ Dims Dims::make(const ModelSpec& model, const TrainingSpec& training, const Para
   const Fp8Recipe& r = training.framework.fp8;
   D.fp8 = {};
   if (training.fp8()) D.fp8 = {true, r.dgrad, r.wgrad};
+  D.fp8_casts = true;
   D.fp8_attention = training.fp8() && r.attention;
   const int64_t m = std::max<int64_t>(1, par.num_microbatches(training.global_batch_size));
   D.weight_casts_per_mb = r.cache_weights ? 1.0 / static_cast<double>(m) : 1.0;
@@ -294,48 +344,53 @@ Dims Dims::make(const ModelSpec& model, const TrainingSpec& training, const Para
     D.shared_ffn = moe.num_shared_experts * moe.shared_expert_ffn_hidden_size / par.tp;
     D.capacity_factor = moe.capacity_factor;
     D.expert_tokens = D.T_norm * static_cast<double>(moe.top_k) * moe.capacity_factor * par.etp;
+    // Balanced routing: every local expert gets an even share.
+    D.active_experts = D.local_experts;
+    D.tokens_per_expert =
+        static_cast<int64_t>(D.expert_tokens / static_cast<double>(D.local_experts) + 0.5);
   }
   return D;
 }
 
-void build_dense_layer(const Dims& D, Recompute rc, OpTemplate& t) {
-  TemplateBuilder tb(t, D.e);
+void build_dense_layer(const LayerDims& D, Recompute rc, OpTemplate& t) {
+  TemplateBuilder tb(t, D.e, D.forward_only);
   attention_block(tb, D);
-  norm(tb, D, "post_attn_norm", "post_attn_norm_bwd");
+  residual_norm(tb, D, "post_attn_norm", "post_attn_norm_bwd");
   dense_mlp(tb, D, D.ffn);
   if (D.post_norms) norm(tb, D, "mlp_output_norm", "mlp_output_norm_bwd");
   residual(tb, D, "mlp_residual", "mlp_residual_bwd");
   tb.finish(rc);
 }
 
-void build_moe_layer(const Dims& D, Recompute rc, OpTemplate& t) {
-  TemplateBuilder tb(t, D.e);
+void build_moe_layer(const LayerDims& D, Recompute rc, OpTemplate& t) {
+  TemplateBuilder tb(t, D.e, D.forward_only);
   attention_block(tb, D);
-  norm(tb, D, "post_attn_norm", "post_attn_norm_bwd");
-  // Router: logits over the experts, softmax and top-k in fp32.
+  residual_norm(tb, D, "post_attn_norm", "post_attn_norm_bwd");
+  // Router: logits over the experts, softmax and top-k in fp32 (bf16 GEMM: DeepSeek-V3
+  // sec 3.3 keeps the gating modules out of FP8).
   const int64_t router_tokens = static_cast<int64_t>(D.T_norm);
   tb.gemm("moe_router", "moe_router_dgrad", "moe_router_wgrad", router_tokens, D.experts, D.h);
   const double logits = D.T_norm * static_cast<double>(D.experts) * 4.0;
   tb.memory("moe_topk", 2 * logits, "moe_topk_bwd", 3 * logits);
   // Dispatch: every token goes to its top_k experts over the EP group (send buffer
   // T_norm * top_k * cf hidden vectors); the expert-TP group then gathers its members'
-  // tokens. Combine mirrors it.
+  // tokens (Megatron), unless every TP rank already holds them (inference engines).
+  // Combine mirrors it.
   const double sent = D.T_norm * static_cast<double>(D.top_k) * D.capacity_factor * D.h * D.e;
   tb.collective("moe_dispatch_all_to_all", kAllToAll, "moe_dispatch_all_to_all_bwd", kAllToAll,
                 CommGroup::EP, sent);
   const double gathered = D.expert_tokens * D.h * D.e;
-  if (D.etp > 1)
+  const bool etp_gather = D.etp > 1 && !D.moe_tokens_replicated;
+  if (etp_gather)
     tb.collective("moe_etp_all_gather", kAllGather, "moe_etp_reduce_scatter_bwd", kReduceScatter,
                   CommGroup::ETP, gathered);
-  // Grouped GEMM over the local experts, tokens spread evenly (balanced routing).
-  const int64_t per_expert =
-      static_cast<int64_t>(D.expert_tokens / static_cast<double>(D.local_experts) + 0.5);
-  linear(tb, D, "moe_expert_up", "moe_expert_up_dgrad", "moe_expert_up_wgrad", per_expert,
-         (D.gated ? 2 : 1) * D.expert_ffn, D.h, false, D.local_experts);
+  // Grouped GEMM over the experts that receive tokens, tokens spread evenly.
+  linear(tb, D, "moe_expert_up", "moe_expert_up_dgrad", "moe_expert_up_wgrad", D.tokens_per_expert,
+         (D.gated ? 2 : 1) * D.expert_ffn, D.h, false, D.active_experts);
   activation(tb, D, D.expert_tokens, D.expert_ffn);
-  linear(tb, D, "moe_expert_down", "moe_expert_down_dgrad", "moe_expert_down_wgrad", per_expert,
-         D.h, D.expert_ffn, false, D.local_experts);
-  if (D.etp > 1)
+  linear(tb, D, "moe_expert_down", "moe_expert_down_dgrad", "moe_expert_down_wgrad",
+         D.tokens_per_expert, D.h, D.expert_ffn, false, D.active_experts);
+  if (etp_gather)
     tb.collective("moe_etp_reduce_scatter", kReduceScatter, "moe_etp_all_gather_bwd", kAllGather,
                   CommGroup::ETP, gathered);
   tb.collective("moe_combine_all_to_all", kAllToAll, "moe_combine_all_to_all_bwd", kAllToAll,
@@ -343,15 +398,19 @@ void build_moe_layer(const Dims& D, Recompute rc, OpTemplate& t) {
   // Weighted sum of the top_k expert outputs per token.
   tb.memory("moe_combine", D.T_norm * D.h * D.e * (static_cast<double>(D.top_k) + 1),
             "moe_combine_bwd", D.T_norm * D.h * D.e * (static_cast<double>(D.top_k) + 1));
-  if (D.shared_ffn > 0) dense_mlp(tb, D, D.shared_ffn);
+  if (D.shared_ffn > 0) dense_mlp(tb, D, D.shared_ffn, !D.moe_tokens_replicated);
+  // Replicated tokens: the expert-TP slices' and the shared experts' partial sums, reduced
+  // once over TP.
+  if (D.moe_tokens_replicated && (D.etp > 1 || D.shared_ffn > 0))
+    row_parallel_output(tb, D, "moe_all_reduce");
   if (D.post_norms) norm(tb, D, "mlp_output_norm", "mlp_output_norm_bwd");
   residual(tb, D, "mlp_residual", "mlp_residual_bwd");
   tb.finish(rc);
 }
 
 // First stage: vocab-parallel embedding lookup, partial sums reduced over TP.
-void build_embedding(const Dims& D, OpTemplate& t) {
-  TemplateBuilder tb(t, D.e);
+void build_embedding(const LayerDims& D, OpTemplate& t) {
+  TemplateBuilder tb(t, D.e, D.forward_only);
   double x = static_cast<double>(D.T) * D.h * D.e;
   tb.memory("embedding_lookup", 2 * x, "embedding_grad", x + 2.0 * D.T * D.h * 4.0);
   if (D.tp > 1) {
@@ -364,19 +423,32 @@ void build_embedding(const Dims& D, OpTemplate& t) {
   tb.finish(Recompute::None);
 }
 
-// Last stage: final norm, LM head GEMM over the vocab shard, vocab-parallel cross-entropy
-// (fp32 softmax kept for backward; max/sum/target all-reduces of T fp32 values over TP).
-void build_lm_head(const Dims& D, OpTemplate& t) {
-  TemplateBuilder tb(t, D.e);
-  norm(tb, D, "final_norm", "final_norm_bwd");
+// Last stage: final norm, LM head GEMM over the vocab shard (bf16: Megatron and DeepSeek-V3
+// sec 3.3 keep the output head out of FP8). Training: vocab-parallel cross-entropy (fp32
+// softmax kept for backward; max/sum/target all-reduces of T fp32 values over TP). Serving:
+// the sampling sequences' logits gathered over TP, then softmax and sampling over the
+// vocabulary in fp32 (read, write, read).
+void build_lm_head(const LayerDims& D, OpTemplate& t) {
+  TemplateBuilder tb(t, D.e, D.forward_only);
+  residual_norm(tb, D, "final_norm", "final_norm_bwd");
   column_parallel_input(tb, D, "sp_all_gather_head");
-  tb.gemm("lm_head", "lm_head_dgrad", "lm_head_wgrad", D.T, D.vocab, D.h);
-  const double logits = static_cast<double>(D.T) * D.vocab;
-  tb.memory("cross_entropy", logits * (D.e + 8.0), "cross_entropy_bwd", logits * (4.0 + D.e));
-  if (D.tp > 1)
-    tb.collective("cross_entropy_all_reduce", kAllReduce, "", kNone, CommGroup::TP,
-                  3.0 * static_cast<double>(D.T) * 4.0);
+  if (D.head_tokens > 0)
+    tb.gemm("lm_head", "lm_head_dgrad", "lm_head_wgrad", D.head_tokens, D.vocab, D.h);
+  if (D.sampling) {
+    const double V = static_cast<double>(D.vocab_total);
+    if (D.tp > 1 && D.head_tokens > 0)
+      tb.collective("logits_all_gather", kAllGather, "", kNone, CommGroup::TP,
+                    static_cast<double>(D.head_tokens) * V * D.e);
+    if (D.head_tokens > 0)
+      tb.memory("sampling", 3.0 * static_cast<double>(D.head_tokens) * V * 4.0, nullptr, 0);
+  } else {
+    const double logits = static_cast<double>(D.T) * D.vocab;
+    tb.memory("cross_entropy", logits * (D.e + 8.0), "cross_entropy_bwd", logits * (4.0 + D.e));
+    if (D.tp > 1)
+      tb.collective("cross_entropy_all_reduce", kAllReduce, "", kNone, CommGroup::TP,
+                    3.0 * static_cast<double>(D.T) * 4.0);
+  }
   tb.finish(Recompute::None);
 }
 
-}  // namespace rapid::detail
+}  // namespace rapid
