@@ -1,5 +1,6 @@
-// Collectives as flows: starting an op's bundles, drains, completions, blocking units
-// (with the rendezvous of their participants), pipeline p2p and the DP streams.
+// The stage executor's side of communication: what happens when an op ends (waking the
+// instances waiting for it), blocking units (with the rendezvous of their participants),
+// pipeline p2p and the DP streams. The ops themselves run in the Communicator.
 #include <algorithm>
 
 #include "rapid/common/error.hpp"
@@ -7,98 +8,17 @@
 
 namespace rapid::des {
 
-void Simulator::Impl::push_changed() {
-  for (int32_t b : net.changed()) queue.push(net.drain_time(b), kDrain, b, net.version(b));
-}
-
-int32_t Simulator::Impl::start_op(const OpTarget& target, int32_t desc) {
-  ++flows_started;
-  ActiveOp op;
-  op.target = target;
-  op.desc = desc;
-  op.start = op.last = now;
-  const CommDesc& d = descs[static_cast<size_t>(desc)];
-  op.latency = d.latency + (d.timed_loss != 0 ? timed_loss_latency(d) : 0);
-  const int32_t id = ops.add(op);
-  const bool fold = folding.on();
-  // The op's bundles, listed once: tried folded, else started in the network. (Unfolding
-  // another op lists that op's bundles in buffers.unfolding, not here.)
-  bundles_of(d, buffers.op_bundles);
-  if (fold && folding.try_fold(id, buffers.op_bundles, now)) return id;
-  int32_t pending = 0;
-  for (const OpBundle& b : buffers.op_bundles) {
-    if (fold) meet_folded(b.uses);
-    net.add(now, b.uses, b.bytes, static_cast<uint64_t>(id));
-    ++pending;
-  }
-  if (pending > 0) {
-    net.commit(now);
-    push_changed();
-  }
-  ActiveOp& o = ops[id];
-  o.pending = pending;
-  if (pending == 0) queue.push(now + o.latency, kOpDone, id, o.version);
-  return id;
-}
-
-void Simulator::Impl::meet_folded(std::span<const ResourceUse> uses) {
-  for (const ResourceUse& u : uses)
-    if (const int32_t id = folding.moving_on(u.res, now); id >= 0) {
-      bundles_of(descs[static_cast<size_t>(ops[id].desc)], buffers.unfolding);
-      folding.unfold(id, buffers.unfolding, now);
-    }
-}
-
-SimTime Simulator::Impl::timed_loss_latency(const CommDesc& d) const {
-  return to_ps(d.plan.net_steps * topo->timed_loss_s(d.timed_loss, to_seconds(now)));
-}
-
-void Simulator::Impl::schedule_fault_changes() {
-  if (timed_classes.empty()) return;
-  for (size_t k = 0; k < topo->fault_times().size(); ++k) {
-    ActiveOp op;
-    op.target = FaultChangeAt{static_cast<int32_t>(k)};
-    const int32_t id = ops.add(op);
-    queue.push(to_ps(topo->fault_times()[k]), kOpDone, id, ops[id].version);
-  }
-}
-
-// A timed fault starts or ends: the faulted classes take their capacity of the interval up to
-// the next change (probed at its middle: the set of faults in effect is constant there), and
-// the bundles crossing them get new rates (FlowNetwork::set_capacity).
-void Simulator::Impl::on_fault_change(int32_t k) {
-  const std::vector<double>& times = topo->fault_times();
-  const auto next = static_cast<size_t>(k) + 1;
-  const double probe = next < times.size() ? 0.5 * (times[static_cast<size_t>(k)] + times[next])
-                                           : times[static_cast<size_t>(k)] + 1.0;
-  for (int32_t c : timed_classes) {
-    const double cap = topo->capacity_at(layouts.class_links(c).front(), probe);
-    if (cap == net.capacity(c)) continue;
-    net.set_capacity(now, c, cap);
-    push_changed();
-  }
-}
-
-void Simulator::Impl::on_drain(int32_t bundle, uint32_t /*version*/) {
-  const auto id = static_cast<int32_t>(net.tag(bundle));
-  net.finish(now, bundle);
-  push_changed();
-  ActiveOp& op = ops[id];
-  op.last = now;
-  if (--op.pending == 0) queue.push(now + op.latency, kOpDone, id, op.version);
-}
-
 void Simulator::Impl::on_op_done(int32_t id) {
-  const ActiveOp op = ops[id];
-  ops.release(id);  // done: its slot serves the next op (the handlers use the copy)
+  const ActiveOp op = comm.ops[id];
+  comm.ops.release(id);  // done: its slot serves the next op (the handlers use the copy)
   if (const auto* f = std::get_if<FaultChangeAt>(&op.target)) {
-    on_fault_change(f->time_index);
+    comm.on_fault_change(now, f->time_index);
     return;
   }
-  const CommDesc& d = descs[static_cast<size_t>(op.desc)];
+  const CommDesc& d = comm.descs[static_cast<size_t>(op.desc)];
   auto record = [&](int32_t who, Timeline::Track track, int32_t mb, bool bwd) {
     if (!opt.timeline) return;
-    const int32_t l = d.ntiers > 0 ? desc_layouts[static_cast<size_t>(d.layout_begin[0])] : -1;
+    const int32_t l = d.ntiers > 0 ? comm.desc_layouts[static_cast<size_t>(d.layout_begin[0])] : -1;
     opt.timeline->add(
         {who, track, d.name, op.start, now, d.bytes[0], l >= 0 ? layouts.flows(l) : 0, mb, bwd});
   };
@@ -171,13 +91,13 @@ void Simulator::Impl::post_unit(int32_t i) {
   s.unit_done = s.t;
   for (int32_t k = 0; k < it.count; ++k) {
     const int32_t d = unit_comms[static_cast<size_t>(it.begin + k)];
-    const CommDesc& desc = descs[static_cast<size_t>(d)];
+    const CommDesc& desc = comm.descs[static_cast<size_t>(d)];
     if (desc.participants <= 1) {  // the one waiter in c, no pool entry
-      start_op(UnitWaiters{-1, 1, i}, d);
+      comm.start(now, UnitWaiters{-1, 1, i}, d);
       continue;
     }
-    const int32_t first = desc_layouts[static_cast<size_t>(desc.layout_begin[0])];
-    if (const auto u = units.post(i, first, desc.participants)) start_op(*u, d);
+    const int32_t first = comm.desc_layouts[static_cast<size_t>(desc.layout_begin[0])];
+    if (const auto u = units.post(i, first, desc.participants)) comm.start(now, *u, d);
   }
 }
 
@@ -213,7 +133,7 @@ void Simulator::Impl::send(int32_t i, const PassRef& pr) {
   ++s.sends;
   s.had_sends = true;
   s.sends_start = now;
-  start_op(Transfer{i, receiver, message(msg)}, desc);
+  comm.start(now, Transfer{i, receiver, message(msg)}, desc);
 }
 
 void Simulator::Impl::post_dp(int32_t stage, int32_t k) {
@@ -222,7 +142,7 @@ void Simulator::Impl::post_dp(int32_t stage, int32_t k) {
 
 void Simulator::Impl::try_start_dp(int32_t stage) {
   streams[static_cast<size_t>(stage)].start_ready(now, [&](int32_t k, int32_t desc) {
-    start_op(DpRun{stage, k}, desc);
+    comm.start(now, DpRun{stage, k}, desc);
   });
 }
 

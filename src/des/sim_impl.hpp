@@ -1,5 +1,7 @@
 // The simulator's state, shared by src/des/sim_setup.cpp (building the compiled program),
-// sim_run.cpp (stage instances) and sim_comm.cpp (collectives, p2p, DP streams).
+// sim_run.cpp (stage instances) and sim_comm.cpp (posting collectives, p2p and DP ops, and
+// waking instances when they end). What is in flight is the Communicator's
+// (communicator.hpp); the DP streams, folding and the steady-state probe have owners too.
 // Internal to src/des.
 #pragma once
 
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "active_op.hpp"
+#include "communicator.hpp"
 #include "dp_stream.hpp"
 #include "folding.hpp"
 #include "rapid/core/op_class.hpp"
@@ -20,24 +23,6 @@
 #include "unit_rendezvous.hpp"
 
 namespace rapid::des {
-
-/// A communication with its plan and flow layouts.
-struct CommDesc {
-  const Op* op = nullptr;  ///< the template op (nullptr for p2p and DP ops)
-  const char* name = "";
-  CollectivePlan plan;
-  SimTime latency = 0;  ///< plan latency + per-hop latency beyond the plan's routes
-  SimTime alone = 0;    ///< duration when nothing else is on its links
-  int ntiers = 0;
-  std::array<double, 2> bytes{};
-  std::array<int32_t, 2> layout_begin{}, layout_count{};  // into Impl::desc_layouts
-  bool foldable = false;                                  ///< always uncontended
-  bool quiet_foldable = false;  ///< uncontended while its stage's DP stream is quiet
-  int32_t participants = 1;     ///< instances that must post it before it starts
-  /// Timed lossy faults on its links (docs/faults.md): while one is in effect at the
-  /// start, each network step waits p x RC timeout more (permanent ones are in `latency`).
-  uint64_t timed_loss = 0;
-};
 
 /// One host-issued unit of a compute block: a compute op, a folded collective, or a
 /// compute op with the folded collectives pipelined with it.
@@ -129,7 +114,6 @@ struct Simulator::Impl {
   int64_t tpcp = 1, dp = 1, pp = 1, vpp = 1, m = 1;
 
   CommLayouts layouts;
-  FlowNetwork net;
   FlowNetwork alone_net;  ///< scratch: each collective's uncontended duration
   EventQueue queue;
   SimTime now = 0;
@@ -137,16 +121,12 @@ struct Simulator::Impl {
 
   std::vector<StageProgram> programs;  // per stage
   std::vector<Inst> inst;
-  std::vector<CommDesc> descs;
-  std::vector<int32_t> desc_layouts;
   std::vector<Entry> entries;
   std::vector<Item> items;
   std::vector<int32_t> unit_comms;
-  std::vector<DpStream> streams;     // per stage
-  OpSlots ops;                       ///< running ops (kOpDone targets)
-  Folding folding{net, queue, ops};  ///< ops running outside the network (folding.hpp)
-  uint64_t flows_started = 0;        ///< collectives and transfers started as flows
-  UnitRendezvous units;              ///< layer collectives of several instances
+  std::vector<DpStream> streams;      // per stage
+  Communicator comm{queue, layouts};  ///< what is in flight (communicator.hpp)
+  UnitRendezvous units;               ///< layer collectives of several instances
   SimTime step_end = 0;
   int32_t desc_cursor = 0;
   // Link faults (docs/faults.md): the link the `most_loaded` faults resolve to; whether
@@ -154,7 +134,6 @@ struct Simulator::Impl {
   LinkRef most_loaded;
   bool has_most_loaded = false, no_route = false;
   std::vector<uint64_t> class_faults;
-  std::vector<int32_t> timed_classes;
 
   /// Buffers of one call each, kept from run to run so that a warm simulator allocates
   /// nothing; what they hold means nothing between calls.
@@ -167,7 +146,6 @@ struct Simulator::Impl {
     std::vector<std::pair<size_t, int32_t>> dp_descs;  ///< setup: (spec index, desc)
     std::vector<int32_t> woken;                        ///< a DP op's waiters
     std::vector<std::pair<SimTime, SimTime>> spans;    ///< DpStream::cover
-    std::vector<OpBundle> op_bundles, unfolding;       ///< start_op, meet_folded
     Workload shorter;  ///< run_once: the step with the steady periods left out
   } buffers;
 
@@ -178,12 +156,8 @@ struct Simulator::Impl {
   std::vector<SimTime> extra_busy;
   int64_t extra_solves = 0;
 
-  /// A drain event of a bundle that finished or was re-solved since it was scheduled.
-  bool stale(const Event& e) const {
-    if (e.kind == kOpDone) return ops[e.target].version != static_cast<uint32_t>(e.data);
-    return e.kind == kDrain &&
-           (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data));
-  }
+  /// A drain or completion event superseded since it was scheduled.
+  bool stale(const Event& e) const { return comm.stale(e); }
 
   // simulator.cpp: the run's result
   /// Each instance's times and the critical one.
@@ -265,32 +239,7 @@ struct Simulator::Impl {
   /// Posts DP ops first .. first + count - 1 of s's stage at s.t (an event if later).
   void post_dp_at(Inst& s, int32_t first, int32_t count);
 
-  // sim_comm.cpp: dynamic folding (folding.hpp)
-  /// A folded op still moving on one of `uses` joins the network (FlowNetwork::add_running).
-  void meet_folded(std::span<const ResourceUse> uses);
-  /// The bundles of desc d (each tier's layouts that carry bytes), in the order start_op()
-  /// starts them, into `out`.
-  void bundles_of(const CommDesc& d, std::vector<OpBundle>& out) const {
-    out.clear();
-    for (int t = 0; t < d.ntiers; ++t)
-      for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
-        const int32_t l =
-            desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
-        const auto uses = layouts.uses(l);
-        if (uses.empty() || d.bytes[static_cast<size_t>(t)] <= 0) continue;
-        out.push_back({uses, d.bytes[static_cast<size_t>(t)]});
-      }
-  }
-
-  // sim_comm.cpp
-  int32_t start_op(const OpTarget& target, int32_t desc);
-  /// Wait of a collective for RC timeouts of the timed lossy faults in effect now.
-  SimTime timed_loss_latency(const CommDesc& d) const;
-  /// Schedules the capacity changes of timed faults (kOpDone of FaultChange entries).
-  void schedule_fault_changes();
-  void on_fault_change(int32_t k);
-  void push_changed();
-  void on_drain(int32_t bundle, uint32_t version);
+  // sim_comm.cpp: what the executor does when communication ends or must start
   void on_op_done(int32_t op);
   void post_unit(int32_t i);
   void send(int32_t i, const PassRef& pr);

@@ -106,7 +106,7 @@ void Simulator::Impl::run_events() {
         break;
       case kDrain:
         ++events;
-        on_drain(e.target, static_cast<uint32_t>(e.data));
+        comm.on_drain(now, e.target);
         break;
       case kOpDone:
         ++events;
@@ -183,10 +183,11 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
               {id, Timeline::kCompute, e.op->name, s.t, s.t + e.compute, 0, 0, pr.mb, bwd});
         for (int32_t d : {e.comm, e.comm2})
           if (d >= 0) {
-            const CommDesc& c = descs[static_cast<size_t>(d)];
-            opt.timeline->add({id, Timeline::kTpComm, c.name, s.t, s.t + c.alone, c.bytes[0],
-                               layouts.flows(desc_layouts[static_cast<size_t>(c.layout_begin[0])]),
-                               pr.mb, bwd});
+            const CommDesc& c = comm.descs[static_cast<size_t>(d)];
+            opt.timeline->add(
+                {id, Timeline::kTpComm, c.name, s.t, s.t + c.alone, c.bytes[0],
+                 layouts.flows(comm.desc_layouts[static_cast<size_t>(c.layout_begin[0])]), pr.mb,
+                 bwd});
           }
       }
       if (opt.power)

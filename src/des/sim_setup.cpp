@@ -33,13 +33,13 @@ int32_t Simulator::Impl::make_desc(const char* name, const Op* op, CollectiveKin
     tmp.clear();
     if (!layouts.collective(g, tier.pattern, inst_id, blocking, split, tmp, dp_stage)) continue;
     d.bytes[static_cast<size_t>(d.ntiers)] = tier.flow_bytes;
-    d.layout_begin[static_cast<size_t>(d.ntiers)] = static_cast<int32_t>(desc_layouts.size());
+    d.layout_begin[static_cast<size_t>(d.ntiers)] = static_cast<int32_t>(comm.desc_layouts.size());
     d.layout_count[static_cast<size_t>(d.ntiers)] = static_cast<int32_t>(tmp.size());
-    desc_layouts.insert(desc_layouts.end(), tmp.begin(), tmp.end());
+    comm.desc_layouts.insert(comm.desc_layouts.end(), tmp.begin(), tmp.end());
     ++d.ntiers;
   }
-  descs.push_back(d);
-  return static_cast<int32_t>(descs.size()) - 1;
+  comm.descs.push_back(d);
+  return static_cast<int32_t>(comm.descs.size()) - 1;
 }
 
 int32_t Simulator::Impl::make_p2p_desc(int32_t inst_id, int64_t dst_stage) {
@@ -57,11 +57,11 @@ int32_t Simulator::Impl::make_p2p_desc(int32_t inst_id, int64_t dst_stage) {
   d.plan = in.collective->plan(CollectiveKind::SendRecv, w->p2p.bytes, g);
   d.ntiers = 1;
   d.bytes[0] = w->p2p.bytes;
-  d.layout_begin[0] = static_cast<int32_t>(desc_layouts.size());
+  d.layout_begin[0] = static_cast<int32_t>(comm.desc_layouts.size());
   d.layout_count[0] = 1;
-  desc_layouts.push_back(layout);
-  descs.push_back(d);
-  return static_cast<int32_t>(descs.size()) - 1;
+  comm.desc_layouts.push_back(layout);
+  comm.descs.push_back(d);
+  return static_cast<int32_t>(comm.descs.size()) - 1;
 }
 
 void Simulator::Impl::finish_desc(CommDesc& d) {
@@ -82,7 +82,7 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   for (int t = 0; t < d.ntiers; ++t)
     for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
       const int32_t l =
-          desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
+          comm.desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
       net_links = std::max(net_links, layouts.network_links(l));
       for (const ResourceUse& u : layouts.uses(l)) {
         faults |= class_faults[static_cast<size_t>(u.res)];
@@ -224,10 +224,11 @@ void Simulator::Impl::compile_compute(int32_t inst_id, int32_t i, int32_t n, int
   for (int32_t j = 0; j < n; ++j)
     if (partner[static_cast<size_t>(j)] == i) {
       with.push_back(desc_of[static_cast<size_t>(j)]);
-      fold = fold && fold_ok(version, descs[static_cast<size_t>(desc_of[static_cast<size_t>(j)])]);
-      const Op& comm = *buffers.ops[static_cast<size_t>(j)];
+      fold = fold &&
+             fold_ok(version, comm.descs[static_cast<size_t>(desc_of[static_cast<size_t>(j)])]);
+      const Op& beside_op = *buffers.ops[static_cast<size_t>(j)];
       if (in.interference) {
-        const InterferenceModel::Profile p = InterferenceModel::profile_of(comm, *w);
+        const InterferenceModel::Profile p = InterferenceModel::profile_of(beside_op, *w);
         const double t = in.interference->cost(p).time(op) / in.step_efficiency * scale;
         beside = std::max(beside, to_ps(t));
         slow = std::max(slow, in.interference->comm_slowdown(p, op, t));
@@ -240,7 +241,7 @@ void Simulator::Impl::compile_compute(int32_t inst_id, int32_t i, int32_t n, int
     SimTime d = beside, longest = -1;
     uint8_t cls = 0;
     for (int32_t x : with) {
-      const CommDesc& cd = descs[static_cast<size_t>(x)];
+      const CommDesc& cd = comm.descs[static_cast<size_t>(x)];
       const auto t = static_cast<SimTime>(static_cast<double>(cd.alone) * slow);
       d = std::max(d, t);
       if (t > longest) longest = t, cls = static_cast<uint8_t>(comm_class(cd.op->group));
@@ -301,7 +302,7 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
   for (int32_t i = 0; i < n; ++i) {
     if (!is_comm(*list[static_cast<size_t>(i)])) continue;
     desc_of[static_cast<size_t>(i)] = desc_cursor++;
-    const CommDesc& d = descs[static_cast<size_t>(desc_of[static_cast<size_t>(i)])];
+    const CommDesc& d = comm.descs[static_cast<size_t>(desc_of[static_cast<size_t>(i)])];
     differs = differs || d.foldable != d.quiet_foldable;
     const int32_t j = i + list[static_cast<size_t>(i)]->overlap;
     if (list[static_cast<size_t>(i)]->overlap != 0 && j >= 0 && j < n &&
@@ -325,8 +326,8 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
     if (is_comm(op)) {
       if (partner[static_cast<size_t>(i)] >= 0) continue;  // with its compute op
       const int32_t d = desc_of[static_cast<size_t>(i)];
-      if (fold_ok(version, descs[static_cast<size_t>(d)])) {
-        Entry e{descs[static_cast<size_t>(d)].alone, 0, 1, &op, d, -1};
+      if (fold_ok(version, comm.descs[static_cast<size_t>(d)])) {
+        Entry e{comm.descs[static_cast<size_t>(d)].alone, 0, 1, &op, d, -1};
         e.comm_class = static_cast<uint8_t>(comm_class(op.group));
         add_entry(c.item_begin, e);
       } else {
@@ -369,18 +370,14 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
                has_most_loaded ? &most_loaded : nullptr))
     return false;
   layouts.reset(&t, tpcp, dp, pp, one, o.replicas == ReplicaMode::Auto && one && dp > 1);
-  net.clear();
+  comm.clear(&t);
   queue.clear();
   now = 0;
   events = folded = 0;
   step_end = 0;
-  descs.clear();
-  desc_layouts.clear();
   entries.clear();
   items.clear();
   unit_comms.clear();
-  ops.clear();
-  flows_started = 0;
   programs.resize(static_cast<size_t>(pp));
   for (int64_t s = 0; s < pp; ++s)
     build_stage_program(wl, *in.model, *in.training, s, programs[static_cast<size_t>(s)]);
@@ -419,11 +416,11 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   }
   // 2. Link classes, resources, durations, foldability.
   build_link_classes();
-  for (CommDesc& d : descs) finish_desc(d);
-  schedule_fault_changes();
+  for (CommDesc& d : comm.descs) finish_desc(d);
+  comm.schedule_fault_changes();
   // Timed faults change capacities during the step (a folded bundle's rate would change).
-  folding.reset(opt.fold_alone && timed_classes.empty(),
-                static_cast<size_t>(layouts.num_classes()));
+  comm.folding.reset(opt.fold_alone && comm.timed_classes.empty(),
+                     static_cast<size_t>(layouts.num_classes()));
   // 3. Templates -> blocks and units.
   for (int version = 0; version < 2; ++version) {
     desc_cursor = 0;
@@ -457,13 +454,13 @@ void Simulator::Impl::build_link_classes() {
   layouts.finalize();
   alone_net.clear();
   class_faults.assign(static_cast<size_t>(layouts.num_classes()), 0);
-  timed_classes.clear();
   for (int32_t c = 0; c < layouts.num_classes(); ++c) {
-    net.add_resource(layouts.class_capacity(c));
+    comm.net.add_resource(layouts.class_capacity(c));
     alone_net.add_resource(layouts.class_capacity(c));
     // Links of one class share their faults (CommLayouts never merges others).
     class_faults[static_cast<size_t>(c)] = topo->link(layouts.class_links(c).front()).faults;
-    if (class_faults[static_cast<size_t>(c)] & topo->timed_faults()) timed_classes.push_back(c);
+    if (class_faults[static_cast<size_t>(c)] & topo->timed_faults())
+      comm.timed_classes.push_back(c);
   }
 }
 

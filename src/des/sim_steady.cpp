@@ -27,9 +27,9 @@ void Simulator::Impl::for_each_accumulator(F&& f) {
   }
   for (DpStream& ds : streams) f(ds.busy_ps);
   for (Item& it : items) f(it.runs);
-  auto flows = static_cast<int64_t>(flows_started);
+  auto flows = static_cast<int64_t>(comm.flows_started);
   f(flows);
-  flows_started = static_cast<uint64_t>(flows);
+  comm.flows_started = static_cast<uint64_t>(flows);
 }
 
 uint64_t Simulator::Impl::event_shape(const Event& e) const {
@@ -44,8 +44,8 @@ uint64_t Simulator::Impl::event_shape(const Event& e) const {
       break;
     case kDrain:
     case kOpDone: {
-      const int32_t id = e.kind == kDrain ? static_cast<int32_t>(net.tag(e.target)) : e.target;
-      const ActiveOp& op = ops[id];
+      const int32_t id = e.kind == kDrain ? static_cast<int32_t>(comm.net.tag(e.target)) : e.target;
+      const ActiveOp& op = comm.ops[id];
       d << static_cast<int64_t>(op.role()) << op.desc;
       break;
     }
@@ -107,10 +107,10 @@ void Simulator::Impl::steady_cut(const Inst& s0) {
   std::sort(times.begin() + static_cast<std::ptrdiff_t>(first_pending), times.end());
   for_each_accumulator([&](int64_t& v) { cut.ints.push_back(v); });
   for (int32_t c = 0; c < layouts.num_classes(); ++c) {
-    cut.ints.push_back(net.busy_time(c, now));
-    cut.reals.push_back(net.carried_bytes(c));
+    cut.ints.push_back(comm.net.busy_time(c, now));
+    cut.reals.push_back(comm.net.carried_bytes(c));
   }
-  cut.ints.push_back(net.solves());
+  cut.ints.push_back(comm.net.solves());
   steady.close_cut(t, st.h, pending, m);
 }
 

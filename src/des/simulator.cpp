@@ -110,10 +110,10 @@ bool Simulator::simulate(const Workload& w, const SimInputs& in, const SimOption
   out.ok = true;
   out.replicas_simulated = s.one_replica ? 1 : w.par.dp;
   out.events = s.events;
-  out.solves = static_cast<uint64_t>(s.net.solves() + s.extra_solves);
+  out.solves = static_cast<uint64_t>(s.comm.net.solves() + s.extra_solves);
   out.extrapolated_periods = s.steady.accepted() ? s.steady.periods() : 0;
   out.period_microbatches = s.steady.delta();
-  out.flows = s.flows_started;
+  out.flows = s.comm.flows_started;
   out.step_time_s = to_seconds(s.step_end);
   s.report_instances(out);
   s.report_links(out);
@@ -151,9 +151,9 @@ void Simulator::Impl::report_links(SimResult& out) const {
   std::vector<SimTime> busy(static_cast<size_t>(nc), 0);
   std::vector<int32_t> peak(static_cast<size_t>(nc), 0);
   for (int32_t c = 0; c < nc; ++c) {
-    bytes[static_cast<size_t>(c)] = net.carried_bytes(c) + extra_bytes[static_cast<size_t>(c)];
-    busy[static_cast<size_t>(c)] = net.busy_time(c, end) + extra_busy[static_cast<size_t>(c)];
-    peak[static_cast<size_t>(c)] = net.peak_flows(c);
+    bytes[static_cast<size_t>(c)] = comm.net.carried_bytes(c) + extra_bytes[static_cast<size_t>(c)];
+    busy[static_cast<size_t>(c)] = comm.net.busy_time(c, end) + extra_busy[static_cast<size_t>(c)];
+    peak[static_cast<size_t>(c)] = comm.net.peak_flows(c);
   }
   for (const Item& it : items) {
     if (!it.block || it.runs == 0) continue;
@@ -162,11 +162,11 @@ void Simulator::Impl::report_links(SimResult& out) const {
            {entries[static_cast<size_t>(e)].comm, entries[static_cast<size_t>(e)].comm2}) {
         if (d < 0) continue;
         out.folded_ops += static_cast<uint64_t>(it.runs);
-        const CommDesc& cd = descs[static_cast<size_t>(d)];
+        const CommDesc& cd = comm.descs[static_cast<size_t>(d)];
         for (int t = 0; t < cd.ntiers; ++t)
           for (int32_t k = 0; k < cd.layout_count[static_cast<size_t>(t)]; ++k) {
             const int32_t l =
-                desc_layouts[static_cast<size_t>(cd.layout_begin[static_cast<size_t>(t)] + k)];
+                comm.desc_layouts[static_cast<size_t>(cd.layout_begin[static_cast<size_t>(t)] + k)];
             double rate = std::numeric_limits<double>::infinity();
             for (const ResourceUse& u : layouts.uses(l))
               rate = std::min(rate, layouts.class_capacity(u.res) / u.mult);

@@ -21,7 +21,7 @@ LayerDims serving_layer_dims(const ModelSpec& model, const ServingSpec& serving,
   D.heads = model.num_attention_heads / par.tp;
   D.kv_heads = std::max<int64_t>(1, model.num_kv_heads / par.tp);  // K/V heads replicated
   D.ffn = model.ffn_hidden_size / par.tp;
-  D.vocab = (model.vocab_size + par.tp - 1) / par.tp;
+  D.vocab = LayerDims::vocab_per_gpu(model.vocab_size, par.tp);
   D.vocab_total = model.vocab_size;
   D.gated = is_gated(model.activation);
   D.geglu = model.activation == Activation::GeGlu;

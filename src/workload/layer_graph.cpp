@@ -286,10 +286,19 @@ Op decode_attention_op(const LayerDims& D) {
   return op;
 }
 
+double LayerDims::training_element_bytes(const TrainingSpec& training) {
+  return dtype_bytes(training.dtype) >= 2 ? dtype_bytes(training.dtype) : 2.0;  // FP8: 16-bit
+}
+
+double LayerDims::training_norm_tokens(const TrainingSpec& training, const ParallelConfig& par) {
+  const int64_t T = par.mbs * (training.seq_length / par.cp);
+  return par.sp ? static_cast<double>(T) / par.tp : static_cast<double>(T);
+}
+
 LayerDims LayerDims::for_training(const ModelSpec& model, const TrainingSpec& training,
                                   const ParallelConfig& par) {
   LayerDims D{};
-  D.e = dtype_bytes(training.dtype) >= 2 ? dtype_bytes(training.dtype) : 2.0;
+  D.e = training_element_bytes(training);
   D.tp = par.tp;
   D.cp = par.cp;
   D.ep = par.ep;
@@ -305,13 +314,13 @@ LayerDims LayerDims::for_training(const ModelSpec& model, const TrainingSpec& tr
   D.T = D.b * D.s;
   D.head_tokens = D.T;
   D.sp = par.sp;
-  D.T_norm = par.sp ? static_cast<double>(D.T) / par.tp : static_cast<double>(D.T);
+  D.T_norm = training_norm_tokens(training, par);
   D.h = model.hidden_size;
   D.d = model.head_dim;
   D.heads = model.num_attention_heads / par.tp;
   D.kv_heads = model.num_kv_heads / par.tp;
   D.ffn = model.ffn_hidden_size / par.tp;
-  D.vocab = (model.vocab_size + par.tp - 1) / par.tp;
+  D.vocab = vocab_per_gpu(model.vocab_size, par.tp);
   D.vocab_total = model.vocab_size;
   D.dropout = model.dropout;
   D.gated = is_gated(model.activation);

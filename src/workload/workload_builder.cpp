@@ -82,15 +82,16 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
   w.seq_length = training.seq_length;
   w.num_microbatches = par.num_microbatches(training.global_batch_size);
   w.schedule = par.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
-  const LayerDims D = LayerDims::for_training(model, training, par);
-
   w.p2p = Op{};
   w.p2p.name = "pp_send_recv";
   w.p2p.kind = OpKind::P2P;
   w.p2p.group = CommGroup::PP;
   w.p2p.collective = CollectiveKind::SendRecv;
   w.p2p.stream = Stream::PPComm;
-  w.p2p.bytes = D.T_norm * D.h * D.e;  // SP: each TP rank sends its shard (scatter-gather)
+  // SP: each TP rank sends its shard (scatter-gather).
+  w.p2p.bytes = LayerDims::training_norm_tokens(training, par) *
+                static_cast<double>(model.hidden_size) *
+                LayerDims::training_element_bytes(training);
 
   // Megatron rank order: tp fastest, then cp, dp, pp; expert layers fold tp*cp*dp into
   // etp (fastest), ep, edp (Megatron-Core MoE parallel folding).
@@ -129,7 +130,8 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
   } else {
     w.moe_layer_params = w.moe_expert_params = 0;
   }
-  const double vocab_shard = static_cast<double>(D.vocab) * h;
+  const double vocab_shard =
+      static_cast<double>(LayerDims::vocab_per_gpu(model.vocab_size, par.tp)) * h;
   w.embedding_params = vocab_shard;
   // Tied embeddings on one stage share the matrix; across stages the last stage keeps a copy.
   w.lm_head_params = (model.tied_embeddings && pp == 1 ? 0.0 : vocab_shard) +

@@ -86,6 +86,12 @@ struct LayerDims {
 
   static LayerDims for_training(const ModelSpec& model, const TrainingSpec& training,
                                 const ParallelConfig& par);
+  /// The vocabulary-parallel shard of one GPU: ceil(V / tp) rows (Megatron's
+  /// VocabParallelEmbedding, the last shard padded).
+  static int64_t vocab_per_gpu(int64_t vocab, int64_t tp) { return (vocab + tp - 1) / tp; }
+  /// Training's e and T_norm alone (what the stage hand-off sends per hidden element).
+  static double training_element_bytes(const TrainingSpec& training);
+  static double training_norm_tokens(const TrainingSpec& training, const ParallelConfig& par);
 };
 
 /// Op lists of one layer (`t` cleared first; capacity kept). `rc` fills t.recompute.
