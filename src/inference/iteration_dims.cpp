@@ -9,32 +9,15 @@ LayerDims serving_layer_dims(const ModelSpec& model, const ServingSpec& serving,
                              const ParallelConfig& par) {
   LayerDims D{};
   D.e = 2.0;  // bf16/fp16 engines keep activations in 16 bits (FP8 too: weights only)
-  D.tp = static_cast<int>(par.tp);
   D.cp = 1;
   D.ep = static_cast<int>(par.ep);
   // Expert tensor parallel inside the EP group: each expert split over tp / ep ranks when
   // ep <= tp (vLLM FusedMoE with TP), whole experts when ep > tp.
   D.etp = static_cast<int>(par.ep <= par.tp ? par.tp / par.ep : 1);
   D.sp = false;  // every TP rank holds the batch's tokens
-  D.h = model.hidden_size;
-  D.d = model.head_dim;
-  D.heads = model.num_attention_heads / par.tp;
-  D.kv_heads = std::max<int64_t>(1, model.num_kv_heads / par.tp);  // K/V heads replicated
-  D.ffn = model.ffn_hidden_size / par.tp;
-  D.vocab = LayerDims::vocab_per_gpu(model.vocab_size, par.tp);
-  D.vocab_total = model.vocab_size;
-  D.gated = is_gated(model.activation);
-  D.geglu = model.activation == Activation::GeGlu;
-  D.post_norms = model.post_norms;
-  D.mla = model.mla.enabled();
-  D.q_lora = model.mla.q_lora_rank;
-  D.kv_lora = model.mla.kv_lora_rank;
-  D.d_nope = model.mla.qk_nope_head_dim;
-  D.d_rope = model.mla.qk_rope_head_dim;
-  D.d_v = model.mla.v_head_dim;
-  D.flash = true;  // FlashAttention / FlashInfer kernels (the stack's attention list)
-  D.bias = model.linear_bias;
-  D.rope = model.position_embedding == PositionEmbedding::Rope;
+  D.set_model(model, par.tp);
+  D.dropout = false;      // inference
+  D.flash = true;         // FlashAttention / FlashInfer kernels (the stack's attention list)
   D.fusions = Fusions{};  // fused activation and rotary kernels (vLLM's custom ops)
   D.add_norm = true;      // fused_add_rms_norm (vLLM layernorm kernels)
   D.fp8 = {serving.dtype == DType::FP8, false, false};

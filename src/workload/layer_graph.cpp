@@ -295,11 +295,35 @@ double LayerDims::training_norm_tokens(const TrainingSpec& training, const Paral
   return par.sp ? static_cast<double>(T) / par.tp : static_cast<double>(T);
 }
 
+void LayerDims::set_model(const ModelSpec& model, int64_t tp_size) {
+  tp = static_cast<int>(tp_size);
+  h = model.hidden_size;
+  d = model.head_dim;
+  heads = model.num_attention_heads / tp_size;
+  // K/V heads replicated when tp exceeds them (serving; training's legality has tp divide
+  // them).
+  kv_heads = std::max<int64_t>(1, model.num_kv_heads / tp_size);
+  ffn = model.ffn_hidden_size / tp_size;
+  vocab = vocab_per_gpu(model.vocab_size, tp_size);
+  vocab_total = model.vocab_size;
+  dropout = model.dropout;
+  gated = is_gated(model.activation);
+  geglu = model.activation == Activation::GeGlu;
+  post_norms = model.post_norms;
+  mla = model.mla.enabled();
+  q_lora = model.mla.q_lora_rank;
+  kv_lora = model.mla.kv_lora_rank;
+  d_nope = model.mla.qk_nope_head_dim;
+  d_rope = model.mla.qk_rope_head_dim;
+  d_v = model.mla.v_head_dim;
+  bias = model.linear_bias;
+  rope = model.position_embedding == PositionEmbedding::Rope;
+}
+
 LayerDims LayerDims::for_training(const ModelSpec& model, const TrainingSpec& training,
                                   const ParallelConfig& par) {
   LayerDims D{};
   D.e = training_element_bytes(training);
-  D.tp = par.tp;
   D.cp = par.cp;
   D.ep = par.ep;
   D.etp = par.etp;
@@ -315,26 +339,8 @@ LayerDims LayerDims::for_training(const ModelSpec& model, const TrainingSpec& tr
   D.head_tokens = D.T;
   D.sp = par.sp;
   D.T_norm = training_norm_tokens(training, par);
-  D.h = model.hidden_size;
-  D.d = model.head_dim;
-  D.heads = model.num_attention_heads / par.tp;
-  D.kv_heads = model.num_kv_heads / par.tp;
-  D.ffn = model.ffn_hidden_size / par.tp;
-  D.vocab = vocab_per_gpu(model.vocab_size, par.tp);
-  D.vocab_total = model.vocab_size;
-  D.dropout = model.dropout;
-  D.gated = is_gated(model.activation);
-  D.geglu = model.activation == Activation::GeGlu;
-  D.post_norms = model.post_norms;
-  D.mla = model.mla.enabled();
-  D.q_lora = model.mla.q_lora_rank;
-  D.kv_lora = model.mla.kv_lora_rank;
-  D.d_nope = model.mla.qk_nope_head_dim;
-  D.d_rope = model.mla.qk_rope_head_dim;
-  D.d_v = model.mla.v_head_dim;
+  D.set_model(model, par.tp);
   D.flash = training.fused_attention();
-  D.bias = model.linear_bias;
-  D.rope = model.position_embedding == PositionEmbedding::Rope;
   D.tp_overlap = training.tp_comm_overlap ? 1 : 0;
   D.fusions = training.framework.fusions;
   const Fp8Recipe& r = training.framework.fp8;

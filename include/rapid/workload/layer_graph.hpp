@@ -84,6 +84,10 @@ struct LayerDims {
   bool sampling;        ///< serving: logits gathered and sampled, not a loss
   bool forward_only;    ///< serving: no backward or recompute lists
 
+  /// The model's shapes on one GPU of a TP group of `tp` (heads, FFN and vocabulary split;
+  /// activation, norms, MLA and position embedding as the model has them).
+  void set_model(const ModelSpec& model, int64_t tp);
+
   static LayerDims for_training(const ModelSpec& model, const TrainingSpec& training,
                                 const ParallelConfig& par);
   /// The vocabulary-parallel shard of one GPU: ceil(V / tp) rows (Megatron's
