@@ -16,7 +16,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // The links as the two streams use them: the gather stream's current gather and the
 // reduction stream's reductions, one after the other, each posted as its unit's compute
 // ends; a reduction moves its bytes, then its start-up latency passes (the links are free
-// for the gathers meanwhile: src/des/sim_comm.cpp) before the next one starts.
+// for the gathers meanwhile: src/des/communicator.cpp) before the next one starts.
 struct Links {
   struct Reduction {
     double arrival = 0, transfer = 0, latency = 0;

@@ -76,9 +76,9 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   d.foldable = d.quiet_foldable = opt.coalesce && d.op != nullptr;
   uint64_t faults = 0, lossy = 0;  // of its links; of its network links
   // Uncontended duration: the collective's bundles alone on an empty network, solved by
-  // the same code and in the same order as start_op() does (its tiers may share links, as
-  // PXN's NVLink hops with the NVLink tier), so a folded collective ends at the very
-  // picosecond a simulated one would.
+  // the same code and in the same order as Communicator::start() does (its tiers may share links,
+  // as PXN's NVLink hops with the NVLink tier), so a folded collective ends at the very picosecond
+  // a simulated one would.
   for (int t = 0; t < d.ntiers; ++t)
     for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
       const int32_t l =

@@ -16,7 +16,7 @@ namespace rapid {
 /// its latency included), reducing its gradients after its compute in backward
 /// (`reduce_s` alone on the links, no latency: the links are free meanwhile), computing
 /// `compute_s`. The last `gather_latency_s` of a gather are its start-up latency, which the
-/// DES charges after the gather's bytes have moved (src/des/sim_comm.cpp: an op is done
+/// DES charges after the gather's bytes have moved (src/des/communicator.cpp: an op is done
 /// its latency after its last bundle drains): the links are free for the reductions then;
 /// likewise a reduction's `reduce_latency_s` follows its `reduce_s` on the links, and the
 /// next reduction starts after it.

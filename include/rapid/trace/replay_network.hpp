@@ -9,7 +9,7 @@
 // at once share bandwidth as in the DES (FlowNetwork's progressive filling). A communication
 // ends when its last bundle has drained plus its latency: the plan's, the wire latency of its
 // longest route beyond the plan's (des::extra_route_latency_s) and the RC-timeout waits of
-// lossy links (docs/faults.md), computed as the DES's sim_setup.cpp/sim_comm.cpp do.
+// lossy links (docs/faults.md), computed as the DES's sim_setup.cpp/communicator.cpp do.
 // Timed link faults change the capacity of the links they cover at their start and end times.
 #pragma once
 
