@@ -70,6 +70,7 @@ HardwareSpec parse_hardware(const YAML::Node& node, const std::string& file) {
   YamlMap m(node, file);
   HardwareSpec h;
   h.name = m.string("name");
+  h.stack_factors_from = m.string_or("stack_factors_from", "");
   h.num_sms = m.integer("num_sms", 1, 100000);
   YamlMap peaks = m.map("tensor_peak");
   for (int i = 0; i < kNumDTypes; ++i) {

@@ -54,9 +54,13 @@ namespace rapid {
 namespace {
 
 // The stack's end-to-end factors for `hw`: a variant runs the stack its base GPU runs
-// (docs/variants.md).
+// (docs/variants.md); a GPU no stack lists runs those of the GPU its file names in
+// `stack_factors_from` (the same die and kernels), before the stack's `default`.
 EndToEndFactors stack_factors(const HardwareSpec& hw, const TrainingSpec& t) {
-  return t.framework.factors_for(hw.base_name.empty() ? hw.name : hw.base_name);
+  const std::string& own = hw.base_name.empty() ? hw.name : hw.base_name;
+  if (!hw.stack_factors_from.empty() && !t.framework.end_to_end.contains(own))
+    return t.framework.factors_for(hw.stack_factors_from);
+  return t.framework.factors_for(own);
 }
 
 }  // namespace

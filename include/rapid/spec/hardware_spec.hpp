@@ -32,6 +32,11 @@ struct HardwareSpec {
   /// plain file, empty when built by hand): the software stack's per-GPU factors
   /// (configs/frameworks end_to_end:) are the base GPU's.
   std::string base_name;
+  /// The GPU type whose stack factors (configs/frameworks end_to_end:) this one runs when
+  /// no stack lists it: the same die and kernels, as its hardware file says (key
+  /// `stack_factors_from`; empty: none). Its predictions stay `extrapolated` until a
+  /// published table runs it (docs/model.md sec 9).
+  std::string stack_factors_from;
   int64_t num_sms = 0;
   double sm_clock_Hz = 0;                              ///< boost clock the peaks refer to
   std::array<double, kNumDTypes> tensor_peak_FLOPs{};  ///< dense tensor-core peak, 0 = none
