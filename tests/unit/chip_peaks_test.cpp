@@ -70,6 +70,35 @@ TEST(ChipPeaks, H200AllReducesOverNvlink4AsTheH100) {
                    h100.time(CollectiveKind::AllReduce, 1e9, node));
 }
 
+TEST(ChipPeaks, A100With40GbStreamsTheDecodeGemvAtItsHbm2Bandwidth) {
+  // The same GEMV on the A100 SXM4 40GB, on 128 x 256 tiles (64 tiles: one wave of its
+  // 108 SMs): the same 541,097,984 B (A's one 128-row tile, B, C) at 1,555 GB/s x 0.85
+  // (datasheet) = 409.38 us.
+  const GemmTiming t = GemmModel(test::shipped_hardware("a100-sxm4-40gb"), DType::BF16)
+                           .time_with(1, 16384, 16384, 1, 128, 256, 1);
+  EXPECT_DOUBLE_EQ(t.hbm_bytes, gemv_bytes());
+  EXPECT_NEAR(t.memory_s, gemv_bytes() / (1555e9 * 0.85), 1e-12);
+  // 8192^3 at 312 TFLOP/s dense / 108 x 0.87 per SM on 128 x 256 tiles: 2048 tiles, 19
+  // waves (the last of 104), 2 x 128 x 256 x 8192 FLOP a tile + 0.7 us; the last wave's
+  // C tiles (104 x 128 x 256 x 2 B) at 1,555 GB/s x 0.85. Operand feed: 7.2 TB/s / 108 x
+  // 85.33 FLOP/B = 5.69 TFLOP/s > 2.51 TFLOP/s: compute-limited.
+  const GemmTiming g = GemmModel(test::shipped_hardware("a100-sxm4-40gb"), DType::BF16)
+                           .time_with(8192, 8192, 8192, 1, 128, 256, 1);
+  const double tile_s = 2.0 * 128 * 256 * 8192 / (312e12 / 108 * 0.87) + 0.7e-6;
+  EXPECT_EQ(g.waves, 19);
+  EXPECT_NEAR(g.compute_s, 19 * tile_s + 104.0 * 128 * 256 * 2 / (1555e9 * 0.85), 1e-12);
+}
+
+TEST(ChipPeaks, A100With40GbAllReducesOverNvlink3) {
+  // NVLink 3: 600 GB/s bidirectional, 300 GB/s a direction (datasheet), at 0.8: 240 GB/s.
+  // The DGX A100 board's 8 GPUs: ring plateau 240 GB/s x 14 / (14 + k_nv).
+  const NetworkSpec net = test::shipped_network("dgx-a100-superpod");
+  const CollectiveCost c(test::shipped_hardware("a100-sxm4-40gb"), net);
+  const double plateau = 240e9 * 14.0 / (14.0 + net.nvlink_ring_bubble);
+  EXPECT_NEAR(c.busbw_Bps(CollectiveKind::AllReduce, 1e15, GroupShape{8, 8, 1}), plateau,
+              1e-3 * plateau);
+}
+
 TEST(ChipPeaks, AGpuNoStackListsRunsTheFactorsOfTheDieItNames) {
   // Megatron-Core 0.8's end_to_end: lists the A100 SXM4 80GB and the H100 SXM5 (step 0.785,
   // elementwise 0.950: configs/frameworks/megatron-core-0.8.yaml), not the H200. The H200's
