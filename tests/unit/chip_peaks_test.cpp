@@ -99,6 +99,24 @@ TEST(ChipPeaks, A100With40GbAllReducesOverNvlink3) {
               1e-3 * plateau);
 }
 
+TEST(ChipPeaks, H800AllReducesAtItsCutNvlinkRate) {
+  // NVLink 400 GB/s bidirectional (H800 datasheet): 200 GB/s a direction, at 0.8 = 160
+  // GB/s, the achieved figure DeepSeek-V3 (sec 3.2.2) gives for its H800s. An 8-GPU ring
+  // all-reduce's plateau: 160 GB/s x 14 / (14 + k_nv); 1 GB takes 450 / 200 = 2.25 x the
+  // H100's bandwidth term.
+  const NetworkSpec net = test::shipped_network("dgx-h100-superpod");
+  const CollectiveCost h800(test::shipped_hardware("h800-sxm5-80gb"), net);
+  const GroupShape node{8, 8, 1};
+  const double plateau = 160e9 * 14.0 / (14.0 + net.nvlink_ring_bubble);
+  EXPECT_NEAR(h800.busbw_Bps(CollectiveKind::AllReduce, 1e15, node), plateau, 1e-3 * plateau);
+  // Its GEMMs are the H100's: the same die.
+  const GemmTiming g = GemmModel(test::shipped_hardware("h800-sxm5-80gb"), DType::BF16)
+                           .time_with(8192, 8192, 8192, 1, 128, 256, 1);
+  const GemmTiming h = GemmModel(test::shipped_hardware("h100-sxm5-80gb"), DType::BF16)
+                           .time_with(8192, 8192, 8192, 1, 128, 256, 1);
+  EXPECT_DOUBLE_EQ(g.time_s, h.time_s);
+}
+
 TEST(ChipPeaks, AGpuNoStackListsRunsTheFactorsOfTheDieItNames) {
   // Megatron-Core 0.8's end_to_end: lists the A100 SXM4 80GB and the H100 SXM5 (step 0.785,
   // elementwise 0.950: configs/frameworks/megatron-core-0.8.yaml), not the H200. The H200's
