@@ -78,7 +78,10 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
     if (c.recompute != Recompute::None) return "activation offload does not run with recompute";
     if (c.offload_layers >= stage_layers) return "cpu_offload_layers must be below the layers";
   }
-  if (c.zero_stage > 0 && c.dp == 1) return "ZeRO needs dp > 1";
+  // Megatron-Core's distributed optimizer and FSDP (torchtitan shards over its dp_shard x cp
+  // mesh) shard over the data and context ranks together, the ranks that hold the same
+  // dense weights (CommGroup::DPCP).
+  if (c.zero_stage > 0 && c.dp * c.cp == 1) return "ZeRO needs dp x cp > 1";
   return nullptr;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "rapid/spec/legality.hpp"
 #include "test_support.hpp"
 
 namespace rapid {
@@ -104,6 +105,29 @@ TEST(MemoryModel, ZeroStagesShardWhatTheyShouldByDp) {
   EXPECT_DOUBLE_EQ(z3.weights_bytes, 2 * P / 4 + 2 * 2 * w.layer_params);
   // Llama 3 8B on tp=2: each GPU holds half of the 8.03e9 parameters' matrices.
   EXPECT_NEAR(P, 8.03e9 / 2, 0.01 * 8.03e9);
+}
+
+TEST(MemoryModel, ZeroShardsOverDataAndContextRanks) {
+  // dp 1 x cp 8 (torchtitan and Megatron-Core shard over the data x context ranks, which
+  // hold the same weights): ZeRO-1 keeps 12P / 8 of Adam's states, ZeRO-3 2P / 8 of the
+  // weights (+ two gathered layers), as dp 8 would.
+  SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 8, 32768);
+  ParallelConfig c;
+  c.dp = 1;
+  c.cp = 8;
+  c.zero_stage = 1;
+  EXPECT_EQ(illegal_reason(s, c), nullptr);
+  Workload w;
+  build_workload(s.model, s.training, s.network, c, w);
+  const double P = w.stages[0].params;
+  EXPECT_DOUBLE_EQ(stage_memory(s.model, s.training, w, 0).optimizer_bytes, 12 * P / 8);
+  c.zero_stage = 3;
+  build_workload(s.model, s.training, s.network, c, w);
+  EXPECT_DOUBLE_EQ(stage_memory(s.model, s.training, w, 0).weights_bytes,
+                   2 * P / 8 + 2 * 2 * w.layer_params);
+  // One rank alone has nothing to shard over.
+  c.cp = 1;
+  EXPECT_NE(illegal_reason(s, c), nullptr);
 }
 
 TEST(MemoryModel, MicrobatchesInFlightFollowTheSchedule) {
