@@ -236,6 +236,11 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
     }
     spec.hardware.push_back(parse_resolved(r, root));
     spec.hardware_sources.push_back(Source{r.path, r.text});
+    const std::string& factors_from = spec.hardware.back().stack_factors_from;
+    if (!factors_from.empty() && find_named_config("hardware", factors_from, job_path).empty())
+      throw InputError(r.file, "stack_factors_from", factors_from,
+                       "the name of a hardware file of configs/hardware (the GPU with the same "
+                       "die whose stack factors this one runs)");
     for (size_t i = 0; i + 1 < spec.hardware.size(); ++i)
       if (spec.hardware[i].name == spec.hardware.back().name)
         throw InputError(r.file, "name", spec.hardware.back().name,

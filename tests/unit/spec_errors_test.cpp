@@ -48,6 +48,19 @@ TEST(SpecErrors, UnknownFrameworkListsTheKnownStacks) {
     EXPECT_NE(what.find(known), std::string::npos) << what;
 }
 
+TEST(SpecErrors, StackFactorsFromMustNameAHardwareFile) {
+  // A misspelt stack_factors_from would leave the GPU on the bare default factors: refused,
+  // naming the key and the value.
+  InputError e = load_error(
+      "factors-from.yaml",
+      "model: llama3-8b\nhardware: {name: h200-mine, base: h200-sxm-141gb, overrides: "
+      "{stack_factors_from: "
+      "h100-sxm-80gb}}\nnetwork: dgx-h100-superpod\ngpus: 16\ntraining: {global_batch_size: "
+      "64}\n");
+  EXPECT_EQ(e.key(), "stack_factors_from");
+  EXPECT_EQ(e.value(), "h100-sxm-80gb");
+}
+
 TEST(SpecErrors, UnknownKeyIsNamed) {
   InputError e = load_error("typo.yaml", job("model: llama3-8b", "gpu_count: 8\n"));
   EXPECT_EQ(e.key(), "gpu_count");
