@@ -72,7 +72,8 @@ void set_iteration(LayerDims& D, const StepBatch& b) {
   D.head_tokens = b.logits_seqs;
   D.decode_seqs = b.decode_seqs;
   D.decode_context = b.decode_context_tokens;
-  D.b = 0;
+  D.b = D.s = D.s_kv = D.flash_kv = 0;  // no prompt chunk: no FlashAttention
+  D.flash_causal = false;
   if (b.prefill_tokens > 0) {  // FlashAttention over each chunk and what precedes it
     const int64_t seqs = std::max<int64_t>(1, b.prefill_seqs);
     const int64_t q = std::max<int64_t>(1, b.prefill_tokens / seqs);
