@@ -18,14 +18,10 @@ void Communicator::push_changed() {
 
 void Communicator::bundles_of(const CommDesc& d, std::vector<OpBundle>& out) const {
   out.clear();
-  for (int t = 0; t < d.ntiers; ++t)
-    for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
-      const int32_t l =
-          desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
-      const auto uses = layouts_.uses(l);
-      if (uses.empty() || d.bytes[static_cast<size_t>(t)] <= 0) continue;
-      out.push_back({uses, d.bytes[static_cast<size_t>(t)]});
-    }
+  for_each_layout(d, [&](int32_t l, double bytes) {
+    const auto uses = layouts_.uses(l);
+    if (!uses.empty() && bytes > 0) out.push_back({uses, bytes});
+  });
 }
 
 int32_t Communicator::start(SimTime now, const OpTarget& target, int32_t desc) {

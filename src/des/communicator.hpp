@@ -73,6 +73,25 @@ class Communicator {
            (!net.active(e.target) || net.version(e.target) != static_cast<uint32_t>(e.data));
   }
 
+  /// Calls f(layout, bytes) for each flow layout of desc d, tier by tier, with the bytes its
+  /// tier moves.
+  template <class F>
+  void for_each_layout(const CommDesc& d, F&& f) const {
+    for (size_t t = 0; t < static_cast<size_t>(d.ntiers); ++t)
+      for (int32_t k = 0; k < d.layout_count[t]; ++k)
+        f(desc_layouts[static_cast<size_t>(d.layout_begin[t] + k)], d.bytes[t]);
+  }
+
+  /// Desc d's first flow layout (its first tier's), -1 when it has none, and that layout's
+  /// flows per link (0 without one): what the timeline and the rendezvous name it by.
+  int32_t first_layout(const CommDesc& d) const {
+    return d.ntiers > 0 ? desc_layouts[static_cast<size_t>(d.layout_begin[0])] : -1;
+  }
+  int32_t flows(const CommDesc& d) const {
+    const int32_t l = first_layout(d);
+    return l >= 0 ? layouts_.flows(l) : 0;
+  }
+
   /// The bundles of desc d (each tier's layouts that carry bytes), in the order start()
   /// starts them, into `out`.
   void bundles_of(const CommDesc& d, std::vector<OpBundle>& out) const;

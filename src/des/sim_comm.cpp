@@ -18,9 +18,7 @@ void Simulator::Impl::on_op_done(int32_t id) {
   const CommDesc& d = comm.descs[static_cast<size_t>(op.desc)];
   auto record = [&](int32_t who, Timeline::Track track, int32_t mb, bool bwd) {
     if (!opt.timeline) return;
-    const int32_t l = d.ntiers > 0 ? comm.desc_layouts[static_cast<size_t>(d.layout_begin[0])] : -1;
-    opt.timeline->add(
-        {who, track, d.name, op.start, now, d.bytes[0], l >= 0 ? layouts.flows(l) : 0, mb, bwd});
+    opt.timeline->add({who, track, d.name, op.start, now, d.bytes[0], comm.flows(d), mb, bwd});
   };
   switch (op.role()) {
     case CommRole::Unit: {
@@ -96,8 +94,8 @@ void Simulator::Impl::post_unit(int32_t i) {
       comm.start(now, UnitWaiters{-1, 1, i}, d);
       continue;
     }
-    const int32_t first = comm.desc_layouts[static_cast<size_t>(desc.layout_begin[0])];
-    if (const auto u = units.post(i, first, desc.participants)) comm.start(now, *u, d);
+    if (const auto u = units.post(i, comm.first_layout(desc), desc.participants))
+      comm.start(now, *u, d);
   }
 }
 

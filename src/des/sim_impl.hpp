@@ -35,9 +35,11 @@ struct Entry {
   SimTime interference = 0;  ///< compute lost to a pipelined TP-overlap kernel beside it
   SimTime dp_compute = 0;    ///< the compute's duration beside a DP collective
   OpEnergy energy{};         ///< the compute's full-speed work (in.power only)
-  /// Classes (op_class.hpp) of its compute and of its exposed communication (duration -
-  /// compute - interference): its collective's group, the longest one's when two overlap.
+  /// Classes (op_class.hpp) of its compute and of its exposed communication: its
+  /// collective's group, the longest one's when two overlap.
   uint8_t op_class = 0, comm_class = 0;
+  /// Communication time left exposed: what is neither compute nor interference.
+  SimTime exposed_comm() const { return duration - compute - interference; }
 };
 
 /// A block of entries (GPU time `duration`, of which `compute`; `slots` host issues; host

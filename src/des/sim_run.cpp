@@ -184,17 +184,15 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
         for (int32_t d : {e.comm, e.comm2})
           if (d >= 0) {
             const CommDesc& c = comm.descs[static_cast<size_t>(d)];
-            opt.timeline->add(
-                {id, Timeline::kTpComm, c.name, s.t, s.t + c.alone, c.bytes[0],
-                 layouts.flows(comm.desc_layouts[static_cast<size_t>(c.layout_begin[0])]), pr.mb,
-                 bwd});
+            opt.timeline->add({id, Timeline::kTpComm, c.name, s.t, s.t + c.alone, c.bytes[0],
+                               comm.flows(c), pr.mb, bwd});
           }
       }
       if (opt.power)
         opt.power->add(static_cast<size_t>(id), s.t, s.t + e.duration, e.compute, e.energy);
       s.t += e.duration;
       s.compute[e.op_class] += e.compute;
-      s.layer_comm[e.comm_class] += e.duration - e.compute - e.interference;
+      s.layer_comm[e.comm_class] += e.exposed_comm();
       s.interf += e.interference;
       s.pass_compute += e.compute;
       s.pass_dp += e.dp_compute;

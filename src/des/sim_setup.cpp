@@ -79,22 +79,19 @@ void Simulator::Impl::finish_desc(CommDesc& d) {
   // the same code and in the same order as Communicator::start() does (its tiers may share links,
   // as PXN's NVLink hops with the NVLink tier), so a folded collective ends at the very picosecond
   // a simulated one would.
-  for (int t = 0; t < d.ntiers; ++t)
-    for (int32_t k = 0; k < d.layout_count[static_cast<size_t>(t)]; ++k) {
-      const int32_t l =
-          comm.desc_layouts[static_cast<size_t>(d.layout_begin[static_cast<size_t>(t)] + k)];
-      net_links = std::max(net_links, layouts.network_links(l));
-      for (const ResourceUse& u : layouts.uses(l)) {
-        faults |= class_faults[static_cast<size_t>(u.res)];
-        const int32_t link = layouts.class_links(u.res).front();
-        if (topo->link(link).network()) lossy |= class_faults[static_cast<size_t>(u.res)];
-      }
-      if (!layouts.uses(l).empty() && d.bytes[static_cast<size_t>(t)] > 0)
-        bundles.push_back(alone_net.add(0, layouts.uses(l), d.bytes[static_cast<size_t>(t)], 0));
-      for (int32_t p : layouts.participants(l)) parts.push_back(p);
-      d.foldable = d.foldable && layouts.foldable(l);
-      d.quiet_foldable = d.quiet_foldable && layouts.quiet_foldable(l);
+  comm.for_each_layout(d, [&](int32_t l, double bytes) {
+    net_links = std::max(net_links, layouts.network_links(l));
+    for (const ResourceUse& u : layouts.uses(l)) {
+      faults |= class_faults[static_cast<size_t>(u.res)];
+      const int32_t link = layouts.class_links(u.res).front();
+      if (topo->link(link).network()) lossy |= class_faults[static_cast<size_t>(u.res)];
     }
+    if (!layouts.uses(l).empty() && bytes > 0)
+      bundles.push_back(alone_net.add(0, layouts.uses(l), bytes, 0));
+    for (int32_t p : layouts.participants(l)) parts.push_back(p);
+    d.foldable = d.foldable && layouts.foldable(l);
+    d.quiet_foldable = d.quiet_foldable && layouts.quiet_foldable(l);
+  });
   SimTime drain = 0;
   if (!bundles.empty()) {
     alone_net.commit(0);
@@ -187,7 +184,7 @@ void summarize_block(Item& it, const std::vector<Entry>& entries, SimTime host_o
     P += en.duration;
     it.compute += en.compute;
     it.compute_by_class[en.op_class] += en.compute;
-    it.comm_by_class[en.comm_class] += en.duration - en.compute - en.interference;
+    it.comm_by_class[en.comm_class] += en.exposed_comm();
     it.interference += en.interference;
     it.dp_compute += en.dp_compute;
     it.energy += en.energy;

@@ -163,21 +163,17 @@ void Simulator::Impl::report_links(SimResult& out) const {
         if (d < 0) continue;
         out.folded_ops += static_cast<uint64_t>(it.runs);
         const CommDesc& cd = comm.descs[static_cast<size_t>(d)];
-        for (int t = 0; t < cd.ntiers; ++t)
-          for (int32_t k = 0; k < cd.layout_count[static_cast<size_t>(t)]; ++k) {
-            const int32_t l =
-                comm.desc_layouts[static_cast<size_t>(cd.layout_begin[static_cast<size_t>(t)] + k)];
-            double rate = std::numeric_limits<double>::infinity();
-            for (const ResourceUse& u : layouts.uses(l))
-              rate = std::min(rate, layouts.class_capacity(u.res) / u.mult);
-            const SimTime drain = to_ps_ceil(cd.bytes[static_cast<size_t>(t)] / rate);
-            for (const ResourceUse& u : layouts.uses(l)) {
-              bytes[static_cast<size_t>(u.res)] +=
-                  static_cast<double>(it.runs) * cd.bytes[static_cast<size_t>(t)] * u.mult;
-              busy[static_cast<size_t>(u.res)] += it.runs * drain;
-              peak[static_cast<size_t>(u.res)] = std::max(peak[static_cast<size_t>(u.res)], u.mult);
-            }
+        comm.for_each_layout(cd, [&](int32_t l, double moved) {
+          double rate = std::numeric_limits<double>::infinity();
+          for (const ResourceUse& u : layouts.uses(l))
+            rate = std::min(rate, layouts.class_capacity(u.res) / u.mult);
+          const SimTime drain = to_ps_ceil(moved / rate);
+          for (const ResourceUse& u : layouts.uses(l)) {
+            bytes[static_cast<size_t>(u.res)] += static_cast<double>(it.runs) * moved * u.mult;
+            busy[static_cast<size_t>(u.res)] += it.runs * drain;
+            peak[static_cast<size_t>(u.res)] = std::max(peak[static_cast<size_t>(u.res)], u.mult);
           }
+        });
       }
   }
   for (int32_t c = 0; c < nc; ++c) {

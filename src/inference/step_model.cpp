@@ -21,6 +21,15 @@ struct Accum {
   double gemm = 0, attention = 0, memory = 0, tp = 0, ep = 0;
   int64_t kernels = 0;
   double gpu() const { return gemm + attention + memory + tp + ep; }
+  /// Adds n layers of `o`.
+  void add(const Accum& o, int64_t n) {
+    gemm += n * o.gemm;
+    attention += n * o.attention;
+    memory += n * o.memory;
+    tp += n * o.tp;
+    ep += n * o.ep;
+    kernels += n * o.kernels;
+  }
 };
 
 }  // namespace
@@ -103,7 +112,7 @@ struct StepModel::Impl {
   }
 
   /// Times the forward ops of `list` into `a`, by class. The decode attention, which alone
-  /// depends on the cache length, is left to decode_time().
+  /// depends on the cache length, is left to layers().
   void add_forward(Accum& a, const std::vector<Op>& list) const {
     for (const Op& op : list) {
       switch (op.kind) {
@@ -173,13 +182,7 @@ struct StepModel::Impl {
     // Layers of one kind cost the same: one's time, multiplied.
     for (int kind = 0; kind < 2; ++kind) {
       const int64_t n = kind == 0 ? stage_layers[st] - stage_moe[st] : stage_moe[st];
-      if (n == 0) continue;
-      a.gemm += n * layer[kind].gemm;
-      a.attention += n * layer[kind].attention;
-      a.memory += n * layer[kind].memory;
-      a.tp += n * layer[kind].tp;
-      a.ep += n * layer[kind].ep;
-      a.kernels += n * layer[kind].kernels;
+      if (n > 0) a.add(layer[kind], n);
     }
     if (st == par.pp - 1) add_forward(a, head.forward);  // final norm, LM head, sampling
     return a;

@@ -170,16 +170,8 @@ TEST(Goodput, RankingFlipsFasterOnTwiceTheGpus) {
   //     tau = 497.1 x 1.00374 - 5.55 = 493.4 s; e^{0.026942} = 1.0273, e^{0.022405} - 1 =
   //     0.022658: goodput = 493.4 / (22,270.2 x 1.0273 x 0.022658) = 493.4 / 518.4 = 0.952.
   // A runs 1.25x the tokens/s of B, but 1.25 x 0.728 = 0.910 < 0.952: B is faster per week.
-  ModelSpec model;
-  model.num_layers = 126;  // Llama 3 405B shapes (Table 3)
-  model.hidden_size = 16384;
-  model.num_attention_heads = 128;
-  model.num_kv_heads = 8;
-  model.head_dim = 128;
-  model.ffn_hidden_size = 53248;
-  model.vocab_size = 128256;
-  model.activation = Activation::SwiGlu;
-  model.norm = NormKind::RmsNorm;
+  // Llama 3 405B shapes (Table 3).
+  const ModelSpec model = test::llama_shape(126, 16384, 128, 8, 53248, 128256);
   ASSERT_NEAR(model.total_params() / 1e9, 405.85, 0.01);
   TrainingSpec training;
   const FailureSpec f = parse("{checkpoint_write: 1GB/s, restart: 10min}");

@@ -22,19 +22,9 @@ using test::shipped_network;
 
 /// A Llama-style model of two layers with round shapes: h 4096, 32 heads of 128, 8 K/V heads,
 /// SwiGLU FFN 14336, vocabulary 32000, untied.
+/// Two Llama 3 8B-shaped layers: h 4096, 32 heads of 128 (8 K/V), SwiGLU 14336, vocab 32000.
 ModelSpec two_layer_model() {
-  ModelSpec m;
-  m.name = "two-layer";
-  m.num_layers = 2;
-  m.hidden_size = 4096;
-  m.num_attention_heads = 32;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.ffn_hidden_size = 14336;
-  m.vocab_size = 32000;
-  m.activation = Activation::SwiGlu;
-  m.norm = NormKind::RmsNorm;
-  return m;
+  return test::llama_shape(2, 4096, 32, 8, 14336, 32000);
 }
 
 /// A stack with nothing on the host: no per-step overhead, kernels issued for free.

@@ -19,17 +19,7 @@ namespace {
 
 /// h 1024, 8 query heads and 2 K/V heads of 128, SwiGLU 4096, vocab 32000, RoPE.
 ModelSpec small_model() {
-  ModelSpec m;
-  m.name = "small";
-  m.num_layers = 2;
-  m.hidden_size = 1024;
-  m.num_attention_heads = 8;
-  m.num_kv_heads = 2;
-  m.head_dim = 128;
-  m.ffn_hidden_size = 4096;
-  m.vocab_size = 32000;
-  m.activation = Activation::SwiGlu;
-  return m;
+  return test::llama_shape(2, 1024, 8, 2, 4096, 32000);
 }
 
 ParallelConfig layout(int64_t tp, int64_t ep = 1) {

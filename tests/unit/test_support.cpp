@@ -41,6 +41,22 @@ SweepSpec spec_with_stack(const std::string& model, const std::string& hardware,
   return s;
 }
 
+ModelSpec llama_shape(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads, int64_t ffn,
+                      int64_t vocab) {
+  ModelSpec m;
+  m.name = "llama-shape";
+  m.num_layers = layers;
+  m.hidden_size = hidden;
+  m.num_attention_heads = heads;
+  m.num_kv_heads = kv_heads;
+  m.head_dim = hidden / heads;
+  m.ffn_hidden_size = ffn;
+  m.vocab_size = vocab;
+  m.activation = Activation::SwiGlu;
+  m.norm = NormKind::RmsNorm;
+  return m;
+}
+
 HardwareSpec round_gpu() {
   HardwareSpec hw;
   hw.num_sms = 100;

@@ -57,6 +57,11 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
 /// launch, L2 bandwidth and size never limiting, HBM 1 TB/s.
 HardwareSpec round_gpu();
 
+/// A Llama-style dense model for cases checked by hand: SwiGLU, RMSNorm, RoPE, head dim
+/// hidden / heads.
+ModelSpec llama_shape(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads, int64_t ffn,
+                      int64_t vocab);
+
 /// The shipped configs/models/NAME.yaml, configs/hardware/NAME.yaml, configs/networks/NAME.yaml
 /// of the source tree, parsed.
 ModelSpec shipped_model(const std::string& name);
