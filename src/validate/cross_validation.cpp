@@ -1,5 +1,7 @@
 #include "cross_validation.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "rapid/cost/minimize.hpp"
@@ -19,7 +21,10 @@ FitTable prepare_fit_table(const TableSpec& s, const ReferenceContext& ctx) {
   FitTable t;
   t.spec = &s;
   t.gpu = s.hardware.literal;
+  t.source = s.source_id;
   t.rows = prepare_rows(s, ctx);
+  if (!t.rows.empty() && !t.rows.front().spec.hardware.empty())
+    t.factors_from = t.rows.front().spec.hardware.front().stack_factors_from;
   return t;
 }
 
@@ -87,34 +92,82 @@ std::vector<EndToEndFit> fit_end_to_end(const std::vector<FitTable>& tables) {
   return out;
 }
 
+namespace {
+
+// The tables of `gpu` outside `source`.
+std::vector<const FitTable*> training_tables(const std::vector<FitTable>& tables,
+                                             const std::string& gpu, const std::string& source) {
+  std::vector<const FitTable*> out;
+  for (const FitTable& t : tables)
+    if (t.gpu == gpu && t.source != source) out.push_back(&t);
+  return out;
+}
+
+// `held` predicted out of sample: factors fitted on its GPU type's tables of the other
+// sources, else on those of the chip its hardware names in stack_factors_from.
+void hold_out(const std::vector<FitTable>& tables, const FitTable& held, HeldOut& h) {
+  h.factors_gpu = held.gpu;
+  std::vector<const FitTable*> others = training_tables(tables, held.gpu, held.source);
+  if (others.empty() && !held.factors_from.empty()) {
+    h.factors_gpu = held.factors_from;
+    others = training_tables(tables, held.factors_from, held.source);
+  }
+  if (others.empty()) return;
+  for (const FitTable* t : others) h.trained_on.push_back(t->spec->name);
+  h.fitted = fit_factors(others, h.factors_gpu).after;
+  h.out_of_sample = predict_tables({&held}, h.fitted).front();
+}
+
+void summarize_sources(CrossValidation& cv) {
+  for (const HeldOut& h : cv.tables) {
+    auto it = std::find_if(cv.sources.begin(), cv.sources.end(),
+                           [&](const SourceFigures& s) { return s.source == h.source; });
+    if (it == cv.sources.end()) {
+      cv.sources.push_back({});
+      it = std::prev(cv.sources.end());
+      it->source = h.source;
+    }
+    it->tables.push_back(h.table);
+  }
+  for (SourceFigures& s : cv.sources) {
+    std::vector<ValidationTable> in, out;
+    for (const HeldOut& h : cv.tables) {
+      if (h.source != s.source) continue;
+      in.push_back(h.in_sample);
+      if (!h.trained_on.empty()) out.push_back(h.out_of_sample);
+    }
+    s.in_sample_mape = pooled_mape(in, &s.rows);
+    s.held_out = !out.empty();
+    if (!s.held_out) continue;
+    s.out_of_sample_mape = pooled_mape(out, nullptr);
+    if (cv.worst_source.empty() || s.out_of_sample_mape > cv.worst_source_mape) {
+      cv.worst_source = s.source;
+      cv.worst_source_mape = s.out_of_sample_mape;
+    }
+  }
+}
+
+}  // namespace
+
 CrossValidation cross_validate(const std::vector<FitTable>& tables) {
   CrossValidation cv;
+  std::map<std::string, EndToEndFactors> in_sample;
+  for (const auto& [gpu, mine] : by_gpu(tables)) in_sample[gpu] = fit_factors(mine, gpu).after;
   std::vector<ValidationTable> in, out;
-  for (const auto& [gpu, mine] : by_gpu(tables)) {
-    const EndToEndFit all = fit_factors(mine, gpu);
-    for (const FitTable* held : mine) {
-      HeldOut h;
-      h.table = held->spec->name;
-      h.gpu = all.gpu;
-      std::vector<const FitTable*> others;
-      for (const FitTable* t : mine)
-        if (t != held) {
-          others.push_back(t);
-          h.trained_on.push_back(t->spec->name);
-        }
-      const std::vector<ValidationTable> ins = predict_tables({held}, all.after);
-      h.in_sample = ins.front();
-      in.push_back(h.in_sample);
-      if (!others.empty()) {
-        h.fitted = fit_factors(others, all.gpu).after;
-        h.out_of_sample = predict_tables({held}, h.fitted).front();
-        out.push_back(h.out_of_sample);
-      }
-      cv.tables.push_back(std::move(h));
-    }
+  for (const FitTable& held : tables) {
+    HeldOut h;
+    h.table = held.spec->name;
+    h.gpu = held.gpu;
+    h.source = held.source;
+    h.in_sample = predict_tables({&held}, in_sample.at(held.gpu)).front();
+    in.push_back(h.in_sample);
+    hold_out(tables, held, h);
+    if (!h.trained_on.empty()) out.push_back(h.out_of_sample);
+    cv.tables.push_back(std::move(h));
   }
   cv.in_sample_mape = pooled_mape(in, nullptr);
   cv.out_of_sample_mape = pooled_mape(out, &cv.rows);
+  summarize_sources(cv);
   return cv;
 }
 

@@ -1,7 +1,9 @@
 // End-to-end calibration and its honest check (docs/validation.md): the stacks' two
 // end-to-end factors of a GPU type (step efficiency, elementwise efficiency) fitted on the
-// training tables measured on that GPU type, and each table predicted with factors fitted
-// on the other tables of its GPU type only (leave-one-table-out cross-validation).
+// training tables measured on that GPU type, and each source (a table, or the tables that
+// share a `source_id`) predicted with factors fitted on the other sources' tables of its
+// GPU type only (leave-one-source-out cross-validation); a GPU type with no other source
+// takes the factors of the chip its hardware file names in `stack_factors_from`.
 #pragma once
 
 #include <string>
@@ -15,7 +17,9 @@ namespace rapid {
 /// A training table ready for repeated evaluation with trial factors.
 struct FitTable {
   const TableSpec* spec = nullptr;
-  std::string gpu;  ///< its hardware name (the GPU type its factors belong to)
+  std::string gpu;           ///< its hardware name (the GPU type its factors belong to)
+  std::string source;        ///< the source it belongs to (TableSpec::source_id)
+  std::string factors_from;  ///< its hardware file's `stack_factors_from` (empty: none)
   std::vector<PreparedRow> rows;
 };
 
@@ -49,21 +53,36 @@ EndToEndFit fit_factors(const std::vector<const FitTable*>& tables, const std::s
 std::vector<EndToEndFit> fit_end_to_end(const std::vector<FitTable>& tables);
 
 struct HeldOut {
-  std::string table, gpu;
+  std::string table, gpu, source;
+  std::string factors_gpu;  ///< whose tables the factors were fitted on: gpu, or the chip
+                            ///< its hardware names in stack_factors_from
   std::vector<std::string> trained_on;
-  EndToEndFactors fitted;  ///< on the other tables
+  EndToEndFactors fitted;  ///< on the other sources' tables
   ValidationTable in_sample, out_of_sample;
+};
+
+/// One source's figures: its tables pooled, row-weighted.
+struct SourceFigures {
+  std::string source;
+  std::vector<std::string> tables;
+  size_t rows = 0;
+  bool held_out = false;  ///< some table of it had factors fitted without it
+  double in_sample_mape = 0, out_of_sample_mape = 0;
 };
 
 struct CrossValidation {
   std::vector<HeldOut> tables;
+  std::vector<SourceFigures> sources;
   double in_sample_mape = 0, out_of_sample_mape = 0;  ///< pooled over all rows
   size_t rows = 0;
+  std::string worst_source;  ///< the held-out source with the largest out-of-sample MAPE
+  double worst_source_mape = 0;
 };
 
-/// Leave-one-table-out: each table predicted with factors fitted on the other tables of
-/// its GPU type (none left: the table is reported with the shipped factors and no
-/// out-of-sample figure, and left out of the pooled MAPE).
+/// Leave-one-source-out: the tables of each source predicted with factors fitted on the
+/// other sources' tables of their GPU type; where that GPU type has none, on those of the
+/// GPU its hardware file names in `stack_factors_from` (as a job on that GPU would run);
+/// neither: the table is reported in-sample only and left out of the pooled MAPE.
 CrossValidation cross_validate(const std::vector<FitTable>& tables);
 
 }  // namespace rapid

@@ -74,6 +74,8 @@ TableSpec load_table_spec(const std::string& path) {
   t.csv = (fs::path(path).parent_path() / t.name).string();
   t.title = m.string("title");
   t.source = m.string("source");
+  t.source_id = m.string_or("source_id", fs::path(path).stem().string());
+  if (t.source_id.empty()) m.fail("source_id", t.source_id, "a non-empty name");
   const std::vector<std::string> kinds = {"training",   "memory",    "gemm",
                                           "collective", "attention", "inference"};
   t.kind = kinds[static_cast<size_t>(m.choice_or("kind", kinds, 0))];

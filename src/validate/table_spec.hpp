@@ -38,6 +38,10 @@ struct TableSpec {
   std::string csv;   ///< the table (path)
   std::string name;  ///< the table's file name
   std::string title, source;
+  /// The source it belongs to: tables of one publisher's runs (one cluster, one software
+  /// release) share it and are held out together by the cross-validation. Default: the
+  /// description's file name without extension.
+  std::string source_id;
   std::string kind = "training";  ///< training | memory | gemm | collective | attention | inference
   std::string suite = "default";  ///< default (rapid validate) | hf-ultrascale
   bool end_to_end = false;        ///< fitted and cross-validated (--fit-end-to-end)

@@ -21,8 +21,9 @@ void add_validate_options(CLI::App& cmd, ValidateOptions& o) {
   cmd.add_flag("--fit-end-to-end", o.fit,
                "refit the end-to-end factors per GPU type (and nanotron's) and print them");
   cmd.add_flag("--cross-validate", o.cross_validate,
-               "predict each training table with factors fitted on the other tables of its GPU "
-               "type; print in-sample and out-of-sample MAPE");
+               "predict each source's training tables with factors fitted on the other sources' "
+               "tables of its GPU type (or of its stack_factors_from chip); print in-sample and "
+               "leave-one-source-out MAPE per table and per source");
   cmd.add_option("--fit-intervals", o.fit_intervals,
                  "write the prediction intervals' out-of-sample residuals to FILE "
                  "(configs/calibration/intervals.yaml) and print their nested coverage per table")
@@ -87,17 +88,27 @@ int run_fit(const std::vector<TableSpec>& specs, const ReferenceContext& ctx) {
   return 0;
 }
 
+// The factors a held-out table was predicted with, and where they were fitted.
+std::string held_out_note(const HeldOut& h) {
+  std::string note =
+      fmt::format("out-of-sample: factors step {:.3f}, elementwise {:.3f} fitted on {}",
+                  h.fitted.step, h.fitted.elementwise, fmt::join(h.trained_on, " + "));
+  if (h.factors_gpu != h.gpu)
+    note += fmt::format(" (no other source on {}: the factors of {}, its stack_factors_from)",
+                        h.gpu, h.factors_gpu);
+  return note;
+}
+
 int run_cross_validation(const std::vector<TableSpec>& specs, const ReferenceContext& ctx,
                          int max_rows) {
   const CrossValidation cv = cross_validate(prepare_fit_tables(specs, ctx));
   for (const HeldOut& h : cv.tables) {
     if (h.trained_on.empty()) {
-      print_table(h.in_sample, max_rows, "in-sample only: no other table of " + h.gpu);
+      print_table(h.in_sample, max_rows,
+                  "in-sample only: no other source on " + h.gpu + " nor a stack_factors_from");
       continue;
     }
-    print_table(h.out_of_sample, max_rows,
-                fmt::format("out-of-sample: factors step {:.3f}, elementwise {:.3f} fitted on {}",
-                            h.fitted.step, h.fitted.elementwise, fmt::join(h.trained_on, " + ")));
+    print_table(h.out_of_sample, max_rows, held_out_note(h));
   }
   fmt::print("{:<40} {:>8} {:>6} {:>12} {:>14}\n", "table", "gpu", "rows", "in-sample",
              "out-of-sample");
@@ -106,9 +117,18 @@ int run_cross_validation(const std::vector<TableSpec>& specs, const ReferenceCon
         "{:<40} {:>8} {:>6} {:>11.1f}% {:>13}\n", h.table, h.gpu.substr(0, 4),
         h.in_sample.rows.size(), h.in_sample.mape(),
         h.trained_on.empty() ? std::string("-") : fmt::format("{:.1f}%", h.out_of_sample.mape()));
+  fmt::print("\n{:<40} {:>6} {:>12} {:>14}\n", "source (held out together)", "rows", "in-sample",
+             "leave-out");
+  for (const SourceFigures& s : cv.sources)
+    fmt::print("{:<40} {:>6} {:>11.1f}% {:>13}\n", s.source, s.rows, s.in_sample_mape,
+               s.held_out ? fmt::format("{:.1f}%", s.out_of_sample_mape) : std::string("-"));
   fmt::print("in-sample MAPE: {:.1f}% (factors fitted on every table of the GPU type)\n",
              cv.in_sample_mape);
-  fmt::print("cross-validated MAPE: {:.1f}%\n", cv.out_of_sample_mape);
+  if (!cv.worst_source.empty())
+    fmt::print("worst source: {} ({:.1f}% leave-one-source-out)\n", cv.worst_source,
+               cv.worst_source_mape);
+  fmt::print("cross-validated MAPE: {:.1f}% (leave-one-source-out, {} rows)\n",
+             cv.out_of_sample_mape, cv.rows);
   return 0;
 }
 

@@ -43,7 +43,7 @@ TEST(Reference, KorthikantiMemoryEveryRowWithinFivePercent) {
 }
 
 // Issue 8 "Done when": every training table predicted with end-to-end factors fitted on
-// the other tables of its GPU type only; pooled over all rows, at most 10% error.
+// the other sources' tables of its GPU type only; pooled over all rows, at most 10% error.
 TEST(CrossValidation, OutOfSampleMapeAtMostTenPercent) {
   const ReferenceContext ctx = test::reference_context();
   const CrossValidation cv =
@@ -53,7 +53,7 @@ TEST(CrossValidation, OutOfSampleMapeAtMostTenPercent) {
     std::printf("%-40s %-16s in-sample %5.1f%%  out-of-sample %5.1f%% (%zu rows)\n",
                 h.table.c_str(), h.gpu.c_str(), h.in_sample.mape(), h.out_of_sample.mape(),
                 h.out_of_sample.rows.size());
-    EXPECT_FALSE(h.trained_on.empty()) << h.table << ": no other table of " << h.gpu;
+    EXPECT_FALSE(h.trained_on.empty()) << h.table << ": no other source for " << h.gpu;
     names.push_back(h.table);
   }
   std::printf("in-sample %.1f%%, cross-validated %.1f%% over %zu rows\n", cv.in_sample_mape,
@@ -63,6 +63,27 @@ TEST(CrossValidation, OutOfSampleMapeAtMostTenPercent) {
                         "megatron_core_r080_h100.csv", "nemo_2407_h100_fp8.csv"})
     EXPECT_NE(std::find(names.begin(), names.end(), t), names.end()) << t;
   EXPECT_LE(cv.out_of_sample_mape, 10.0);
+}
+
+// Issue 32: leave-one-source-out, each source's tables held out together (their factors
+// fitted on the other sources only); the table of the figures is printed.
+TEST(CrossValidation, LeaveOneSourceOutPerSourceTable) {
+  const ReferenceContext ctx = test::reference_context();
+  const CrossValidation cv =
+      cross_validate(prepare_fit_tables(load_table_specs(ctx.reference_dir), ctx));
+  std::printf("%-36s %6s %10s %10s\n", "source", "rows", "in-sample", "leave-out");
+  size_t rows = 0;
+  for (const SourceFigures& s : cv.sources) {
+    std::printf("%-36s %6zu %9.1f%% %9.1f%%\n", s.source.c_str(), s.rows, s.in_sample_mape,
+                s.out_of_sample_mape);
+    EXPECT_TRUE(s.held_out) << s.source;
+    rows += s.rows;
+  }
+  std::printf("pooled leave-one-source-out %.1f%% over %zu rows; worst source %s %.1f%%\n",
+              cv.out_of_sample_mape, cv.rows, cv.worst_source.c_str(), cv.worst_source_mape);
+  // Every held-out row counts once in the pooled figure: the sources' rows add up to it.
+  EXPECT_EQ(rows, cv.rows);
+  EXPECT_FALSE(cv.worst_source.empty());
 }
 
 }  // namespace
