@@ -82,6 +82,7 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
         u.boolean_or("recompute_num_layers", f.supports_recompute_num_layers);
     f.supports_cpu_offload = u.boolean_or("cpu_offload", f.supports_cpu_offload);
     f.cpu_offload_with_pp = u.boolean_or("cpu_offload_with_pp", f.cpu_offload_with_pp);
+    f.interleaved_pp2 = u.boolean_or("interleaved_pp2", f.interleaved_pp2);
     u.finish();
   }
   if (m.has("end_to_end")) {

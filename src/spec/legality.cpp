@@ -24,6 +24,11 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
     return "pp must divide num_layers";
   if (c.vpp > 1) {
     if (c.pp == 1) return "vpp > 1 needs pp > 1";
+    // Megatron-Core as of core_r0.8.0 refuses the interleaved schedule with 2 stages
+    // (parallel_state.py initialize_model_parallel: "pipeline-model-parallel size should be
+    // greater than 2 with interleaved schedule"; README "Distributed Pretraining").
+    if (c.pp == 2 && !training.framework.interleaved_pp2)
+      return "the stack's interleaved schedule needs pp > 2 (supports.interleaved_pp2)";
     if (space.allow_uneven_pp ? model.num_layers < int64_t{c.pp} * c.vpp
                               : (model.num_layers / c.pp) % c.vpp != 0)
       return "vpp must divide the layers per stage";

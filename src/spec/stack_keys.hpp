@@ -35,6 +35,13 @@ void read_stack_keys(const YamlMap& m, S& s) {
                                         grad_choice(s.grad_bytes))];
   s.grad_reduce_bytes = kGradBytes[m.choice_or("grad_reduce_dtype", {"bf16", "fp32"},
                                                grad_choice(s.grad_reduce_bytes))];
+  // Master weights: fp32 (Megatron-Core's distributed optimizer) or the low 16 bits of the
+  // fp32 value kept beside the bf16 weight (Apex DistributedFusedAdam store_param_remainders,
+  // which NeMo 1.x selects for bf16 models): Adam's m + v (8 bytes) + 4 or 2.
+  s.optimizer_bytes = 8 + (m.choice_or("master_weights", {"fp32", "bf16_remainder"},
+                                       s.optimizer_bytes == 10 ? 1 : 0)
+                               ? 2
+                               : 4);
   s.overlap_grad_reduce = m.boolean_or("overlap_grad_reduce", s.overlap_grad_reduce);
   s.overlap_param_gather = m.boolean_or("overlap_param_gather", s.overlap_param_gather);
   s.tp_comm_overlap = m.boolean_or("tp_comm_overlap", s.tp_comm_overlap);

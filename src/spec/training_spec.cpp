@@ -12,6 +12,7 @@ void apply_framework_defaults(TrainingSpec& t) {
   const FrameworkSpec& f = t.framework;
   t.grad_bytes = f.grad_bytes;
   t.grad_reduce_bytes = f.grad_reduce_bytes;
+  t.optimizer_bytes = f.optimizer_bytes;
   t.overlap_grad_reduce = f.overlap_grad_reduce;
   t.overlap_param_gather = f.overlap_param_gather;
   t.tp_comm_overlap = f.tp_comm_overlap;

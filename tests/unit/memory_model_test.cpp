@@ -107,6 +107,37 @@ TEST(MemoryModel, ZeroStagesShardWhatTheyShouldByDp) {
   EXPECT_NEAR(P, 8.03e9 / 2, 0.01 * 8.03e9);
 }
 
+TEST(MemoryModel, Bf16RemainderMasterWeightsKeepTenBytesOfOptimizerState) {
+  // NeMo 24.07's recipes run Apex DistributedFusedAdam with store_param_remainders
+  // (configs/frameworks/nemo-24.07.yaml [DFA]): per parameter Adam's m and v in fp32
+  // (4 + 4) and the low 16 bits of the fp32 master weight (2) beside the bf16 weight, 10
+  // bytes sharded over dp, where Megatron-Core's distributed optimizer keeps 4 + 4 + 4 = 12.
+  // Llama 3 8B, tp 2, dp 4, ZeRO-1, fp32 main gradients (no fp32 gradient copy): 10P / 4
+  // against 12P / 4; weights (2P) and gradients (4P) are the same in both.
+  SweepSpec mc = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64, 4096,
+                                       "megatron-core-0.8");
+  SweepSpec nemo = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 64,
+                                         4096, "nemo-24.07");
+  EXPECT_EQ(mc.training.optimizer_bytes, 12);
+  EXPECT_EQ(nemo.training.optimizer_bytes, 10);
+  nemo.training.grad_bytes = mc.training.grad_bytes = 4;
+  ParallelConfig c;
+  c.dp = 4;
+  c.tp = 2;
+  c.zero_stage = 1;
+  Workload w;
+  build_workload(mc.model, mc.training, mc.network, c, w);
+  const double P = w.stages[0].params;
+  const MemoryBreakdown a = stage_memory(mc.model, mc.training, w, 0);
+  build_workload(nemo.model, nemo.training, nemo.network, c, w);
+  const MemoryBreakdown b = stage_memory(nemo.model, nemo.training, w, 0);
+  EXPECT_DOUBLE_EQ(a.optimizer_bytes, 12 * P / 4);
+  EXPECT_DOUBLE_EQ(b.optimizer_bytes, 10 * P / 4);
+  EXPECT_DOUBLE_EQ(a.grads_bytes, b.grads_bytes);
+  // 2P / 4 less at the peak: about 2 GB of Llama 3 8B's 4.0e9 parameters per GPU.
+  EXPECT_NEAR(a.peak_bytes - b.peak_bytes, 2 * P / 4, 1.0);
+}
+
 TEST(MemoryModel, ZeroShardsOverDataAndContextRanks) {
   // dp 1 x cp 8 (torchtitan and Megatron-Core shard over the data x context ranks, which
   // hold the same weights): ZeRO-1 keeps 12P / 8 of Adam's states, ZeRO-3 2P / 8 of the

@@ -12,6 +12,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/eval/report.hpp"
+#include "rapid/spec/legality.hpp"
 #include "rapid/spec/training_spec.hpp"
 #include "rapid/workload/workload.hpp"
 #include "test_support.hpp"
@@ -83,6 +84,32 @@ TEST(StackTraining, AnUncreditedOverlapPredictsAsTheSameJobWithoutIt) {
             std::string::npos)
       << text;
   EXPECT_EQ(describe_result(off, p, b).find("not credited"), std::string::npos);
+}
+
+TEST(StackTraining, InterleavingWithTwoStagesFollowsTheStack) {
+  // Megatron-Core core_r0.8.0 refuses the interleaved schedule with pp = 2
+  // (megatron-core-0.8.yaml supports.interleaved_pp2 false, [PS]); pp = 4 interleaves.
+  // Llama 3 70B (80 layers) on 256 GPUs at tp 8: pp 2 (dp 16) vpp 2 gives 20 layers per
+  // chunk and 512 / 16 = 32 micro-batches, divisible by 2; pp 4 (dp 8) vpp 2 gives 10 layers
+  // per chunk and 64 micro-batches, divisible by 4.
+  SweepSpec s = nemo_job("h100-sxm5-80gb", "dgx-h100-superpod");
+  ParallelConfig c;
+  c.dp = 16;
+  c.tp = 8;
+  c.sp = true;
+  c.pp = 2;
+  c.vpp = 2;
+  const char* why = illegal_reason(s, c);
+  ASSERT_NE(why, nullptr);
+  EXPECT_NE(std::string(why).find("interleaved_pp2"), std::string::npos) << why;
+  c.pp = 4;
+  c.dp = 8;
+  EXPECT_EQ(illegal_reason(s, c), nullptr);
+  // A stack that lifts it interleaves two stages.
+  c.pp = 2;
+  c.dp = 16;
+  s.training.framework.interleaved_pp2 = true;
+  EXPECT_EQ(illegal_reason(s, c), nullptr);
 }
 
 TEST(StackTraining, FittedOverlapsMustBeKnownNames) {

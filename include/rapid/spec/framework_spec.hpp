@@ -78,6 +78,10 @@ struct FrameworkSpec {
   bool overlap_param_gather = true;  ///< ZeRO parameter all-gathers prefetched
   int grad_bytes = 4;                ///< bytes per main-gradient element
   int grad_reduce_bytes = 4;         ///< bytes per element in the DP gradient reduction
+  /// Optimizer state per parameter (sharded under ZeRO >= 1): Adam m + v in fp32 and the
+  /// master weights, fp32 (4) or the 16-bit remainder beside bf16 weights (2, Apex
+  /// DistributedFusedAdam store_param_remainders): 12 or 10.
+  int optimizer_bytes = 12;
   double host_overhead_per_op_s = 10e-6;  ///< host time to issue one op
   double grad_bucket_bytes = 160e6;       ///< DP bucket size
   double compute_efficiency = 1.0;  ///< kernels relative to the stack the factors were fitted on
@@ -99,6 +103,7 @@ struct FrameworkSpec {
   bool supports_recompute_num_layers = true;  ///< partial full recompute (uniform / block)
   bool supports_cpu_offload = false;          ///< activation offload to host memory
   bool cpu_offload_with_pp = false;           ///< offload also with pipeline parallelism
+  bool interleaved_pp2 = true;                ///< the interleaved schedule with 2 stages
 
   /// Keyed by hardware name; "default" for any other GPU.
   std::map<std::string, EndToEndFactors> end_to_end;

@@ -24,7 +24,7 @@ struct TrainingSpec {
 
   int grad_bytes = 4;                     ///< bytes per main-gradient element
   int grad_reduce_bytes = 4;              ///< bytes per element sent in the DP gradient reduction
-  int optimizer_bytes = 12;               ///< Adam: fp32 master weights + m + v = 4 + 4 + 4
+  int optimizer_bytes = 12;               ///< Adam m + v + master weights (the stack's)
   bool overlap_grad_reduce = true;        ///< DP reduction in buckets during backward
   bool overlap_param_gather = true;       ///< ZeRO parameter all-gathers prefetched
   bool tp_comm_overlap = false;           ///< TP collectives pipelined with their GEMMs (TE)
