@@ -176,12 +176,12 @@ std::pair<int64_t, int64_t> des_and_replay(const SweepSpec& spec, const std::str
 }
 
 TEST(TraceScenario, OwnTraceOnItsJobGivesPredictsDesStep) {
-  // The stack's adjustments: H100's end-to-end step factor on megatron-core-0.8 is 0.785
+  // The stack's adjustments: H100's end-to-end step factor on megatron-core-0.8 is 0.794
   // (configs/frameworks/megatron-core-0.8.yaml end_to_end), x the job's compute_efficiency
-  // 0.9 = 0.7065. Both sides then time every op with the same costs on the same flow
+  // 0.9 = 0.7146. Both sides then time every op with the same costs on the same flow
   // network (the round trip, trace_roundtrip_test.cpp): equal to the picosecond.
   const SweepSpec spec = job("own-ideal", "");
-  EXPECT_DOUBLE_EQ(trace::JobReplay(spec, 0, 0, 8).inputs().step_efficiency, 0.785 * 0.9);
+  EXPECT_DOUBLE_EQ(trace::JobReplay(spec, 0, 0, 8).inputs().step_efficiency, 0.794 * 0.9);
   const auto [des_ps, replay_ps] = des_and_replay(spec, "own-ideal");
   EXPECT_GT(des_ps, 0);
   EXPECT_EQ(replay_ps, des_ps);

@@ -98,8 +98,11 @@ TEST(FidelityAgreement, Llama405bUnevenStagesAtEveryVpp) {
 TEST(FidelityAgreement, DemoJobLayouts) {
   const Layout layouts[] = {
       {8, 4, 1, Recompute::Selective, 1},  // the baseline
-      {4, 4, 1, Recompute::None, 1},      {8, 2, 4, Recompute::Selective, 1},
-      {8, 8, 5, Recompute::Selective, 1}, {8, 4, 5, Recompute::None, 2},
+      {4, 4, 1, Recompute::None, 1},
+      {8, 2, 1, Recompute::Selective, 1},  // two stages: 1F1B (Megatron-Core 0.8 interleaves
+                                           // only pp > 2: supports.interleaved_pp2)
+      {8, 8, 5, Recompute::Selective, 1},
+      {8, 4, 5, Recompute::None, 2},
       {8, 1, 1, Recompute::Full, 3},       // ZeRO-3 gathers across 32 nodes
       {4, 1, 1, Recompute::Selective, 3},  // ZeRO-3, two DP ranks per node
   };
