@@ -3,8 +3,8 @@
 // their hardware files cite; the 72-GPU NVLink domain of the NVL72 rack.
 #include <gtest/gtest.h>
 
+#include "chip_gemm.hpp"
 #include "rapid/cost/collective_cost.hpp"
-#include "rapid/cost/gemm_model.hpp"
 #include "rapid/workload/workload.hpp"
 #include "test_support.hpp"
 
@@ -17,13 +17,10 @@ TEST(ChipPeaksBlackwell, B200RunsALargeBf16GemmAtItsDatasheetPeak) {
   // 12.208 TFLOP/s, below its operand feed (7.5 TB/s x multicast 4 / 148 x 2 x 128 x 256 /
   // (384 x 2 B) = 17.30 TFLOP/s). A tile: 2 x 128 x 256 x 8192 FLOP at that rate + 0.7 us;
   // then the last wave's 124 C tiles (128 x 256 x 2 B each) at 7.7 TB/s x 0.85.
-  const HardwareSpec hw = test::shipped_hardware("b200-sxm-180gb");
-  const GemmTiming t = GemmModel(hw, DType::BF16).time_with(8192, 8192, 8192, 1, 128, 256, 1);
-  const double sm_rate = 2250e12 / 148 * 0.803;
-  const double tile_s = 2.0 * 128 * 256 * 8192 / sm_rate + 0.7e-6;
-  const double epilogue_s = 124.0 * 128 * 256 * 2 / (7.7e12 * 0.85);
+  const GemmTiming t = test::chip_gemm(test::shipped_hardware("b200-sxm-180gb"), DType::BF16);
   EXPECT_EQ(t.waves, 14);
-  EXPECT_NEAR(t.compute_s, 14 * tile_s + epilogue_s, 1e-12);
+  EXPECT_NEAR(t.compute_s, test::chip_gemm_compute_s(2250e12, 148, 0.803, 14, 124, 7.7e12, 2),
+              1e-12);
   EXPECT_GT(t.compute_s, t.memory_s);  // compute-bound
 }
 
@@ -34,16 +31,16 @@ TEST(ChipPeaksBlackwell, B200RunsAnFp4GemmAtItsFp4Peak) {
   // 14 waves of 2 x 128 x 256 x 8192 FLOP + 0.7 us, then 124 C tiles of 128 x 256 x 0.5 B
   // at 7.7 TB/s x 0.85.
   const HardwareSpec hw = test::shipped_hardware("b200-sxm-180gb");
-  const GemmTiming t = GemmModel(hw, DType::FP4).time_with(8192, 8192, 8192, 1, 128, 256, 1);
-  const double tile_s = 2.0 * 128 * 256 * 8192 / (9000e12 / 148 * 0.709) + 0.7e-6;
+  const GemmTiming t = test::chip_gemm(hw, DType::FP4);
   EXPECT_EQ(t.waves, 14);
-  EXPECT_NEAR(t.compute_s, 14 * tile_s + 124.0 * 128 * 256 * 0.5 / (7.7e12 * 0.85), 1e-12);
+  EXPECT_NEAR(t.compute_s, test::chip_gemm_compute_s(9000e12, 148, 0.709, 14, 124, 7.7e12, 0.5),
+              1e-12);
   // A and B (2 x 8192^2 x 0.5 B = 64 MiB) fit in the 126.5 MiB L2: read once; C written once.
   EXPECT_DOUBLE_EQ(t.hbm_bytes, 3.0 * 8192.0 * 8192.0 * 0.5);
-  // FP8 on the same tiles: 4,500 TFLOP/s, the same 0.709: each tile's MMA takes twice FP4's.
-  const GemmTiming f8 = GemmModel(hw, DType::FP8).time_with(8192, 8192, 8192, 1, 128, 256, 1);
-  EXPECT_NEAR((f8.compute_s - 124.0 * 128 * 256 / (7.7e12 * 0.85)) / 14 - 0.7e-6,
-              2.0 * (tile_s - 0.7e-6), 1e-15);
+  // FP8 on the same tiles: 4,500 TFLOP/s at the same 0.709 (feed 34.6 TFLOP/s per SM),
+  // 1-byte C tiles.
+  EXPECT_NEAR(test::chip_gemm(hw, DType::FP8).compute_s,
+              test::chip_gemm_compute_s(4500e12, 148, 0.709, 14, 124, 7.7e12, 1), 1e-12);
 }
 
 TEST(ChipPeaksBlackwell, B200AllReducesOverNvlink5) {
@@ -65,10 +62,9 @@ TEST(ChipPeaksBlackwell, Gb200RunsALargeGemmAtItsDatasheetPeak) {
   // per SM; 2048 tiles of 128 x 256 in 14 waves (13 x 152 = 1976, the last of 72); feed
   // 8.3 TB/s x 4 / 152 x 85.33 = 18.6 TFLOP/s. The last wave's 72 C tiles at 8 TB/s x 0.85.
   const HardwareSpec hw = test::shipped_hardware("gb200-nvl72-186gb");
-  const GemmTiming t = GemmModel(hw, DType::BF16).time_with(8192, 8192, 8192, 1, 128, 256, 1);
-  const double tile_s = 2.0 * 128 * 256 * 8192 / (2500e12 / 152 * 0.803) + 0.7e-6;
+  const GemmTiming t = test::chip_gemm(hw, DType::BF16);
   EXPECT_EQ(t.waves, 14);
-  EXPECT_NEAR(t.compute_s, 14 * tile_s + 72.0 * 128 * 256 * 2 / (8e12 * 0.85), 1e-12);
+  EXPECT_NEAR(t.compute_s, test::chip_gemm_compute_s(2500e12, 152, 0.803, 14, 72, 8e12, 2), 1e-12);
   // Memory for fitting: nvidia-smi's 189471 MiB (186 GB on the datasheet); its host link
   // is NVLink-C2C, 450 GB/s a direction.
   EXPECT_EQ(hw.hbm_capacity_bytes, 189471.0 * 1024 * 1024);

@@ -3,8 +3,8 @@
 // between pairs are not): `nvlink_bandwidth` is PCIe Gen5 x16, 64 GB/s a direction.
 #include <gtest/gtest.h>
 
+#include "chip_gemm.hpp"
 #include "rapid/cost/collective_cost.hpp"
-#include "rapid/cost/gemm_model.hpp"
 #include "test_support.hpp"
 
 namespace rapid {
@@ -16,10 +16,10 @@ TEST(ChipPeaksH100Pcie, PcieCardRunsALargeGemmAtItsDatasheetPeak) {
   // below the feed (5.5 TB/s measured L2 x 2 / 114 x 85.33 FLOP/B = 8.23 TFLOP/s). The last
   // wave's 110 C tiles at 2 TB/s x 0.85.
   const HardwareSpec hw = test::shipped_hardware("h100-pcie-80gb");
-  const GemmTiming t = GemmModel(hw, DType::BF16).time_with(8192, 8192, 8192, 1, 128, 256, 1);
-  const double tile_s = 2.0 * 128 * 256 * 8192 / (756.5e12 / 114 * 0.803) + 0.7e-6;
+  const GemmTiming t = test::chip_gemm(hw, DType::BF16);
   EXPECT_EQ(t.waves, 18);
-  EXPECT_NEAR(t.compute_s, 18 * tile_s + 110.0 * 128 * 256 * 2 / (2e12 * 0.85), 1e-12);
+  EXPECT_NEAR(t.compute_s, test::chip_gemm_compute_s(756.5e12, 114, 0.803, 18, 110, 2e12, 2),
+              1e-12);
   EXPECT_EQ(hw.hbm_capacity_bytes, 81559.0 * 1024 * 1024);
 }
 
@@ -28,10 +28,10 @@ TEST(ChipPeaksH100Pcie, NvlCardRunsALargeGemmAtItsDatasheetPeak) {
   // TB/s x 2 / 132 x 85.33 = 7.2 TFLOP/s); 16 waves (15 x 132 = 1980, the last of 68); the
   // last wave's C tiles at 3.9 TB/s x 0.85.
   const HardwareSpec hw = test::shipped_hardware("h100-nvl-94gb");
-  const GemmTiming t = GemmModel(hw, DType::BF16).time_with(8192, 8192, 8192, 1, 128, 256, 1);
-  const double tile_s = 2.0 * 128 * 256 * 8192 / (835.5e12 / 132 * 0.803) + 0.7e-6;
+  const GemmTiming t = test::chip_gemm(hw, DType::BF16);
   EXPECT_EQ(t.waves, 16);
-  EXPECT_NEAR(t.compute_s, 16 * tile_s + 68.0 * 128 * 256 * 2 / (3.9e12 * 0.85), 1e-12);
+  EXPECT_NEAR(t.compute_s, test::chip_gemm_compute_s(835.5e12, 132, 0.803, 16, 68, 3.9e12, 2),
+              1e-12);
   EXPECT_EQ(hw.hbm_capacity_bytes, 95830.0 * 1024 * 1024);
 }
 

@@ -3,8 +3,8 @@
 // among its members (NetworkSpec::scale_up_share; docs/collectives.md "Full mesh").
 #include <gtest/gtest.h>
 
+#include "chip_gemm.hpp"
 #include "rapid/cost/collective_cost.hpp"
-#include "rapid/cost/gemm_model.hpp"
 #include "rapid/workload/workload.hpp"
 #include "test_support.hpp"
 
@@ -19,10 +19,10 @@ TEST(ChipPeaksMi300x, RunsALargeGemmAtItsDatasheetPeak) {
   // 0.7 us; the last wave's 224 C tiles at 5.3 TB/s x 0.85. A and B (256 MiB) fit in the
   // 256 MiB Infinity Cache: read once, C written once.
   const HardwareSpec hw = test::shipped_hardware("mi300x-oam-192gb");
-  const GemmTiming t = GemmModel(hw, DType::BF16).time_with(8192, 8192, 8192, 1, 128, 256, 1);
-  const double tile_s = 2.0 * 128 * 256 * 8192 / (1307.4e12 / 304 * 0.803) + 0.7e-6;
+  const GemmTiming t = test::chip_gemm(hw, DType::BF16);
   EXPECT_EQ(t.waves, 7);
-  EXPECT_NEAR(t.compute_s, 7 * tile_s + 224.0 * 128 * 256 * 2 / (5.3e12 * 0.85), 1e-12);
+  EXPECT_NEAR(t.compute_s, test::chip_gemm_compute_s(1307.4e12, 304, 0.803, 7, 224, 5.3e12, 2),
+              1e-12);
   EXPECT_DOUBLE_EQ(t.hbm_bytes, 3.0 * 8192.0 * 8192.0 * 2.0);
   // Memory for fitting: rocm-smi's 205,822,885,888 B.
   EXPECT_EQ(hw.hbm_capacity_bytes, 205822885888.0);
@@ -60,9 +60,8 @@ TEST(ChipPeaksMi300x, Mi325xIsTheSameComputeWithMoreFasterHbm) {
   // The same 8192^3 GEMM on the MI325X: the MI300X's 304 CUs and peaks, so the same 7 waves
   // of the same tiles; only the last wave's 224 C tiles stream at 6 TB/s x 0.85 (data sheet).
   const HardwareSpec hw = test::shipped_hardware("mi325x-oam-256gb");
-  const GemmTiming t = GemmModel(hw, DType::BF16).time_with(8192, 8192, 8192, 1, 128, 256, 1);
-  const double tile_s = 2.0 * 128 * 256 * 8192 / (1307.4e12 / 304 * 0.803) + 0.7e-6;
-  EXPECT_NEAR(t.compute_s, 7 * tile_s + 224.0 * 128 * 256 * 2 / (6e12 * 0.85), 1e-12);
+  EXPECT_NEAR(test::chip_gemm(hw, DType::BF16).compute_s,
+              test::chip_gemm_compute_s(1307.4e12, 304, 0.803, 7, 224, 6e12, 2), 1e-12);
   // 256 GiB less the 320 MiB the MI300X's rocm-smi total holds back.
   EXPECT_EQ(hw.hbm_capacity_bytes, 256.0 * (1 << 30) - 320.0 * (1 << 20));
   // Its fabric is the MI300X's: a TP8 all-reduce on the mesh takes the same time.
