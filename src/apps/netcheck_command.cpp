@@ -57,7 +57,7 @@ std::string topology_csv(const NetCase& c, const des::Fabric& fabric, double mtu
       case des::LinkKind::SpineToLeaf:
         return {vertex(3, l.a), vertex(2, l.b)};
       default:
-        throw Error("netcheck: torus links are not exported");
+        throw Error("netcheck: torus and full-mesh links are not exported");
     }
   };
   for (int32_t k = 0; k < fabric.num_links(); ++k) {

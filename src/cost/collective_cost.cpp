@@ -15,7 +15,9 @@ const char* algorithm_name(CollectiveAlgorithm a) {
 }
 
 CollectiveCost::CollectiveCost(const HardwareSpec& hw, const NetworkSpec& net)
-    : nvlink_Bps_(
+    : scale_up_(net.scale_up),
+      gpus_per_node_(net.gpus_per_node),
+      nvlink_Bps_(
           (net.nvlink_bandwidth_Bps > 0 ? net.nvlink_bandwidth_Bps : hw.nvlink_bandwidth_Bps) *
           hw.nvlink_efficiency),
       nic_Bps_(net.nic_bandwidth_per_gpu_Bps() * net.network_efficiency),
@@ -29,6 +31,10 @@ CollectiveCost::CollectiveCost(const HardwareSpec& hw, const NetworkSpec& net)
       net_bubble_(net.network_ring_bubble),
       nodes_per_leaf_(net.nodes_per_leaf),
       oversubscription_(net.oversubscription) {}
+
+double CollectiveCost::scale_up_Bps(int64_t members) const {
+  return nvlink_Bps_ * scale_up_share(scale_up_, gpus_per_node_, members);
+}
 
 double CollectiveCost::network_Bps(int64_t nodes) const {
   // A group spanning several leaves crosses the spine, where a leaf's uplinks carry
@@ -61,13 +67,13 @@ CollectivePlan CollectiveCost::ring(double passes, double bytes, const GroupShap
   const double sent = passes * (n - 1.0) / n * bytes;  // per GPU
   if (g.nodes <= 1) {
     p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false, sent * (steps + nv_bubble_) / steps,
-                              1.0, nvlink_Bps_};
+                              1.0, scale_up_Bps(g.per_node)};
     return p;
   }
   if (g.per_node > 1)
     p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false,
                               (l - 1.0) / l * sent * (steps + nv_bubble_) / steps, 1.0,
-                              nvlink_Bps_};
+                              scale_up_Bps(g.per_node)};
   p.tiers[p.num_tiers++] = {FlowPattern::InterRing, true, sent / l * (steps + net_bubble_) / steps,
                             1.0, network_Bps(g.nodes)};
   return p;
@@ -91,7 +97,7 @@ CollectivePlan CollectiveCost::tree(double bytes, const GroupShape& g) const {
   p.crosses_spine = g.nodes > nodes_per_leaf_;
   if (g.per_node >= 2)
     p.tiers[p.num_tiers++] = {FlowPattern::IntraChain, false, bytes, g.per_node >= 3 ? 2.0 : 1.0,
-                              nvlink_Bps_};
+                              scale_up_Bps(g.per_node)};
   const double node_out = g.nodes == 2 ? bytes : 2.0 * bytes;
   p.tiers[p.num_tiers++] = {FlowPattern::InterRing, true, node_out / l, 1.0, network_Bps(g.nodes)};
   return p;
@@ -124,7 +130,8 @@ CollectivePlan CollectiveCost::plan(CollectiveKind kind, double bytes, const Gro
       p.net_steps = n - l;
       p.crosses_spine = g.nodes > nodes_per_leaf_;
       if (g.per_node > 1)
-        p.tiers[p.num_tiers++] = {FlowPattern::IntraPairs, false, bytes / n, l - 1.0, nvlink_Bps_};
+        p.tiers[p.num_tiers++] = {FlowPattern::IntraPairs, false, bytes / n, l - 1.0,
+                                  scale_up_Bps(g.per_node)};
       if (g.size > g.per_node)
         p.tiers[p.num_tiers++] = {FlowPattern::InterPairs, true, bytes / n, n - l,
                                   network_Bps(g.nodes)};
@@ -140,7 +147,7 @@ CollectivePlan CollectiveCost::plan(CollectiveKind kind, double bytes, const Gro
       p.net_steps = intra ? 0.0 : 1.0;
       p.crosses_spine = !intra && g.nodes > nodes_per_leaf_;
       p.tiers[p.num_tiers++] = {FlowPattern::Peer, !intra, bytes, 1.0,
-                                intra ? nvlink_Bps_ : network_Bps(g.nodes)};
+                                intra ? scale_up_Bps(2) : network_Bps(g.nodes)};
       return p;
     }
     case CollectiveKind::None:

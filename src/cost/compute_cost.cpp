@@ -11,10 +11,17 @@ namespace {
 DType gemm_dtype(DType training) {
   return training == DType::FP8 ? DType::BF16 : training;
 }
+/// The dtype of the GEMMs marked fp8: `quantized` when the GPU has its peak, else FP8 when
+/// it has that, else the training dtype's (bf16 for fp8).
+DType quantized_dtype(const HardwareSpec& hw, DType training, DType quantized) {
+  for (DType t : {quantized, DType::FP8})
+    if (hw.tensor_peak_FLOPs[static_cast<int>(t)] > 0) return t;
+  return gemm_dtype(training);
+}
 }  // namespace
 
 ComputeCost::ComputeCost(const HardwareSpec& hw, DType dtype, AttentionImpl attention,
-                         Contention contention)
+                         Contention contention, DType quantized)
     : peak_(hw.tensor_peak_FLOPs[static_cast<int>(dtype)] > 0
                 ? hw.tensor_peak_FLOPs[static_cast<int>(dtype)]
                 : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)]),
@@ -23,10 +30,8 @@ ComputeCost::ComputeCost(const HardwareSpec& hw, DType dtype, AttentionImpl atte
       launch_s_(hw.kernel_launch_s),
       contention_(contention),
       gemm_(hw, gemm_dtype(dtype), contention.reserved_sms, contention.hbm_Bps),
-      gemm_fp8_(
-          hw,
-          hw.tensor_peak_FLOPs[static_cast<int>(DType::FP8)] > 0 ? DType::FP8 : gemm_dtype(dtype),
-          contention.reserved_sms, contention.hbm_Bps),
+      gemm_fp8_(hw, quantized_dtype(hw, dtype, quantized), contention.reserved_sms,
+                contention.hbm_Bps),
       attention_(hw, gemm_dtype(dtype), attention, contention.reserved_sms),
       attention_fp8_(hw, DType::FP8, attention, contention.reserved_sms),
       id_(detail::OpTimeCache::next_model_id()) {}

@@ -26,6 +26,13 @@ int64_t ceil_div(int64_t a, int64_t b) {
 
 }  // namespace
 
+double gemm_efficiency_of(const HardwareSpec& hw, DType dtype) {
+  if (dtype == DType::FP4 && hw.gemm_fp4_efficiency > 0) return hw.gemm_fp4_efficiency;
+  if ((dtype == DType::FP8 || dtype == DType::FP4) && hw.gemm_fp8_efficiency > 0)
+    return hw.gemm_fp8_efficiency;
+  return hw.gemm_efficiency;
+}
+
 GemmModel::GemmModel(const HardwareSpec& hw, DType dtype, int64_t reserved_sms,
                      double hbm_taken_Bps) {
   Params& P = params_;
@@ -33,15 +40,13 @@ GemmModel::GemmModel(const HardwareSpec& hw, DType dtype, int64_t reserved_sms,
   P.sm_rate = (hw.tensor_peak_FLOPs[static_cast<int>(dtype)] > 0
                    ? hw.tensor_peak_FLOPs[static_cast<int>(dtype)]
                    : hw.tensor_peak_FLOPs[static_cast<int>(DType::BF16)]) /
-              static_cast<double>(hw.num_sms) *
-              (dtype == DType::FP8 && hw.gemm_fp8_efficiency > 0 ? hw.gemm_fp8_efficiency
-                                                                 : hw.gemm_efficiency);
+              static_cast<double>(hw.num_sms) * gemm_efficiency_of(hw, dtype);
   // The L2 feeds the SMs the kernel runs on; their share of it does not change.
   P.l2_feed_Bps = hw.l2_bandwidth_Bps * hw.l2_multicast * P.sms / static_cast<double>(hw.num_sms);
   P.l2_bytes = hw.l2_size_bytes;
   P.hbm_Bps = std::max(0.1 * hw.hbm_bandwidth_Bps * hw.memory_efficiency,
                        hw.hbm_bandwidth_Bps * hw.memory_efficiency - hbm_taken_Bps);
-  P.elem = dtype_bytes(dtype);
+  P.elem = dtype_size_bytes(dtype);
   P.prologue_s = hw.gemm_tile_overhead_s;
   P.launch_s = hw.kernel_launch_s;
   // FNV-1a over the parameters' bytes: the time() memo's key.

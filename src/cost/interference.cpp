@@ -34,14 +34,22 @@ Contention profile(const HardwareSpec& hw, const NetworkSpec& net, const Trainin
   return {};
 }
 
+/// The compute cost under profile `p`: the GEMMs marked fp8 in the recipe's dtype.
+ComputeCost profiled_cost(const HardwareSpec& hw, const NetworkSpec& net,
+                          const TrainingSpec& training, AttentionImpl attention,
+                          InterferenceModel::Profile p) {
+  return ComputeCost(hw, training.dtype, attention, profile(hw, net, training, p),
+                     quantized_gemm_dtype(training.framework.fp8.recipe));
+}
+
 }  // namespace
 
 InterferenceModel::InterferenceModel(const HardwareSpec& hw, const NetworkSpec& net,
                                      const TrainingSpec& training, AttentionImpl attention)
-    : costs_{ComputeCost(hw, training.dtype, attention, profile(hw, net, training, TpGather)),
-             ComputeCost(hw, training.dtype, attention, profile(hw, net, training, TpScatter)),
-             ComputeCost(hw, training.dtype, attention, profile(hw, net, training, DpNvlink)),
-             ComputeCost(hw, training.dtype, attention, profile(hw, net, training, DpNetwork))},
+    : costs_{profiled_cost(hw, net, training, attention, TpGather),
+             profiled_cost(hw, net, training, attention, TpScatter),
+             profiled_cost(hw, net, training, attention, DpNvlink),
+             profiled_cost(hw, net, training, attention, DpNetwork)},
       hbm_Bps_(hw.hbm_bandwidth_Bps * hw.memory_efficiency) {}
 
 double InterferenceModel::comm_slowdown(Profile p, const Op& op, double op_s) const {

@@ -201,6 +201,18 @@ int32_t CommLayouts::p2p(int32_t inst, int64_t dst_stage) {
   return build(key, src_, dst_, false);
 }
 
+int64_t CommLayouts::mesh_members(const Layout& key, int64_t gpu) const {
+  if (!topo_->full_mesh()) return 0;
+  if (key.dst_stage != -1) return 2;  // pipeline send/recv: the two stages' GPUs
+  // The members of `gpu`'s group copy on its node (the bases of collective()).
+  const int64_t size = std::max<int64_t>(key.size, 1), stride = std::max<int64_t>(key.stride, 1);
+  const int64_t base = gpu - ((gpu / stride) % size) * stride;
+  int64_t members = 0;
+  for (int64_t i = 0; i < size; ++i)
+    members += topo_->node_of(base + i * stride) == topo_->node_of(gpu) ? 1 : 0;
+  return members;
+}
+
 int32_t CommLayouts::build(Layout key, const std::vector<int64_t>& src,
                            const std::vector<int64_t>& dst, bool blocking) {
   RAPID_ASSERT(class_cap_.empty(), "layouts are requested before finalize()");
@@ -214,7 +226,7 @@ int32_t CommLayouts::build(Layout key, const std::vector<int64_t>& src,
   const size_t first_part = parts_.size();
   for (size_t f = 0; f < src.size(); ++f) {
     route_.clear();
-    if (!topo_->route(src[f], dst[f], route_)) {
+    if (!topo_->route(src[f], dst[f], route_, mesh_members(key, src[f]))) {
       if (no_route_.empty())
         no_route_ = fmt::format("gpu {} -> gpu {}: {}", src[f], dst[f], topo_->route_failure());
       continue;

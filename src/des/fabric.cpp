@@ -51,6 +51,7 @@ bool Fabric::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus,
   p.nic_Bps = net.leaf_bandwidth_Bps * net.network_efficiency;
   p.nvlink_latency_s = net.nvlink_latency_s;
   p.link_latency_s = net.link_latency_s;
+  p.scale_up = net.scale_up;
   const bool torus = net.topology == Topology::Torus2D || net.topology == Topology::Torus3D;
   const int64_t nodes = (num_gpus + p.gpus_per_node - 1) / p.gpus_per_node;
   if (torus) {
@@ -87,6 +88,7 @@ bool Fabric::reset(const NetworkSpec& net, double nvlink_Bps, int64_t num_gpus,
   int64_t positions = 1;
   for (int64_t d : dims_) positions *= d;
   fresh(torus_, torus ? positions * 2 * static_cast<int64_t>(dims_.size()) : 0);
+  fresh(mesh_, p.scale_up == ScaleUp::FullMesh ? num_gpus * (p.gpus_per_node + 1) : 0);
   resolve_faults();
   return true;
 }
@@ -258,6 +260,10 @@ int32_t Fabric::get(std::vector<int32_t>& table, size_t slot, LinkKind kind, int
       l.capacity_Bps = p_.torus_Bps;
       l.latency_s = p_.link_latency_s;
       break;
+    case LinkKind::MeshShare:
+      l.capacity_Bps = p_.nvlink_Bps * scale_up_share(p_.scale_up, p_.gpus_per_node, b);
+      l.latency_s = 0;  // the hop's latency is the GPU's link's
+      break;
   }
   l.nominal_Bps = l.capacity_Bps;
   for (const Target& t : targets_)
@@ -271,7 +277,7 @@ int32_t Fabric::get(std::vector<int32_t>& table, size_t slot, LinkKind kind, int
   return id;
 }
 
-bool Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out) {
+bool Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out, int64_t mesh_members) {
   if (src == dst) return true;
   const int64_t ns = node_of(src), nd = node_of(dst);
   // Appends link `id`; false when it failed.
@@ -279,9 +285,15 @@ bool Fabric::route(int64_t src, int64_t dst, std::vector<int32_t>& out) {
     out.push_back(id);
     return !link(id).failed || fail(id);
   };
-  if (ns == nd)
-    return take(get(gpu_up_, static_cast<size_t>(src), LinkKind::GpuToSwitch, src, ns)) &&
-           take(get(gpu_down_, static_cast<size_t>(dst), LinkKind::SwitchToGpu, dst, ns));
+  if (ns == nd) {
+    if (!take(get(gpu_up_, static_cast<size_t>(src), LinkKind::GpuToSwitch, src, ns))) return false;
+    if (!mesh_.empty() && mesh_members > 1) {
+      const int64_t k = std::min(mesh_members, gpus_per_node_);
+      out.push_back(get(mesh_, static_cast<size_t>(src * (gpus_per_node_ + 1) + k),
+                        LinkKind::MeshShare, src, k));
+    }
+    return take(get(gpu_down_, static_cast<size_t>(dst), LinkKind::SwitchToGpu, dst, ns));
+  }
   // Rail-optimized: NCCL's PXN (NCCL 2.12+, on by default) moves data over NVLink to the
   // GPU of the source node on the destination's rail, which sends it rail-locally.
   if (p_.topology == Topology::RailOptimized && dims_.empty() &&
@@ -373,6 +385,8 @@ std::string Fabric::link_name(int32_t id) const {
       return fmt::format("spine {} -> leaf {}", l.a, l.b);
     case LinkKind::TorusHop:
       return fmt::format("node {} -> torus {}{}", l.a, "xyz"[l.b / 2], l.b % 2 ? '-' : '+');
+    case LinkKind::MeshShare:
+      return fmt::format("gpu {} -> mesh links to {} peers", l.a, l.b - 1);
   }
   return "?";
 }

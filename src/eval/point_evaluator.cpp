@@ -214,6 +214,14 @@ void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, 
   r.activations_bytes = mem.activations_bytes;
   r.reserve_bytes = mem.reserve_bytes;
   r.memory_capacity_bytes = hw.hbm_capacity_bytes;
+  // MXFP8 and NVFP4 need Blackwell's block-scaled MMAs (sm_100): on an older GPU the stack
+  // refuses them (TE's recipe support check), a legal point of a sweep that cannot run
+  // there: infeasible, as a layout the fabric cannot host (docs/model.md sec 12).
+  if (sys.training.fp8() && needs_block_scaled_mma(sys.training.framework.fp8.recipe) &&
+      hw.compute_capability < 10.0) {
+    r.status = Status::Infeasible;
+    return;
+  }
 
   // Fewer than 8 samples per step on each DP replica (so on each of its GPUs) leaves GPUs
   // under-used (PRODUCT.md section 7: at least 8 samples per GPU).

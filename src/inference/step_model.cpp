@@ -69,10 +69,12 @@ struct StepModel::Impl {
         compute(h, s.dtype == DType::FP8 ? DType::BF16 : s.dtype, k),
         collectives(h, net),
         dims(detail::serving_layer_dims(m, s, p)) {
-    tp_group = group_shape(p.tp, 1, net.gpus_per_node);
-    ep_group = group_shape(p.ep, 1, net.gpus_per_node);
-    // A replica's stages sit tp GPUs apart (a replica takes tp x pp consecutive GPUs).
-    pp_group = group_shape(p.pp, p.tp, net.gpus_per_node);
+    // A replica's stages sit tp GPUs apart (a replica takes tp x pp consecutive GPUs); its
+    // groups are those of its GPUs (group_shape's worst group among them).
+    const int64_t replica = std::max<int64_t>(p.tp * p.pp, p.ep);
+    tp_group = group_shape(p.tp, 1, net.gpus_per_node, replica);
+    ep_group = group_shape(p.ep, 1, net.gpus_per_node, replica);
+    pp_group = group_shape(p.pp, p.tp, net.gpus_per_node, replica);
     // Layers split as evenly as possible, the first stages taking the remainder (vLLM
     // get_pp_indices without a partition override).
     int64_t first = 0;

@@ -69,6 +69,9 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
     r.lm_head = u.boolean_or("lm_head", r.lm_head);
     r.cache_weights = u.boolean_or("cache_weights", r.cache_weights);
     r.amax_history_len = u.integer_or("amax_history_len", r.amax_history_len, 1, 1 << 20);
+    r.recipe = static_cast<Fp8Scaling>(
+        u.choice_or("recipe", {std::begin(kFp8ScalingNames), std::end(kFp8ScalingNames)},
+                    static_cast<int>(r.recipe)));
     u.finish();
   }
   detail::read_stack_keys(m, f);

@@ -17,9 +17,14 @@ int dtype_bytes(DType t) {
     case DType::BF16:
       return 2;
     case DType::FP8:
+    case DType::FP4:
       return 1;
   }
   return 2;
+}
+
+double dtype_size_bytes(DType t) {
+  return t == DType::FP4 ? 0.5 : static_cast<double>(dtype_bytes(t));
 }
 
 std::vector<AttentionImpl> HardwareSpec::attention_kernels() const {
@@ -36,7 +41,7 @@ HardwareSpec::KernelEfficiency HardwareSpec::attention_kernel_efficiency(Attenti
 }
 
 const char* dtype_name(DType t) {
-  static const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+  static const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
   return names[static_cast<int>(t)];
 }
 

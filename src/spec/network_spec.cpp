@@ -29,6 +29,12 @@ NetworkSpec::LeafUplinks NetworkSpec::leaf_uplinks() const {
   return u;
 }
 
+double scale_up_share(ScaleUp kind, int64_t gpus_per_node, int64_t members) {
+  if (kind == ScaleUp::NvSwitch || gpus_per_node < 2) return 1.0;
+  const auto links = static_cast<double>(gpus_per_node - 1);
+  return std::clamp(static_cast<double>(members - 1), 1.0, links) / links;
+}
+
 int64_t NetworkSpec::leaves(int64_t nodes) const {
   const int64_t per_leaf = std::max<int64_t>(nodes_per_leaf, 1);
   return ((nodes + per_leaf - 1) / per_leaf) *
@@ -46,6 +52,10 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
       m.choice_or("topology", {"fat_tree", "rail_optimized", "torus2d", "torus3d"}, 0));
   n.routing = static_cast<Routing>(m.choice_or("routing", {"ecmp", "dmodk"}, 0));
   n.gpus_per_node = m.integer_or("gpus_per_node", 8, 1, 4096);
+  n.scale_up = static_cast<ScaleUp>(m.choice_or("scale_up", {"nvswitch", "full_mesh"}, 0));
+  if (n.scale_up == ScaleUp::FullMesh && n.gpus_per_node < 2)
+    m.fail("gpus_per_node", std::to_string(n.gpus_per_node),
+           "at least 2 GPUs per node on a full_mesh scale-up (a mesh of links between them)");
   n.nvlink_bandwidth_Bps = m.quantity_or("nvlink_bandwidth", Dimension::Bandwidth, 0.0);
   // NVSwitch hop latency, sub-microsecond (NVIDIA NVSwitch whitepaper); 0.5us is a
   // conservative default when the file does not say.

@@ -1,5 +1,6 @@
 #include "rapid/spec/training_spec.hpp"
 
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -43,6 +44,10 @@ void read_training_keys(const YamlMap& m, int64_t model_seq_length, TrainingSpec
   t.dtype = static_cast<DType>(
       m.choice_or("dtype", {"fp32", "tf32", "fp16", "bf16", "fp8"}, static_cast<int>(t.dtype)));
   t.framework.attention = detail::read_attention(m, t.framework.attention);
+  // The stack's scaling recipe (its fp8: {recipe:}), which a job may override.
+  t.framework.fp8.recipe = static_cast<Fp8Scaling>(
+      m.choice_or("fp8_recipe", {std::begin(kFp8ScalingNames), std::end(kFp8ScalingNames)},
+                  static_cast<int>(t.framework.fp8.recipe)));
   detail::read_stack_keys(m, t);
   t.balance_pipeline_stages = m.boolean_or("balance_pipeline_stages", t.balance_pipeline_stages);
   m.finish();

@@ -1,4 +1,5 @@
 #include "rapid/workload/layer_graph.hpp"
+#include "rapid/workload/quantize_cost.hpp"
 
 #include <algorithm>
 
@@ -101,25 +102,29 @@ void activation(TemplateBuilder& tb, const LayerDims& D, double tokens, int64_t 
 // Engine"; te.Linear): the input cast to FP8 with its transpose for wgrad (one fused
 // cast-transpose: read 16-bit, write 8-bit twice), unless the norm before it writes FP8
 // itself (LayerNormLinear); the weight cast and transposed once per step when cached;
-// backward, the output gradient cast and transposed the same way. Then the GEMM.
+// backward, the output gradient cast and transposed the same way. Then the GEMM. The
+// bytes of each cast are the recipe's (quantize_cost.hpp; delayed: e + 2 per element).
 void linear(TemplateBuilder& tb, const LayerDims& D, const char* fwd, const char* bwd_data,
             const char* bwd_weight, int64_t m, int64_t n, int64_t k, bool after_norm,
             int64_t batch = 1) {
   const bool fp8 = D.fp8.fprop;
   const double bt = static_cast<double>(batch);
+  const auto cast = [&](QuantOperand operand) {
+    return quantize_bytes_per_element(D.fp8_recipe, operand, D.e);
+  };
   if (fp8 && D.fp8_casts) {
     const double input = bt * static_cast<double>(m) * static_cast<double>(k);
-    if (!(after_norm && D.fusions.norm_cast))
-      tb.memory("fp8_cast_transpose_input", input * (D.e + 2.0), nullptr, 0);
-    tb.memory(
-        "fp8_cast_transpose_weight",
-        bt * static_cast<double>(k) * static_cast<double>(n) * (D.e + 2.0) * D.weight_casts_per_mb,
-        nullptr, 0);
+    if (!(after_norm && D.fusions.norm_cast && cast_fuses_into_norm(D.fp8_recipe)))
+      tb.memory("fp8_cast_transpose_input", input * cast(QuantOperand::Activation), nullptr, 0);
+    tb.memory("fp8_cast_transpose_weight",
+              bt * static_cast<double>(k) * static_cast<double>(n) * cast(QuantOperand::Weight) *
+                  D.weight_casts_per_mb,
+              nullptr, 0);
   }
   tb.gemm(fwd, bwd_data, bwd_weight, m, n, k, batch, D.fp8);
   if (fp8 && D.fp8_casts && (D.fp8.dgrad || D.fp8.wgrad))
     tb.memory(nullptr, 0, "fp8_cast_transpose_grad",
-              bt * static_cast<double>(m) * static_cast<double>(n) * (D.e + 2.0));
+              bt * static_cast<double>(m) * static_cast<double>(n) * cast(QuantOperand::Gradient));
 }
 
 // Rotary embedding (Su et al. 2021) of `qk_bytes` of queries and keys: fused
@@ -348,6 +353,7 @@ LayerDims LayerDims::for_training(const ModelSpec& model, const TrainingSpec& tr
   if (training.fp8()) D.fp8 = {true, r.dgrad, r.wgrad};
   D.fp8_casts = true;
   D.fp8_attention = training.fp8() && r.attention;
+  D.fp8_recipe = r.recipe;
   const int64_t m = std::max<int64_t>(1, par.num_microbatches(training.global_batch_size));
   D.weight_casts_per_mb = r.cache_weights ? 1.0 / static_cast<double>(m) : 1.0;
   const MoeSpec& moe = model.moe;

@@ -4,6 +4,7 @@
 // all-reduces, Fig. 5); Narayanan et al. 2021 (pipeline schedules, p2p of activations);
 // Dao 2023 (FlashAttention-2 FLOPs). docs/model.md lists every op with its shape.
 #include <algorithm>
+#include <numeric>
 
 #include "rapid/common/eval_context.hpp"
 #include "rapid/workload/layer_graph.hpp"
@@ -24,13 +25,42 @@ const char* collective_name(CollectiveKind c) {
   return names[static_cast<int>(c)];
 }
 
-GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node) {
+// The groups of a layout run their collectives in lockstep: the step waits for the
+// slowest. When a group's block (size x stride ranks) and the NVLink domain do not tile
+// each other (a 72-GPU NVL72 rack with TP 8 x CP 2: the block of ranks 64-79 spans two
+// racks), some groups straddle a domain boundary: the shape is the worst group's, its
+// domains and the fewest members it has in one of them (whose NICs carry the most).
+GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node, int64_t ranks) {
   GroupShape g;
   g.size = size;
   g.stride = stride;
-  g.per_node = stride >= gpus_per_node ? 1 : std::min(size, gpus_per_node / stride);
+  const int64_t G = std::max<int64_t>(gpus_per_node, 1);
+  g.per_node = stride >= G ? 1 : std::min(size, G / stride);
   g.per_node = std::max<int64_t>(g.per_node, 1);
   g.nodes = (size + g.per_node - 1) / g.per_node;
+  const int64_t block = size * stride;
+  const bool tiled =
+      stride >= G || (block <= G ? G % block == 0 : block % G == 0 && G % stride == 0);
+  if (tiled) return g;
+  // Every group of one period of both tilings (lcm of block and G ranks; after it the
+  // pattern repeats), of the job's ranks when given.
+  const int64_t period = std::lcm(block, G);
+  const int64_t end = ranks > 0 ? std::min(period, ranks) : period;
+  for (int64_t start = 0; start < end; start += block)
+    for (int64_t base = start; base < start + stride; ++base) {
+      int64_t nodes = 0, fewest = size, run = 0, node = -1;
+      for (int64_t j = 0; j < size; ++j) {
+        const int64_t n = (base + j * stride) / G;
+        if (n != node) {
+          if (run > 0) fewest = std::min(fewest, run);
+          node = n, run = 0, ++nodes;
+        }
+        ++run;
+      }
+      fewest = std::min(fewest, run);
+      if (nodes > g.nodes || (nodes == g.nodes && fewest < g.per_node))
+        g.nodes = nodes, g.per_node = fewest;
+    }
   return g;
 }
 
@@ -99,14 +129,15 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
   const int64_t tp = par.tp, cp = par.cp, dp = par.dp, pp = par.pp, ep = par.ep, etp = par.etp;
   const int64_t edp = tp * cp * dp / (ep * etp);
   w.groups = {};
-  w.groups[static_cast<int>(CommGroup::TP)] = group_shape(tp, 1, G);
-  w.groups[static_cast<int>(CommGroup::CP)] = group_shape(cp, tp, G);
-  w.groups[static_cast<int>(CommGroup::DP)] = group_shape(dp, tp * cp, G);
-  w.groups[static_cast<int>(CommGroup::DPCP)] = group_shape(dp * cp, tp, G);
-  w.groups[static_cast<int>(CommGroup::PP)] = group_shape(pp, tp * cp * dp, G);
-  w.groups[static_cast<int>(CommGroup::ETP)] = group_shape(etp, 1, G);
-  w.groups[static_cast<int>(CommGroup::EP)] = group_shape(ep, etp, G);
-  w.groups[static_cast<int>(CommGroup::EDP)] = group_shape(edp, etp * ep, G);
+  const int64_t R = tp * cp * dp * pp;  // the job's ranks
+  w.groups[static_cast<int>(CommGroup::TP)] = group_shape(tp, 1, G, R);
+  w.groups[static_cast<int>(CommGroup::CP)] = group_shape(cp, tp, G, R);
+  w.groups[static_cast<int>(CommGroup::DP)] = group_shape(dp, tp * cp, G, R);
+  w.groups[static_cast<int>(CommGroup::DPCP)] = group_shape(dp * cp, tp, G, R);
+  w.groups[static_cast<int>(CommGroup::PP)] = group_shape(pp, tp * cp * dp, G, R);
+  w.groups[static_cast<int>(CommGroup::ETP)] = group_shape(etp, 1, G, R);
+  w.groups[static_cast<int>(CommGroup::EP)] = group_shape(ep, etp, G, R);
+  w.groups[static_cast<int>(CommGroup::EDP)] = group_shape(edp, etp * ep, G, R);
 
   // Parameters on one GPU: weight matrices split by TP (experts by EP and ETP), norms and
   // the router replicated, and MLA's down projections W_DQ, W_DKV with their latent norms

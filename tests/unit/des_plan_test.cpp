@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "rapid/cost/collective_cost.hpp"
@@ -32,11 +33,10 @@ TEST(CollectivePlan, TimeIsTheLatencyPlusTheSlowestTier) {
     }
 }
 
-// For layouts of one stage of `gpus` GPUs (tp x dp, pp = 1) on the DGX H100 SuperPOD
-// (rail-optimized, 32 nodes per rail leaf): every tier's flows, alone on the network, move
-// at the tier's bandwidth.
-TEST(CollectivePlan, DesFlowsAloneTakeTheCollectiveModelsTime) {
-  SweepSpec s = test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 8, 4096);
+// For layouts of one stage of tp x dp GPUs (pp = 1) of `hardware` on `network`: every
+// tier's flows, alone on the network, move at the tier's bandwidth.
+void expect_des_flows_take_the_plans_time(const std::string& hardware, const std::string& network) {
+  SweepSpec s = test::spec_with("llama3-8b", hardware, network, 8, 4096);
   const CollectiveCost cc(s.hardware[0], s.network);
   des::Fabric fabric;
   des::CommLayouts layouts;
@@ -63,11 +63,23 @@ TEST(CollectivePlan, DesFlowsAloneTakeTheCollectiveModelsTime) {
                   rate = std::min(rate, layouts.class_capacity(u.res) / u.mult);
                 const double des_time = p.tiers[t].flow_bytes / rate;
                 EXPECT_NEAR(des_time, p.tiers[t].time_s(), 1e-12 * p.tiers[t].time_s())
-                    << collective_name(k) << " tp" << tp << " dp" << dp << " group " << g.size
-                    << "/" << g.per_node << "/" << g.nodes << " tier " << t;
+                    << network << " " << collective_name(k) << " tp" << tp << " dp" << dp
+                    << " group " << g.size << "/" << g.per_node << "/" << g.nodes << " tier " << t;
               }
           }
     }
+}
+
+// The DGX H100 SuperPOD (rail-optimized, 32 nodes per rail leaf, NVSwitch nodes).
+TEST(CollectivePlan, DesFlowsAloneTakeTheCollectiveModelsTime) {
+  expect_des_flows_take_the_plans_time("h100-sxm5-80gb", "dgx-h100-superpod");
+}
+
+// MI300X nodes on their Infinity Fabric full mesh: a group of l GPUs of a node gets the
+// links among its members in both fidelities (TP2 one of 7, TP8 all 7), the one rule of
+// NetworkSpec::scale_up_share: the DES's MeshShare link carries it.
+TEST(CollectivePlan, DesFlowsOnAFullMeshTakeTheCollectiveModelsTime) {
+  expect_des_flows_take_the_plans_time("mi300x-oam-192gb", "mi300x-roce-cluster");
 }
 
 }  // namespace

@@ -114,7 +114,12 @@ class CollectiveCost {
   CollectivePlan ring(double passes, double bytes, const GroupShape& g) const;
   CollectivePlan tree(double bytes, const GroupShape& g) const;
   double network_step_s(int64_t nodes) const;
+  /// The NVLink tier's bandwidth for `members` ranks of one node: nvlink_Bps_ times the
+  /// network's scale_up_share (a full mesh gives a small group only its members' links).
+  double scale_up_Bps(int64_t members) const;
 
+  ScaleUp scale_up_;  // the nodes' wiring and size (scale_up_share)
+  int64_t gpus_per_node_;
   double nvlink_Bps_;     // achievable NVLink per GPU per direction
   double nic_Bps_;        // achievable scale-out bandwidth per GPU per direction
   double nv_step_s_;      // NCCL step latency over NVLink

@@ -31,9 +31,11 @@ class ComputeCost {
  public:
   /// `dtype` is the training dtype: its tensor peak is peak_FLOPs() (MFU); GEMMs run in it
   /// (bf16 when it is fp8: only ops marked fp8 run in FP8). `attention` is the fused
-  /// kernel the stack runs on this GPU; `contention` what a concurrent collective holds.
+  /// kernel the stack runs on this GPU; `contention` what a concurrent collective holds;
+  /// `quantized` the dtype of the ops marked fp8 (FP4 under the nvfp4 recipe, when the GPU
+  /// has an FP4 peak).
   ComputeCost(const HardwareSpec& hw, DType dtype, AttentionImpl attention = AttentionImpl::FA2,
-              Contention contention = {});
+              Contention contention = {}, DType quantized = DType::FP8);
 
   /// Seconds for a GEMM, Attention or MemoryBound op (flops, bytes per GPU; see op.hpp).
   /// Collective and P2P ops are not handled here (CollectiveCost). Thread-safe; GEMM and

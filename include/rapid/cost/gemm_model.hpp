@@ -39,10 +39,15 @@ struct GemmTiming {
   double hbm_bytes = 0;
 };
 
+/// The fraction of `dtype`'s tensor peak a large GEMM reaches on `hw`: efficiency.gemm_fp4
+/// for FP4 (else gemm_fp8's), efficiency.gemm_fp8 for FP8, when the file gives them, else
+/// efficiency.gemm (the bf16 fraction).
+double gemm_efficiency_of(const HardwareSpec& hw, DType dtype);
+
 class GemmModel {
  public:
-  /// `dtype` selects the tensor peak, the efficiency (efficiency.gemm_fp8 for FP8 when the
-  /// file gives it) and the element size. `reserved_sms` SMs and `hbm_taken_Bps` of HBM
+  /// `dtype` selects the tensor peak, the efficiency (gemm_efficiency_of) and the element
+  /// size (half a byte for FP4). `reserved_sms` SMs and `hbm_taken_Bps` of HBM
   /// bandwidth are held by a concurrent communication kernel (docs/model.md "Interference").
   GemmModel(const HardwareSpec& hw, DType dtype, int64_t reserved_sms = 0,
             double hbm_taken_Bps = 0);

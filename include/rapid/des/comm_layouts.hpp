@@ -158,6 +158,9 @@ class CommLayouts {
   // Flows src[f] -> dst[f], of group copy copy_[f] (filled by the caller).
   int32_t build(Layout key, const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
                 bool blocking);
+  // On a full-mesh scale-up: the members of `gpu`'s group (of layout `key`) on its node,
+  // the share of its links its flows may use (Fabric::route); 0 otherwise.
+  int64_t mesh_members(const Layout& key, int64_t gpu) const;
   // comm_layouts_symmetry.cpp
   void check_symmetry();
   static int32_t group_of(const Layout& l, const FlowPath& fp, bool faulted);

@@ -47,6 +47,9 @@ enum class LinkKind : uint8_t {
   LeafToSpine,  ///< a = leaf, b = spine
   SpineToLeaf,  ///< a = spine, b = leaf
   TorusHop,     ///< a = node, b = direction (2 * dim, + 1 for the - direction)
+  /// Full-mesh scale-up (NetworkSpec::scale_up): the links from GPU a to the other members
+  /// of its group in the node, b of them with a (scale_up_share(b) of its bandwidth).
+  MeshShare,
 };
 
 /// A directed link by what it joins: stable across rebuilds of the fabric, unlike its id.
@@ -64,7 +67,10 @@ struct Link {
   int32_t a = 0, b = 0;
   uint64_t faults = 0;  ///< bit f: fault f of reset()'s list applies to the link
   bool failed = false;  ///< a hard failure: no route uses it
-  bool network() const { return kind != LinkKind::GpuToSwitch && kind != LinkKind::SwitchToGpu; }
+  bool network() const {
+    return kind != LinkKind::GpuToSwitch && kind != LinkKind::SwitchToGpu &&
+           kind != LinkKind::MeshShare;
+  }
   LinkRef ref() const { return LinkRef{kind, a, b}; }
 };
 
@@ -83,12 +89,17 @@ class Fabric {
 
   /// Appends the links from GPU `src` to GPU `dst` to `out` (nothing when src == dst).
   /// Creates the links on first use. Deterministic. False when failed links leave no path
-  /// (route_failure() says which); `out` then holds a partial route.
-  bool route(int64_t src, int64_t dst, std::vector<int32_t>& out);
+  /// (route_failure() says which); `out` then holds a partial route. `mesh_members`: the
+  /// members of the flow's group in the node; on a full-mesh scale-up an intra-node flow
+  /// also crosses the source's MeshShare link for them (the one rule the closed form uses,
+  /// NetworkSpec::scale_up_share; 0: none).
+  bool route(int64_t src, int64_t dst, std::vector<int32_t>& out, int64_t mesh_members = 0);
   /// Why the last route() failed: "node 0 nic 3 -> leaf 0 failed".
   const std::string& route_failure() const { return failure_; }
 
   int64_t node_of(int64_t gpu) const { return gpu / gpus_per_node_; }
+  /// Whether the nodes' scale-up is a full mesh (route()'s mesh_members matter).
+  bool full_mesh() const { return !mesh_.empty(); }
   int64_t nic_of(int64_t gpu) const;
   /// Leaf (fat tree, rail-optimized) of a GPU's NIC; the node for a torus.
   int64_t leaf_of_nic(int64_t nic) const;
@@ -128,6 +139,7 @@ class Fabric {
     int64_t gpus_per_node = 8, nics_per_node = 8, nodes_per_leaf = 32, num_gpus = 0;
     double nvlink_Bps = 0, nic_Bps = 0, uplink_Bps = 0, torus_Bps = 0;
     double nvlink_latency_s = 0, link_latency_s = 0;
+    ScaleUp scale_up = ScaleUp::NvSwitch;
     std::vector<int64_t> dims;
     std::vector<LinkFault> faults;
     LinkRef most_loaded;
@@ -155,6 +167,7 @@ class Fabric {
   std::vector<Link> links_;
   // Link id per slot, -1 until built.
   std::vector<int32_t> gpu_up_, gpu_down_, nic_up_, nic_down_, leaf_up_, spine_down_, torus_;
+  std::vector<int32_t> mesh_;  // full mesh: per GPU and group size (gpus_per_node + 1 slots)
   // Faults.
   std::vector<Target> targets_;
   uint64_t timed_ = 0;

@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "rapid/spec/attention_impl.hpp"
+#include "rapid/spec/hardware_spec.hpp"
 
 namespace rapid {
 
@@ -29,6 +30,29 @@ struct Fusions {
   bool norm_cast = true;         ///< FP8: the norm writes its FP8 output (TE LayerNormLinear)
 };
 
+/// How Transformer Engine scales the low-precision tensors of a linear layer (the stack's
+/// `fp8: {recipe: ...}`; transformer_engine/common/recipe/__init__.py, TE "Low precision
+/// training" docs; the cast traffic each costs is derived in docs/model.md sec 12):
+///  - delayed: DelayedScaling, one per-tensor scale from the amax history (the default);
+///  - tensorwise: Float8CurrentScaling, one per-tensor scale from the tensor's own amax;
+///  - rowwise: Float8BlockScaling (DeepSeek-V3's), an FP32 scale per 1x128 block of
+///    activations and gradients and per 128x128 block of weights;
+///  - mxfp8: MXFP8BlockScaling, E4M3 everywhere with an E8M0 scale per 32 elements (sm_100);
+///  - nvfp4: NVFP4BlockScaling, E2M1 with an E4M3 scale per 16 elements (16x16 blocks for
+///    weights) and a per-tensor FP32 scale; GEMMs at the FP4 tensor peak (sm_100).
+enum class Fp8Scaling : uint8_t { Delayed, Tensorwise, Rowwise, Mxfp8, Nvfp4 };
+inline constexpr const char* kFp8ScalingNames[] = {"delayed", "tensorwise", "rowwise", "mxfp8",
+                                                   "nvfp4"};
+/// MXFP8 and NVFP4 GEMMs need Blackwell's block-scaled tensor cores (compute capability
+/// 10.0: TE's check_mxfp8_support / check_nvfp4_support); the others run from sm_89.
+inline bool needs_block_scaled_mma(Fp8Scaling s) {
+  return s == Fp8Scaling::Mxfp8 || s == Fp8Scaling::Nvfp4;
+}
+/// The dtype the recipe's GEMMs run in: FP4 (E2M1) for nvfp4, FP8 otherwise.
+inline DType quantized_gemm_dtype(Fp8Scaling s) {
+  return s == Fp8Scaling::Nvfp4 ? DType::FP4 : DType::FP8;
+}
+
 /// FP8 training as Transformer Engine runs it (training.dtype: fp8). Linear layers run
 /// their forward (fprop), data-gradient (dgrad) and weight-gradient (wgrad) GEMMs in FP8
 /// (E4M3 forward, E5M2 gradients: the HYBRID format); the rest stays in bf16 unless named.
@@ -40,7 +64,8 @@ struct Fp8Recipe {
   /// Weights cast to FP8 (and transposed) once per step, not once per micro-batch
   /// (TE's is_first_microbatch weight cache).
   bool cache_weights = true;
-  int64_t amax_history_len = 1024;  ///< delayed scaling window (TE DelayedScaling)
+  int64_t amax_history_len = 1024;          ///< delayed scaling window (TE DelayedScaling)
+  Fp8Scaling recipe = Fp8Scaling::Delayed;  ///< `recipe:` (the GEMM dtype: FP4 for nvfp4)
 };
 
 /// Communication overlaps a stack may run (the `training:` keys tp_comm_overlap,

@@ -16,12 +16,17 @@
 
 namespace rapid {
 
-enum class DType : uint8_t { FP32, TF32, FP16, BF16, FP8 };
-inline constexpr int kNumDTypes = 5;
+/// FP4 (E2M1, Blackwell's NVFP4/MXFP4 tensor-core operands) is never a training dtype: the
+/// GEMMs of an `nvfp4` recipe run in it (framework_spec.hpp Fp8Recipe).
+enum class DType : uint8_t { FP32, TF32, FP16, BF16, FP8, FP4 };
+inline constexpr int kNumDTypes = 6;
 
-/// Bytes per element of a dtype (TF32 is stored as 4 bytes).
+/// Whole bytes per element of a dtype (TF32 is stored as 4 bytes; FP4 packs two elements
+/// into a byte, so 1 here: use dtype_size_bytes for operand traffic).
 int dtype_bytes(DType t);
-/// "fp32", "tf32", "fp16", "bf16", "fp8".
+/// Bytes per element, fractional: 0.5 for FP4 (E2M1, two per byte), else dtype_bytes.
+double dtype_size_bytes(DType t);
+/// "fp32", "tf32", "fp16", "bf16", "fp8", "fp4".
 const char* dtype_name(DType t);
 /// The dtype of a dtype_name(), or nullopt.
 std::optional<DType> dtype_from_name(std::string_view name);
@@ -77,6 +82,8 @@ struct HardwareSpec {
   /// CUDA compute capability (8.0 A100, 9.0 H100): picks the kernels' tile shapes.
   double compute_capability = 8.0;
   double gemm_fp8_efficiency = 0;  ///< large FP8 GEMM TFLOP/s / FP8 peak (0: as bf16)
+  /// Large FP4 (NVFP4) GEMM TFLOP/s / FP4 peak (0: as FP8, else as bf16).
+  double gemm_fp4_efficiency = 0;
   double memory_efficiency = 0.8;  ///< streaming-kernel bandwidth / HBM peak
   /// Memory-bound elementwise ops of a training step (norms, activations, residuals,
   /// softmax, optimizer): their achieved fraction of HBM bandwidth. Not in the hardware
@@ -212,6 +219,8 @@ inline constexpr HardwareField kHardwareFields[] = {
      .dimension = Dimension::Time},
     {.key = "gemm_fp8", .member = &HardwareSpec::gemm_fp8_efficiency,
      .meaning = "large FP8 GEMM / FP8 peak", .section = "efficiency", .min = 0.01, .max = 1},
+    {.key = "gemm_fp4", .member = &HardwareSpec::gemm_fp4_efficiency,
+     .meaning = "large FP4 GEMM / FP4 peak", .section = "efficiency", .min = 0.01, .max = 1},
     {.key = "memory", .member = &HardwareSpec::memory_efficiency,
      .meaning = "streaming-kernel bandwidth / HBM peak", .section = "efficiency", .min = 0.01,
      .max = 1},

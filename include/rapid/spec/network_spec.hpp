@@ -27,22 +27,36 @@ enum class Topology : uint8_t { FatTree, RailOptimized, Torus2D, Torus3D };
 enum class Routing : uint8_t { Ecmp, DestinationModK };
 const char* topology_name(Topology t);
 
+/// How the GPUs of one node (scale-up domain) are wired: through NVSwitch chips, every GPU
+/// at its full NVLink bandwidth to any peer (DGX/HGX, NVL72), or as a full mesh with one
+/// link per pair (AMD MI300X's Infinity Fabric: 7 links to the 7 peers of an 8-GPU
+/// platform, AMD CDNA 3 white paper).
+enum class ScaleUp : uint8_t { NvSwitch, FullMesh };
+
+/// The share of a GPU's scale-up bandwidth (all its links) that a collective among
+/// `members` GPUs of one node can use: 1 through NVSwitch; on a full mesh only the links
+/// to the other members, min(members - 1, gpus_per_node - 1) / (gpus_per_node - 1) (TP2
+/// on an 8-GPU MI300X mesh: 1 of 7 links; TP8: all 7). One rule for both fidelities
+/// (docs/collectives.md "Full mesh").
+double scale_up_share(ScaleUp kind, int64_t gpus_per_node, int64_t members);
+
 struct NetworkSpec {
   std::string name;
   Topology topology = Topology::FatTree;
   Routing routing = Routing::Ecmp;
-  int64_t gpus_per_node = 8;        ///< size of one NVSwitch (NVLink) domain
-  double nvlink_bandwidth_Bps = 0;  ///< per GPU per direction; 0 = the GPU's own figure
-  double nvlink_latency_s = 0;      ///< one hop through NVSwitch (wire; collectives use
-                                    ///< nvlink_step_latency_s, NCCL's per-step cost)
-  int64_t nics_per_node = 8;        ///< scale-out NICs per node (default one per GPU)
-  double leaf_bandwidth_Bps = 0;    ///< NIC <-> leaf switch link, per direction
-  double spine_bandwidth_Bps = 0;   ///< leaf <-> spine link, per direction
-  int64_t nodes_per_leaf = 32;      ///< nodes under one leaf (per rail when rail-optimized)
-  double oversubscription = 1.0;    ///< leaf down/up bandwidth ratio, >= 1
-  double link_latency_s = 0;        ///< per network link (NIC-leaf, leaf-spine)
-  double collective_latency_s = 0;  ///< software start-up of one collective call (NCCL)
-  double network_efficiency = 0.9;  ///< achievable fraction of NIC bandwidth (protocol)
+  int64_t gpus_per_node = 8;             ///< size of one NVSwitch (NVLink) domain
+  ScaleUp scale_up = ScaleUp::NvSwitch;  ///< `scale_up: nvswitch | full_mesh`
+  double nvlink_bandwidth_Bps = 0;       ///< per GPU per direction; 0 = the GPU's own figure
+  double nvlink_latency_s = 0;           ///< one hop through NVSwitch (wire; collectives use
+                                         ///< nvlink_step_latency_s, NCCL's per-step cost)
+  int64_t nics_per_node = 8;             ///< scale-out NICs per node (default one per GPU)
+  double leaf_bandwidth_Bps = 0;         ///< NIC <-> leaf switch link, per direction
+  double spine_bandwidth_Bps = 0;        ///< leaf <-> spine link, per direction
+  int64_t nodes_per_leaf = 32;           ///< nodes under one leaf (per rail when rail-optimized)
+  double oversubscription = 1.0;         ///< leaf down/up bandwidth ratio, >= 1
+  double link_latency_s = 0;             ///< per network link (NIC-leaf, leaf-spine)
+  double collective_latency_s = 0;       ///< software start-up of one collective call (NCCL)
+  double network_efficiency = 0.9;       ///< achievable fraction of NIC bandwidth (protocol)
 
   // NCCL efficiency curve per tier (docs/collectives.md). Busbw ramps with the message size
   // S as busbw(S) = busbw_max * S / (S + S_half), S_half = algbw_max * (start-up + steps *
@@ -78,6 +92,10 @@ struct NetworkSpec {
   /// Scale-out bandwidth available to one GPU, per direction:
   /// leaf_bandwidth * nics_per_node / gpus_per_node.
   double nic_bandwidth_per_gpu_Bps() const;
+  /// scale_up_share() of this network's nodes.
+  double scale_up_share(int64_t members) const {
+    return rapid::scale_up_share(scale_up, gpus_per_node, members);
+  }
 
   /// A leaf's uplinks to the spines of a fat tree or rail-optimized fabric (docs/des.md
   /// "Topologies"): the leaf's downlink capacity (nodes_per_leaf NICs, or one per node on a

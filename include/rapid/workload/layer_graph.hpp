@@ -53,6 +53,8 @@ struct LayerDims {
   /// for inference engines, which load FP8 weights and quantize in the GEMM's prologue.
   bool fp8_casts;
   bool fp8_attention;
+  /// The stack's scaling recipe: the bytes of each cast (quantize_cost.hpp).
+  Fp8Scaling fp8_recipe = Fp8Scaling::Delayed;
   /// Weight casts to FP8 per micro-batch: 1 / m when the stack caches them for the step.
   double weight_casts_per_mb;
   /// FlashAttention's keys per query sequence and causal mask (training: the sequence, or

@@ -152,8 +152,10 @@ inline ChunkLayers chunk_layers_of(const ModelSpec& model, const ParallelConfig&
   return c;
 }
 
-/// Placement of a group of `size` ranks whose members are `stride` ranks apart.
-GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node);
+/// Placement of a group of `size` ranks whose members are `stride` ranks apart, among the
+/// job's `ranks` (0: unbounded). When the groups' blocks and the nodes do not tile each
+/// other, the shape of the worst group: the most nodes, the fewest members in one.
+GroupShape group_shape(int64_t size, int64_t stride, int64_t gpus_per_node, int64_t ranks = 0);
 
 /// Floating-point operations of one training step, summed over all GPUs and ops of the
 /// workload (forward + backward, plus recompute when `with_recompute`).
