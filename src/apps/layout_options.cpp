@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "rapid/common/error.hpp"
 #include "rapid/inference/serving_evaluator.hpp"
@@ -23,10 +24,13 @@ void add_layout_options(CLI::App& cmd, LayoutOptions& o) {
   cmd.add_option("--zero", o.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   cmd.add_option("--sp", o.sp, "sequence parallel (true/false)");
   cmd.add_option("--recompute", o.recompute, "none, selective or full");
-  cmd.add_option("--recompute-method", o.recompute_method,
-                 "full recompute: uniform (groups) or block (the first layers of each chunk)");
+  cmd.add_option(
+      "--recompute-method", o.recompute_method,
+      "full recompute: uniform (groups), block (the first layers of each chunk) or every "
+      "(every n-th layer)");
   cmd.add_option("--recompute-num-layers", o.recompute_layers,
-                 "full recompute: layers per group (uniform) or per chunk (block)")
+                 "full recompute: layers per group (uniform), per chunk (block) or the period n "
+                 "(every)")
       ->check(CLI::Range(1, 100000));
   cmd.add_option("--cpu-offload-layers", o.offload_layers,
                  "layers whose activations go to host memory")
@@ -61,11 +65,13 @@ Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o) {
     c.recompute_layers = 1;
   }
   if (o.recompute_method) {
-    if (*o.recompute_method != "uniform" && *o.recompute_method != "block")
+    const auto* names = std::begin(kRecomputeMethodNames);
+    const auto* end = std::end(kRecomputeMethodNames);
+    const auto* it = std::find(names, end, *o.recompute_method);
+    if (it == end)
       throw InputError("<command line>", "--recompute-method", *o.recompute_method,
-                       "uniform or block");
-    c.recompute_method =
-        *o.recompute_method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;
+                       "uniform, block or every");
+    c.recompute_method = static_cast<RecomputeMethod>(it - names);
   }
   if (o.recompute_layers) c.recompute_layers = *o.recompute_layers;
   if (o.offload_layers) c.offload_layers = *o.offload_layers;

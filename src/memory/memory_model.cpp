@@ -137,7 +137,11 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   const double s = static_cast<double>(training.seq_length) / par.cp;
   const double sbh = s * par.mbs * static_cast<double>(model.hidden_size);
   const double sp_div = par.sp ? par.tp : 1.0;
-  const double param_bytes = 2.0;  // bf16/fp16 model weights
+  // 16-bit model weights, or fp32 ones that are the master weights themselves (FSDP2 with
+  // MixedPrecisionPolicy(param_dtype=bf16) over fp32 sharded parameters: torch/distributed/
+  // fsdp/_fully_shard/_fsdp_param.py casts each gathered shard to param_dtype).
+  const double param_bytes = training.master_weights_in_params ? 4.0 : 2.0;
+  const double compute_bytes = 2.0;  // the 16-bit copy a gathered unit computes with
 
   // Dense weights are sharded over data x context parallel ranks, routed experts over the
   // expert data-parallel group (Megatron-Core distributed optimizer).
@@ -150,9 +154,11 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   MemoryBreakdown m;
   m.stage = static_cast<int64_t>(stage);
   m.weights_bytes = param_bytes * sharded(3);
-  // ZeRO-3 gathers the layer being computed and prefetches the next one.
+  // ZeRO-3 gathers the layer being computed and prefetches zero3_prefetch_units more (FSDP2:
+  // one ahead, forward and backward; torch/distributed/fsdp/_fully_shard/_fsdp_state.py).
   const double gathered_layer = std::max(w.layer_params, w.moe_layer_params);
-  if (par.zero_stage >= 3) m.weights_bytes += 2.0 * param_bytes * gathered_layer;
+  const double gathered_units = 1.0 + training.zero3_prefetch_units;
+  if (par.zero_stage >= 3) m.weights_bytes += gathered_units * compute_bytes * gathered_layer;
   // FP8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
   // step (1 + 1 bytes per parameter of the layers; TE 1.x linear.py, is_first_microbatch).
   if (training.fp8()) {
@@ -162,11 +168,22 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
     m.weights_bytes += 2.0 * (par.zero_stage >= 3 ? 2.0 * gathered_layer : layer_weights);
   }
   m.grads_bytes = training.grad_bytes * sharded(2);
+  // FSDP2 foreach_reduce (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py): a
+  // unit's unsharded gradients, computed in the 16-bit param dtype, are copied into one
+  // reduce-scatter input in the reduce dtype and freed after the copy: both alive at once.
+  if (par.zero_stage >= 3 && training.zero3_grad_buffers)
+    m.grads_bytes += (compute_bytes + training.grad_reduce_bytes) * gathered_layer;
+  // Buckets copied into buffers of their own (DeepSpeed contiguous_gradients: ipg_buffer,
+  // two with overlap_comm; deepspeed/runtime/zero/stage_1_and_2.py), grad_bucket_size each.
+  m.grads_bytes += training.grad_bucket_buffers * training.grad_bucket_bytes;
   // Mixed-precision Adam keeps fp32 master weights, m and v; with 16-bit gradients also an
   // fp32 copy of its gradient shard (Megatron-LM docs, distributed optimizer: 20 or 4 + 16/d
   // bytes per parameter for fp16 parameters and gradients, 18 or 6 + 12/d with fp32 grads).
-  m.optimizer_bytes =
-      (training.optimizer_bytes + (training.grad_bytes == 2 ? 4.0 : 0.0)) * sharded(1);
+  // fp32 parameters that are the master weights leave Adam its two moments (8 bytes).
+  const double master_in_params = training.master_weights_in_params ? 4.0 : 0.0;
+  m.optimizer_bytes = (training.optimizer_bytes - master_in_params +
+                       (training.grad_bytes == 2 && training.fp32_grad_copy ? 4.0 : 0.0)) *
+                      sharded(1);
 
   // Activations of the chunks alive at the peak (interleaved: layers / vpp per chunk).
   const int64_t microbatches = par.num_microbatches(training.global_batch_size);
@@ -186,8 +203,11 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   if (par.recompute == Recompute::Full) {
     // The layers being recomputed hold all their activations while their backward runs:
     // one group (uniform) or one layer (block), once per stage.
-    if (par.recompute_method == RecomputeMethod::Block) {
-      const double k = std::min<double>(par.recompute_layers, chunk_n);
+    if (par.recompute_method != RecomputeMethod::Uniform) {
+      // block: the first k layers; every: every n-th layer, k = floor(chunk / n).
+      const double k = par.recompute_method == RecomputeMethod::Block
+                           ? std::min<double>(par.recompute_layers, chunk_n)
+                           : std::floor(chunk_n / static_cast<double>(par.recompute_layers));
       per_chunk = k * per_layer_input + (chunk_n - k) * per_layer_keep;
       transient = per_layer_keep;
     } else {

@@ -58,6 +58,7 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
     x.masked_softmax = u.boolean_or("masked_softmax", x.masked_softmax);
     x.cross_entropy = u.boolean_or("cross_entropy", x.cross_entropy);
     x.norm_cast = u.boolean_or("norm_cast", x.norm_cast);
+    x.norm = u.boolean_or("norm", x.norm);
     u.finish();
   }
   if (m.has("fp8")) {
@@ -82,6 +83,8 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
         u.boolean_or("recompute_num_layers", f.supports_recompute_num_layers);
     f.supports_cpu_offload = u.boolean_or("cpu_offload", f.supports_cpu_offload);
     f.cpu_offload_with_pp = u.boolean_or("cpu_offload_with_pp", f.cpu_offload_with_pp);
+    f.tp_comm_overlap_without_compile =
+        u.boolean_or("tp_comm_overlap_without_compile", f.tp_comm_overlap_without_compile);
     u.finish();
   }
   if (m.has("end_to_end")) {

@@ -63,6 +63,11 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
     if (c.recompute_method == RecomputeMethod::Block && c.recompute_layers >= chunk)
       return "block recompute of every layer of a model chunk is full recompute: use fewer "
              "recompute_num_layers than the layers per chunk (layers / pp / vpp), or uniform";
+    if (c.recompute_method == RecomputeMethod::Every && c.recompute_layers < 2)
+      return "every-n-th layer recompute needs a period of 2 or more (1 is full recompute)";
+    if (c.recompute_method == RecomputeMethod::Every && c.recompute_layers > chunk)
+      return "every-n-th layer recompute with a period longer than a model chunk recomputes no "
+             "layer: use at most the layers per chunk (layers / pp / vpp)";
     if (c.recompute_method == RecomputeMethod::Uniform && c.recompute_layers > chunk)
       return "uniform recompute groups larger than a model chunk: use at most the layers per "
              "chunk (layers / pp / vpp) as recompute_num_layers";

@@ -47,6 +47,17 @@ void read_stack_keys(const YamlMap& m, S& s) {
   // on top (PRODUCT.md section 7: keep a reserve and say how big).
   s.memory_reserve_bytes = m.quantity_or("memory_reserve", Dimension::Size, s.memory_reserve_bytes);
   s.fragmentation = m.number_or("fragmentation", s.fragmentation, 0.0, 3.0);
+  // Where the master weights live and which communication buffers the stack allocates
+  // (docs/model.md sec 3): `optimizer` (a copy beside 16-bit parameters) or `params`.
+  s.master_weights_in_params = m.choice_or("master_weights", {"optimizer", "params"},
+                                           s.master_weights_in_params ? 1 : 0) == 1;
+  s.fp32_grad_copy = m.boolean_or("fp32_grad_copy", s.fp32_grad_copy);
+  s.zero3_prefetch_units =
+      static_cast<int>(m.integer_or("zero3_prefetch_units", s.zero3_prefetch_units, 0, 64));
+  s.zero3_grad_buffers = m.boolean_or("zero3_grad_buffers", s.zero3_grad_buffers);
+  s.grad_bucket_buffers =
+      static_cast<int>(m.integer_or("grad_bucket_buffers", s.grad_bucket_buffers, 0, 8));
+  s.compile = m.boolean_or("compile", s.compile);
 }
 
 }  // namespace rapid::detail

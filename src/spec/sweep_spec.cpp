@@ -113,7 +113,7 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   for (int r : rc) sp.recompute.push_back(static_cast<Recompute>(r));
   sp.sp = s.boolean_list_or("sp", sp.sp);
   sp.recompute_method.clear();
-  for (int m : s.choice_list_or("recompute_method", {"uniform", "block"}, {0}))
+  for (int m : s.choice_list_or("recompute_method", {"uniform", "block", "every"}, {0}))
     sp.recompute_method.push_back(static_cast<RecomputeMethod>(m));
   sp.recompute_layers = s.integer_list_or("recompute_num_layers", sp.recompute_layers, 1, 100000);
   sp.offload_layers = s.integer_list_or("cpu_offload_layers", sp.offload_layers, 0, 100000);
@@ -174,8 +174,8 @@ ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
   c.zero_stage = static_cast<int8_t>(b.integer_or("zero_stage", 0, 0, 3));
   c.recompute = static_cast<Recompute>(b.choice_or("recompute", {"none", "selective", "full"}, 0));
   if (c.recompute == Recompute::Full) {
-    c.recompute_method =
-        static_cast<RecomputeMethod>(b.choice_or("recompute_method", {"uniform", "block"}, 0));
+    c.recompute_method = static_cast<RecomputeMethod>(
+        b.choice_or("recompute_method", {"uniform", "block", "every"}, 0));
     c.recompute_layers = static_cast<int32_t>(b.integer_or("recompute_num_layers", 1, 1, 100000));
   }
   c.offload_layers = static_cast<int32_t>(b.integer_or("cpu_offload_layers", 0, 0, 100000));

@@ -43,11 +43,25 @@ void row_parallel_output(TemplateBuilder& tb, const LayerDims& D, const char* na
 }
 
 // LayerNorm/RMSNorm over `width` elements per token (default the hidden size): reads x,
-// writes y; backward reads x and dy, writes dx.
+// writes y; backward reads x and dy, writes dx. Unfused (Fusions::norm false: PyTorch
+// eager's composite rms_norm, aten/src/ATen/native/layer_norm.cpp rms_norm_symint; docs/
+// model.md sec 11), per element with e-byte activations and fp32 (4-byte) math: forward
+// upcast (e + 4), pow (4 + 4), mean (4), add eps and rsqrt (per token), the product with
+// the rsqrt (4 + 4), the cast back (4 + e) and the weight product (2e): 28 + 4e bytes in 8
+// kernels; backward the autograd of each: weight product (5e), cast (e + 4), rsqrt product
+// (4 + 4 for the input's gradient, 4 + 4 + 4 and a 4-byte read for the sum over the row),
+// mean (4), pow (two products, 8 + 12), the two input gradients added (12), the cast back
+// (4 + e): 68 + 7e bytes in 12 kernels.
 void norm(TemplateBuilder& tb, const LayerDims& D, const char* fwd, const char* bwd,
           int64_t width = 0) {
-  double x = D.T_norm * static_cast<double>(width > 0 ? width : D.h) * D.e;
-  tb.memory(fwd, 2 * x, bwd, 3 * x);
+  const double n = D.T_norm * static_cast<double>(width > 0 ? width : D.h);
+  const double x = n * D.e;
+  if (D.fusions.norm) {
+    tb.memory(fwd, 2 * x, bwd, 3 * x);
+    return;
+  }
+  tb.memory(fwd, n * (28 + 4 * D.e), nullptr, 0, 8);
+  tb.memory(nullptr, 0, bwd, n * (68 + 7 * D.e), 12);
 }
 
 // A norm over the hidden states that follows a residual add (input, post-attention, final):
@@ -343,6 +357,13 @@ LayerDims LayerDims::for_training(const ModelSpec& model, const TrainingSpec& tr
   D.flash = training.fused_attention();
   D.tp_overlap = training.tp_comm_overlap ? 1 : 0;
   D.fusions = training.framework.fusions;
+  if (training.compile) {
+    // Inductor fuses chains of pointwise ops and reductions into one kernel each (PyTorch
+    // torch/_inductor scheduler; torchtitan compiles each transformer block): the norm, the
+    // activation with its product, the rotary embedding and the residual add.
+    D.fusions.norm = D.fusions.bias_activation = D.fusions.rope = true;
+    D.fusions.bias_dropout_add = true;
+  }
   const Fp8Recipe& r = training.framework.fp8;
   D.fp8 = {};
   if (training.fp8()) D.fp8 = {true, r.dgrad, r.wgrad};

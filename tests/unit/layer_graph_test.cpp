@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inference/iteration_dims.hpp"
@@ -65,6 +66,18 @@ const Op& find(const std::vector<Op>& ops, const std::string& name) {
   return none;
 }
 
+// The bytes of every kernel named `name` in `ops` (an unfused op is one record per kernel)
+// and how many kernels.
+std::pair<double, int> total(const std::vector<Op>& ops, const std::string& name) {
+  std::pair<double, int> out{0.0, 0};
+  for (const Op& op : ops)
+    if (name == op.name) {
+      out.first += op.bytes;
+      ++out.second;
+    }
+  return out;
+}
+
 TEST(LayerGraph, AServingIterationRunsTheLayersOpsForward) {
   OpTemplate t;
   build_dense_layer(serving(small_model(), layout(1), mixed_batch()), Recompute::None, t);
@@ -120,6 +133,33 @@ TEST(LayerGraph, TrainingKeepsItsOwnKernelsOfTheSameGraph) {
   // Plain RMSNorm over 2048 tokens: x read, y written: 2 x 2048 x 1024 x 2 B.
   EXPECT_DOUBLE_EQ(find(t.forward, "input_norm").bytes, 2.0 * 2048 * 1024 * 2);
   EXPECT_FALSE(t.backward.empty());
+}
+
+TEST(LayerGraph, EagerNormsAndSwiGluUntilCompileFusesThem) {
+  // torchtitan without torch.compile (fusions.norm and bias_activation false): RMSNorm as
+  // PyTorch's composite rms_norm over 2048 x 1024 elements of 2 bytes: forward upcast
+  // (2 + 4), pow (4 + 4), mean (4), the rsqrt product (4 + 4), the cast back (4 + 2), the
+  // weight product (2 + 2) = 36 bytes per element; backward 68 + 7 x 2 = 82. SwiGLU as
+  // SiLU then the product: 5 x 2048 x 4096 x 2 bytes forward. compile: true fuses both
+  // back to one kernel each (2 and 3 passes over their operands).
+  const ModelSpec m = small_model();
+  TrainingSpec tr;
+  tr.seq_length = 2048;
+  tr.global_batch_size = 8;
+  tr.framework.fusions.norm = false;
+  tr.framework.fusions.bias_activation = false;
+  OpTemplate eager, compiled;
+  build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::None, eager);
+  const double n = 2048.0 * 1024;
+  // Eight kernels forward (upcast, pow, mean, add, rsqrt, product, cast, weight), twelve
+  // backward; SwiGLU two.
+  EXPECT_EQ(total(eager.forward, "input_norm"), std::make_pair(36.0 * n, 8));
+  EXPECT_EQ(total(eager.backward, "input_norm_bwd"), std::make_pair(82.0 * n, 12));
+  EXPECT_EQ(total(eager.forward, "mlp_swiglu"), std::make_pair(5.0 * 2048 * 4096 * 2, 2));
+  tr.compile = true;
+  build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::None, compiled);
+  EXPECT_EQ(total(compiled.forward, "input_norm"), std::make_pair(2.0 * n * 2, 1));
+  EXPECT_EQ(total(compiled.forward, "mlp_swiglu"), std::make_pair(3.0 * 2048 * 4096 * 2, 1));
 }
 
 TEST(LayerGraph, AModelFeatureReachesTrainingAndServingOnce) {
