@@ -23,7 +23,7 @@ void add_layout_options(CLI::App& cmd, LayoutOptions& o) {
   cmd.add_option("--mbs", o.mbs, "micro-batch size")->check(degree);
   cmd.add_option("--zero", o.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   cmd.add_option("--sp", o.sp, "sequence parallel (true/false)");
-  cmd.add_option("--recompute", o.recompute, "none, selective or full");
+  cmd.add_option("--recompute", o.recompute, "none, selective, full or op (per-op, torchtitan)");
   cmd.add_option(
       "--recompute-method", o.recompute_method,
       "full recompute: uniform (groups), block (the first layers of each chunk) or every "
@@ -51,14 +51,13 @@ Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o) {
   if (o.zero) c.zero_stage = static_cast<int8_t>(*o.zero);
   if (o.sp) c.sp = *o.sp;
   if (o.recompute) {
-    if (*o.recompute == "none")
-      c.recompute = Recompute::None;
-    else if (*o.recompute == "selective")
-      c.recompute = Recompute::Selective;
-    else if (*o.recompute == "full")
-      c.recompute = Recompute::Full;
-    else
-      throw InputError("<command line>", "--recompute", *o.recompute, "none, selective or full");
+    const auto* names = std::begin(kRecomputeNames);
+    const auto* end = std::end(kRecomputeNames);
+    const auto* it = std::find(names, end, *o.recompute);
+    if (it == end)
+      throw InputError("<command line>", "--recompute", *o.recompute,
+                       "none, selective, full or op");
+    c.recompute = static_cast<Recompute>(it - names);
   }
   if (c.recompute != Recompute::Full) {
     c.recompute_method = RecomputeMethod::Uniform;

@@ -26,6 +26,17 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   const double mlp_stores = (gated ? 4.0 : 2.0) + gemm_in;
   // Korthikanti et al. 2022 assume 2-byte activations; masks are 1 byte.
   if (par.recompute == Recompute::Full && !par.partial_recompute()) return 2.0 * sb * h / sp_div;
+  if (par.recompute == Recompute::Op) {
+    // torchtitan per-op SAC (activation_checkpoint.py _custom_policy; dense, gated MLP, fused
+    // attention, legality.cpp): the block's input 2s'bh/sigma; the saved matmul outputs (the
+    // 1st, 3rd, 5th and 7th of the block: wq 2s'b a d/t, wv 2s'b g d/t, w1 2s'b f/t and w2's
+    // row-parallel partial sums, whole on each rank, 2s'bh, with their reduce-scatter output
+    // 2s'bh/t under SP); the attention output 2s'b a d/t and its fp32 logsumexp 4s'b a/t.
+    const double rs = par.sp && t > 1 ? 2.0 * sb * h / t : 0.0;
+    return 2.0 * sb * h / sp_div + 2.0 * sb * h + rs +
+           (2.0 * sb * a * d + 2.0 * sb * g * d + 2.0 * sb * a * d + 4.0 * sb * a + 2.0 * sb * f) /
+               t;
+  }
 
   // Replicated across TP ranks unless sequence parallel (Korthikanti eq. 2 vs eq. 4).
   const double norms = model.post_norms ? 4.0 : 2.0;           // Gemma 2 normalizes outputs too
@@ -216,6 +227,8 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
       transient = k * per_layer_keep;
     }
   }
+  // Per-op recompute: the block being replayed holds everything again during its backward.
+  if (par.recompute == Recompute::Op) transient = per_layer_keep - per_layer_policy;
   m.layer_activations_bytes = chunks * per_chunk + transient;
   // Offload (Megatron-Core cpu_offloading, no pipeline): the offloaded layers' activations
   // live in host memory; one layer's worth stages the copies on the GPU.

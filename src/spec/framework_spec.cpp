@@ -83,6 +83,7 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
         u.boolean_or("recompute_num_layers", f.supports_recompute_num_layers);
     f.supports_cpu_offload = u.boolean_or("cpu_offload", f.supports_cpu_offload);
     f.cpu_offload_with_pp = u.boolean_or("cpu_offload_with_pp", f.cpu_offload_with_pp);
+    f.supports_op_recompute = u.boolean_or("op_recompute", f.supports_op_recompute);
     f.tp_comm_overlap_without_compile =
         u.boolean_or("tp_comm_overlap_without_compile", f.tp_comm_overlap_without_compile);
     u.finish();

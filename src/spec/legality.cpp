@@ -54,6 +54,15 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
   const int64_t stage_layers = max_stage_layers(model, c);
   const int64_t chunk = max_chunk_layers(model, c);
   if (c.recompute_layers < 1) return "recompute_num_layers must be >= 1";
+  if (c.recompute == Recompute::Op) {
+    if (!training.framework.supports_op_recompute)
+      return "the stack has no per-op recompute (supports.op_recompute)";
+    // The saved matmuls are counted for a dense block of one fused QKV, a gated MLP and
+    // fused attention (docs/model.md sec 3).
+    if (model.moe.enabled() || model.mla.enabled() || !is_gated(model.activation) ||
+        !training.fused_attention())
+      return "per-op recompute is modelled for dense gated-MLP models with fused attention";
+  }
   if (c.recompute != Recompute::Full &&
       (c.recompute_method != RecomputeMethod::Uniform || c.recompute_layers != 1))
     return "recompute_method and recompute_num_layers apply to full recompute only";

@@ -108,7 +108,8 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   sp.etp = s.integer_list_or("etp", sp.etp, 1, kMaxDegree);
   sp.vpp = s.integer_list_or("vpp", sp.vpp, 1, kMaxDegree);
   sp.mbs = s.integer_list_or("mbs", sp.mbs, 1, kMaxDegree);
-  std::vector<int> rc = s.choice_list_or("recompute", {"none", "selective", "full"}, {0, 1, 2});
+  std::vector<int> rc =
+      s.choice_list_or("recompute", {"none", "selective", "full", "op"}, {0, 1, 2});
   sp.recompute.clear();
   for (int r : rc) sp.recompute.push_back(static_cast<Recompute>(r));
   sp.sp = s.boolean_list_or("sp", sp.sp);
@@ -172,7 +173,8 @@ ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
   c.mbs = static_cast<int32_t>(b.integer_or("mbs", 1, 1, kMaxDegree));
   c.sp = b.boolean_or("sp", false);
   c.zero_stage = static_cast<int8_t>(b.integer_or("zero_stage", 0, 0, 3));
-  c.recompute = static_cast<Recompute>(b.choice_or("recompute", {"none", "selective", "full"}, 0));
+  c.recompute =
+      static_cast<Recompute>(b.choice_or("recompute", {"none", "selective", "full", "op"}, 0));
   if (c.recompute == Recompute::Full) {
     c.recompute_method = static_cast<RecomputeMethod>(
         b.choice_or("recompute_method", {"uniform", "block", "every"}, 0));

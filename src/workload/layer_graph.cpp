@@ -198,6 +198,7 @@ void attention_core(TemplateBuilder& tb, const LayerDims& D, int64_t d_qk, int64
 // post-attention norm of post_norms models (Gemma 2), the residual.
 void attention_output(TemplateBuilder& tb, const LayerDims& D, int64_t d_v) {
   linear(tb, D, "out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * d_v, false);
+  tb.replay_columns(D.h);  // per-op recompute: wo, the 4th matmul, replayed
   row_parallel_output(tb, D, "sp_reduce_scatter_attn");
   if (D.post_norms) norm(tb, D, "attn_output_norm", "attn_output_norm_bwd");
   residual(tb, D, "attn_residual", "attn_residual_bwd");
@@ -259,6 +260,8 @@ void attention_block(TemplateBuilder& tb, const LayerDims& D) {
   column_parallel_input(tb, D, "sp_all_gather_attn");
   linear(tb, D, "qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T,
          (D.heads + 2 * D.kv_heads) * D.d, D.h, true);
+  // Per-op recompute: wq, wk, wv are a block's 1st-3rd matmuls; the 2nd (wk) is replayed.
+  tb.replay_columns(D.kv_heads * D.d);
   rope(tb, D, static_cast<double>(D.T) * (D.heads + D.kv_heads) * D.d * D.e);
   attention_core(tb, D, D.d, D.d, D.kv_heads);
   attention_output(tb, D, D.d);
@@ -270,6 +273,9 @@ void dense_mlp(TemplateBuilder& tb, const LayerDims& D, int64_t ffn_per_gpu, boo
   column_parallel_input(tb, D, "sp_all_gather_mlp");
   linear(tb, D, "mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.gated ? 2 : 1) * ffn_per_gpu, D.h,
          true);
+  // Per-op recompute: w2(silu(w1(x)) * w3(x)) runs w1, w3, w2 as the 5th-7th matmuls: w3,
+  // the up half of the gated GEMM, is replayed (per-op recompute is legal for gated MLPs).
+  if (D.gated) tb.replay_columns(ffn_per_gpu);
   activation(tb, D, static_cast<double>(D.T), ffn_per_gpu);
   linear(tb, D, "mlp_down", "mlp_down_dgrad", "mlp_down_wgrad", D.T, D.h, ffn_per_gpu, false);
   if (reduce) row_parallel_output(tb, D, "sp_reduce_scatter_mlp");

@@ -162,6 +162,32 @@ TEST(LayerGraph, EagerNormsAndSwiGluUntilCompileFusesThem) {
   EXPECT_EQ(total(compiled.forward, "mlp_swiglu"), std::make_pair(3.0 * 2048 * 4096 * 2, 1));
 }
 
+TEST(LayerGraph, PerOpRecomputeReplaysTheUnsavedMatmulsAndTheElementwiseOps) {
+  // torchtitan per-op SAC on the small model (h 1024, 8 heads and 2 K/V heads of 128,
+  // SwiGLU 4096, tp 1): of a block's matmuls wq, wk, wv, wo, w1, w3, w2 the 2nd, 4th and
+  // 6th are replayed: wk's 2 x 128 = 256 columns of the fused QKV GEMM, all 1024 of wo,
+  // w3's 4096 of the fused gate/up GEMM, each over 2048 tokens and k = 1024; attention and
+  // mlp_down are not replayed; every elementwise op is (the norms, RoPE, SwiGLU).
+  const ModelSpec m = small_model();
+  TrainingSpec tr;
+  tr.seq_length = 2048;
+  tr.global_batch_size = 8;
+  OpTemplate t;
+  build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::Op, t);
+  double gemm_flops = 0;
+  for (const Op& op : t.recompute) {
+    EXPECT_NE(std::string(op.name), "flash_attention");
+    EXPECT_NE(std::string(op.name), "mlp_down");
+    if (op.kind == OpKind::Gemm) gemm_flops += op.flops;
+  }
+  EXPECT_DOUBLE_EQ(gemm_flops, 2.0 * 2048 * 1024 * (256 + 1024 + 4096));
+  EXPECT_EQ(find(t.recompute, "qkv_proj").n, 256);
+  EXPECT_EQ(find(t.recompute, "mlp_up").n, 4096);
+  EXPECT_EQ(total(t.recompute, "input_norm"), total(t.forward, "input_norm"));
+  EXPECT_EQ(total(t.recompute, "mlp_swiglu"), total(t.forward, "mlp_swiglu"));
+  EXPECT_EQ(total(t.recompute, "rope"), total(t.forward, "rope"));
+}
+
 TEST(LayerGraph, AModelFeatureReachesTrainingAndServingOnce) {
   // Gemma 2's post-norms are written once in the graph; both consumers see them.
   ModelSpec m = small_model();

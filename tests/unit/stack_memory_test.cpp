@@ -62,6 +62,30 @@ TEST(StackMemory, Fsdp2Llama3_8BOnEightGpus) {
   EXPECT_EQ(rc.dense_rc, 16);  // blocks 2, 4, ..., 32 replay their forward
 }
 
+TEST(StackMemory, PerOpRecomputeKeepsTheSavedMatmulOutputs) {
+  // Llama 3 8B, s 8192, b 2 (sb = 16384), tp 1, per-op SAC: per token the block's input 2h,
+  // w2's output 2h, wq's 2 x 32 x 128 = 2h, wv's 2 x 8 x 128 = 2048, the attention output
+  // 2h and its logsumexp 4 x 32, w1's 2 x 14336: 8192 + 8192 + 8192 + 2048 + 8192 + 128 +
+  // 28672 = 63,616 bytes. 32 blocks, and one replayed block whole again (139,392 - 63,616).
+  SweepSpec s = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 16, 8192,
+                                      "torchtitan-2025");
+  ParallelConfig c;
+  c.dp = 8;
+  c.mbs = 2;
+  c.zero_stage = 3;
+  c.recompute = Recompute::Op;
+  ASSERT_EQ(illegal_reason(s, c), nullptr);
+  Workload w;
+  build_workload(s.model, s.training, s.network, c, w);
+  const double sb = 16384.0;
+  EXPECT_DOUBLE_EQ(stage_memory(s.model, s.training, w, 0).layer_activations_bytes,
+                   32 * 63616.0 * sb + (139392.0 - 63616.0) * sb);
+  // Megatron-Core has no per-op policy: illegal there.
+  SweepSpec mc = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 16, 8192,
+                                       "megatron-core-0.8");
+  EXPECT_NE(illegal_reason(mc, c), nullptr);
+}
+
 TEST(StackMemory, MegatronKeepsTwentyBytesForTheSameLayout) {
   // The same layout under megatron-core-0.8 (bf16 parameters, bf16 main grads, fp32 master
   // copy and its fp32 gradient copy in the distributed optimizer): 2P/8 + 2P/8 + 16P/8,

@@ -129,6 +129,8 @@ struct FrameworkSpec {
   bool supports_recompute_num_layers = true;  ///< partial full recompute (uniform / block)
   bool supports_cpu_offload = false;          ///< activation offload to host memory
   bool cpu_offload_with_pp = false;           ///< offload also with pipeline parallelism
+  /// Per-op selective recompute (`recompute: op`, torchtitan selective_ac_option "op").
+  bool supports_op_recompute = false;
   /// TP overlap without `compile` (torchtitan's async TP is an Inductor pass: it needs it).
   bool tp_comm_overlap_without_compile = true;
 

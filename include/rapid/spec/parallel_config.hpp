@@ -9,10 +9,13 @@
 namespace rapid {
 
 /// Activation recomputation (Korthikanti et al. 2022): none, selective (attention core
-/// only), full (whole layer, only its input kept).
-enum class Recompute : uint8_t { None, Selective, Full };
+/// only), full (whole layer, only its input kept); op: torchtitan's per-op selective
+/// checkpointing (torchtitan/distributed/activation_checkpoint.py, selective_ac_option
+/// "op": every matmul output saved but every second one of a block, the attention output
+/// saved, every other op replayed from the block's input).
+enum class Recompute : uint8_t { None, Selective, Full, Op };
 /// Names of Recompute values, indexed by value (also the HDF5 enum member names).
-inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full", "op"};
 inline const char* recompute_name(Recompute r) {
   return kRecomputeNames[static_cast<int>(r)];
 }
