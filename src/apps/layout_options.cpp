@@ -12,6 +12,20 @@
 
 namespace rapid {
 
+namespace {
+
+// The enum value whose name (`names`, indexed by value) is `value`; an input error naming
+// the command-line option and `expected` otherwise.
+template <class E, size_t N>
+E named(const char* const (&names)[N], const char* option, const std::string& value,
+        const char* expected) {
+  const auto* it = std::find(std::begin(names), std::end(names), value);
+  if (it == std::end(names)) throw InputError("<command line>", option, value, expected);
+  return static_cast<E>(it - std::begin(names));
+}
+
+}  // namespace
+
 void add_layout_options(CLI::App& cmd, LayoutOptions& o) {
   const auto degree = CLI::Range(1, 1 << 24);
   cmd.add_option("--tp", o.tp, "tensor parallel degree")->check(degree);
@@ -50,28 +64,16 @@ Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o) {
   if (o.mbs) c.mbs = *o.mbs;
   if (o.zero) c.zero_stage = static_cast<int8_t>(*o.zero);
   if (o.sp) c.sp = *o.sp;
-  if (o.recompute) {
-    const auto* names = std::begin(kRecomputeNames);
-    const auto* end = std::end(kRecomputeNames);
-    const auto* it = std::find(names, end, *o.recompute);
-    if (it == end)
-      throw InputError("<command line>", "--recompute", *o.recompute,
-                       "none, selective, full or op");
-    c.recompute = static_cast<Recompute>(it - names);
-  }
+  if (o.recompute)
+    c.recompute = named<Recompute>(kRecomputeNames, "--recompute", *o.recompute,
+                                   "none, selective, full or op");
   if (c.recompute != Recompute::Full) {
     c.recompute_method = RecomputeMethod::Uniform;
     c.recompute_layers = 1;
   }
-  if (o.recompute_method) {
-    const auto* names = std::begin(kRecomputeMethodNames);
-    const auto* end = std::end(kRecomputeMethodNames);
-    const auto* it = std::find(names, end, *o.recompute_method);
-    if (it == end)
-      throw InputError("<command line>", "--recompute-method", *o.recompute_method,
-                       "uniform, block or every");
-    c.recompute_method = static_cast<RecomputeMethod>(it - names);
-  }
+  if (o.recompute_method)
+    c.recompute_method = named<RecomputeMethod>(kRecomputeMethodNames, "--recompute-method",
+                                                *o.recompute_method, "uniform, block or every");
   if (o.recompute_layers) c.recompute_layers = *o.recompute_layers;
   if (o.offload_layers) c.offload_layers = *o.offload_layers;
   const int64_t gpus = o.gpus ? *o.gpus : spec.search.num_gpus.front();

@@ -23,6 +23,14 @@ ModelSpec small_model() {
   return test::llama_shape(2, 1024, 8, 2, 4096, 32000);
 }
 
+/// A training micro-batch of 2048 tokens (global batch 8), the stack's defaults.
+TrainingSpec training_2048() {
+  TrainingSpec tr;
+  tr.seq_length = 2048;
+  tr.global_batch_size = 8;
+  return tr;
+}
+
 ParallelConfig layout(int64_t tp, int64_t ep = 1) {
   ParallelConfig p;
   p.tp = tp;
@@ -119,9 +127,7 @@ TEST(LayerGraph, TrainingKeepsItsOwnKernelsOfTheSameGraph) {
   // The same function for a training micro-batch: norm and residual as kernels of their
   // own, rope alone (no cache), no decode attention, and a backward list.
   const ModelSpec m = small_model();
-  TrainingSpec tr;
-  tr.seq_length = 2048;
-  tr.global_batch_size = 8;
+  TrainingSpec tr = training_2048();
   OpTemplate t;
   build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::None, t);
   const std::vector<std::string> n = names(t.forward);
@@ -143,9 +149,7 @@ TEST(LayerGraph, EagerNormsAndSwiGluUntilCompileFusesThem) {
   // SiLU then the product: 5 x 2048 x 4096 x 2 bytes forward. compile: true fuses both
   // back to one kernel each (2 and 3 passes over their operands).
   const ModelSpec m = small_model();
-  TrainingSpec tr;
-  tr.seq_length = 2048;
-  tr.global_batch_size = 8;
+  TrainingSpec tr = training_2048();
   tr.framework.fusions.norm = false;
   tr.framework.fusions.bias_activation = false;
   OpTemplate eager, compiled;
@@ -169,9 +173,7 @@ TEST(LayerGraph, PerOpRecomputeReplaysTheUnsavedMatmulsAndTheElementwiseOps) {
   // w3's 4096 of the fused gate/up GEMM, each over 2048 tokens and k = 1024; attention and
   // mlp_down are not replayed; every elementwise op is (the norms, RoPE, SwiGLU).
   const ModelSpec m = small_model();
-  TrainingSpec tr;
-  tr.seq_length = 2048;
-  tr.global_batch_size = 8;
+  TrainingSpec tr = training_2048();
   OpTemplate t;
   build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::Op, t);
   double gemm_flops = 0;
@@ -192,9 +194,7 @@ TEST(LayerGraph, AModelFeatureReachesTrainingAndServingOnce) {
   // Gemma 2's post-norms are written once in the graph; both consumers see them.
   ModelSpec m = small_model();
   m.post_norms = true;
-  TrainingSpec tr;
-  tr.seq_length = 2048;
-  tr.global_batch_size = 8;
+  TrainingSpec tr = training_2048();
   OpTemplate train, serve;
   build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::None, train);
   build_dense_layer(serving(m, layout(1), mixed_batch()), Recompute::None, serve);

@@ -3,6 +3,8 @@
 // docs/model.md sec 3 and 11) and the Llama 3 8B shapes (configs/models/llama3-8b.yaml).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "rapid/memory/memory_model.hpp"
 #include "rapid/spec/legality.hpp"
 #include "rapid/workload/workload.hpp"
@@ -20,15 +22,25 @@ namespace {
 constexpr double kLayerParams = 218112000.0;
 constexpr double kParams = 8030261248.0;
 
+// Llama 3 8B on 8 H100s, sequence 8192, global batch 16, under `stack`.
+SweepSpec llama8b_h100(const std::string& stack) {
+  return test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 16, 8192, stack);
+}
+
+// FSDP over the 8 GPUs (ZeRO-3, dp 8) at micro-batch `mbs`.
+ParallelConfig fsdp8(int32_t mbs) {
+  ParallelConfig c;
+  c.dp = 8;
+  c.mbs = mbs;
+  c.zero_stage = 3;
+  return c;
+}
+
 TEST(StackMemory, Fsdp2Llama3_8BOnEightGpus) {
   // torchtitan's Table 1 layout (docs/performance.md): FSDP over 8 GPUs, local batch 2,
   // sequence 8192, selective layer AC every 2nd block.
-  SweepSpec s = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 16, 8192,
-                                      "torchtitan-2025");
-  ParallelConfig c;
-  c.dp = 8;
-  c.mbs = 2;
-  c.zero_stage = 3;
+  SweepSpec s = llama8b_h100("torchtitan-2025");
+  ParallelConfig c = fsdp8(2);
   c.recompute = Recompute::Full;
   c.recompute_method = RecomputeMethod::Every;
   c.recompute_layers = 2;
@@ -67,12 +79,8 @@ TEST(StackMemory, PerOpRecomputeKeepsTheSavedMatmulOutputs) {
   // w2's output 2h, wq's 2 x 32 x 128 = 2h, wv's 2 x 8 x 128 = 2048, the attention output
   // 2h and its logsumexp 4 x 32, w1's 2 x 14336: 8192 + 8192 + 8192 + 2048 + 8192 + 128 +
   // 28672 = 63,616 bytes. 32 blocks, and one replayed block whole again (139,392 - 63,616).
-  SweepSpec s = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 16, 8192,
-                                      "torchtitan-2025");
-  ParallelConfig c;
-  c.dp = 8;
-  c.mbs = 2;
-  c.zero_stage = 3;
+  SweepSpec s = llama8b_h100("torchtitan-2025");
+  ParallelConfig c = fsdp8(2);
   c.recompute = Recompute::Op;
   ASSERT_EQ(illegal_reason(s, c), nullptr);
   Workload w;
@@ -81,8 +89,7 @@ TEST(StackMemory, PerOpRecomputeKeepsTheSavedMatmulOutputs) {
   EXPECT_DOUBLE_EQ(stage_memory(s.model, s.training, w, 0).layer_activations_bytes,
                    32 * 63616.0 * sb + (139392.0 - 63616.0) * sb);
   // Megatron-Core has no per-op policy: illegal there.
-  SweepSpec mc = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 16, 8192,
-                                       "megatron-core-0.8");
+  SweepSpec mc = llama8b_h100("megatron-core-0.8");
   EXPECT_NE(illegal_reason(mc, c), nullptr);
 }
 
@@ -90,12 +97,8 @@ TEST(StackMemory, MegatronKeepsTwentyBytesForTheSameLayout) {
   // The same layout under megatron-core-0.8 (bf16 parameters, bf16 main grads, fp32 master
   // copy and its fp32 gradient copy in the distributed optimizer): 2P/8 + 2P/8 + 16P/8,
   // and two gathered bf16 layers: 20 bytes per parameter, not FSDP2's 16.
-  SweepSpec s = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 16, 8192,
-                                      "megatron-core-0.8");
-  ParallelConfig c;
-  c.dp = 8;
-  c.mbs = 2;
-  c.zero_stage = 3;
+  SweepSpec s = llama8b_h100("megatron-core-0.8");
+  ParallelConfig c = fsdp8(2);
   Workload w;
   build_workload(s.model, s.training, s.network, c, w);
   const MemoryBreakdown m = stage_memory(s.model, s.training, w, 0);
@@ -110,9 +113,7 @@ TEST(StackMemory, DeepSpeedZero3Buffers) {
   // reduce bucket: reduce_bucket_size 5e8 bf16 elements = 1e9 bytes, one buffer.
   SweepSpec s = test::spec_with_stack("llama3-8b", "a100-sxm4-80gb", "dgx-a100-superpod", 16, 4096,
                                       "deepspeed-zero3");
-  ParallelConfig c;
-  c.dp = 8;
-  c.zero_stage = 3;
+  ParallelConfig c = fsdp8(1);
   Workload w;
   build_workload(s.model, s.training, s.network, c, w);
   const MemoryBreakdown m = stage_memory(s.model, s.training, w, 0);
@@ -134,11 +135,8 @@ TEST(StackMemory, EveryNthBlockRecompute) {
   // Period 3 on a 32-layer chunk: blocks 3, 6, ..., 30 are recomputed, floor(32 / 3) = 10;
   // a period longer than the chunk recomputes nothing and is refused, as is period 1
   // (plain full recompute).
-  SweepSpec s = test::spec_with_stack("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 16, 8192,
-                                      "torchtitan-2025");
-  ParallelConfig c;
-  c.dp = 8;
-  c.zero_stage = 3;
+  SweepSpec s = llama8b_h100("torchtitan-2025");
+  ParallelConfig c = fsdp8(1);
   c.recompute = Recompute::Full;
   c.recompute_method = RecomputeMethod::Every;
   c.recompute_layers = 3;
