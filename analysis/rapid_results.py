@@ -18,7 +18,7 @@ flag_values/flag_meanings attributes naming them; README "Reading it with xarray
 The warning_flags bitmask is also decoded into boolean columns warn_small_microbatch,
 warn_latency_bound_comm, warn_closed_form_risk, warn_pipeline_bubble and warn_near_capacity.
 Enum columns (status, recompute) come back as categorical strings ("ok", "oom",
-"infeasible"; "none", "selective", "full"), `sp` as bool, and the column `hardware` holds
+"infeasible"; "none", "selective", "full", "op"), `sp` as bool, and the column `hardware` holds
 the hardware variant's name from /hardware/names. Time columns are NaN for OOM points.
 Run with Debian's /usr/bin/python3 (python3-h5py, python3-pandas).
 """

@@ -4,12 +4,27 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "rapid/common/error.hpp"
 #include "rapid/inference/serving_evaluator.hpp"
 #include "rapid/spec/legality.hpp"
 
 namespace rapid {
+
+namespace {
+
+// The enum value whose name (`names`, indexed by value) is `value`; an input error naming
+// the command-line option and `expected` otherwise.
+template <class E, size_t N>
+E named(const char* const (&names)[N], const char* option, const std::string& value,
+        const char* expected) {
+  const auto* it = std::find(std::begin(names), std::end(names), value);
+  if (it == std::end(names)) throw InputError("<command line>", option, value, expected);
+  return static_cast<E>(it - std::begin(names));
+}
+
+}  // namespace
 
 void add_layout_options(CLI::App& cmd, LayoutOptions& o) {
   const auto degree = CLI::Range(1, 1 << 24);
@@ -22,11 +37,14 @@ void add_layout_options(CLI::App& cmd, LayoutOptions& o) {
   cmd.add_option("--mbs", o.mbs, "micro-batch size")->check(degree);
   cmd.add_option("--zero", o.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   cmd.add_option("--sp", o.sp, "sequence parallel (true/false)");
-  cmd.add_option("--recompute", o.recompute, "none, selective or full");
-  cmd.add_option("--recompute-method", o.recompute_method,
-                 "full recompute: uniform (groups) or block (the first layers of each chunk)");
+  cmd.add_option("--recompute", o.recompute, "none, selective, full or op (per-op, torchtitan)");
+  cmd.add_option(
+      "--recompute-method", o.recompute_method,
+      "full recompute: uniform (groups), block (the first layers of each chunk) or every "
+      "(every n-th layer)");
   cmd.add_option("--recompute-num-layers", o.recompute_layers,
-                 "full recompute: layers per group (uniform) or per chunk (block)")
+                 "full recompute: layers per group (uniform), per chunk (block) or the period n "
+                 "(every)")
       ->check(CLI::Range(1, 100000));
   cmd.add_option("--cpu-offload-layers", o.offload_layers,
                  "layers whose activations go to host memory")
@@ -46,27 +64,16 @@ Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o) {
   if (o.mbs) c.mbs = *o.mbs;
   if (o.zero) c.zero_stage = static_cast<int8_t>(*o.zero);
   if (o.sp) c.sp = *o.sp;
-  if (o.recompute) {
-    if (*o.recompute == "none")
-      c.recompute = Recompute::None;
-    else if (*o.recompute == "selective")
-      c.recompute = Recompute::Selective;
-    else if (*o.recompute == "full")
-      c.recompute = Recompute::Full;
-    else
-      throw InputError("<command line>", "--recompute", *o.recompute, "none, selective or full");
-  }
+  if (o.recompute)
+    c.recompute = named<Recompute>(kRecomputeNames, "--recompute", *o.recompute,
+                                   "none, selective, full or op");
   if (c.recompute != Recompute::Full) {
     c.recompute_method = RecomputeMethod::Uniform;
     c.recompute_layers = 1;
   }
-  if (o.recompute_method) {
-    if (*o.recompute_method != "uniform" && *o.recompute_method != "block")
-      throw InputError("<command line>", "--recompute-method", *o.recompute_method,
-                       "uniform or block");
-    c.recompute_method =
-        *o.recompute_method == "block" ? RecomputeMethod::Block : RecomputeMethod::Uniform;
-  }
+  if (o.recompute_method)
+    c.recompute_method = named<RecomputeMethod>(kRecomputeMethodNames, "--recompute-method",
+                                                *o.recompute_method, "uniform, block or every");
   if (o.recompute_layers) c.recompute_layers = *o.recompute_layers;
   if (o.offload_layers) c.offload_layers = *o.offload_layers;
   const int64_t gpus = o.gpus ? *o.gpus : spec.search.num_gpus.front();

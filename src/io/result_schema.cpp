@@ -35,13 +35,14 @@ const std::array kColumns = {
     Column{"recompute", ColumnType::Enum8, "", "activation recomputation", kRecomputeNames,
            RAPID_P(par.recompute)},
     Column{"recompute_method", ColumnType::Enum8, "",
-           "full recompute: uniform (groups of recompute_num_layers) or block (that many layers "
-           "per model chunk)",
+           "full recompute: uniform (groups of recompute_num_layers), block (that many layers "
+           "per model chunk) or every (every recompute_num_layers-th layer)",
            kRecomputeMethodNames, RAPID_P(par.recompute_method)},
     Column{"recompute_num_layers",
            ColumnType::Int32,
            "",
-           "full recompute: layers per group (uniform) or recomputed per chunk (block)",
+           "full recompute: layers per group (uniform), recomputed per chunk (block) or the period "
+           "(every)",
            {},
            RAPID_P(par.recompute_layers)},
     Column{"cpu_offload_layers",

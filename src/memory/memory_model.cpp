@@ -26,6 +26,17 @@ double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& traini
   const double mlp_stores = (gated ? 4.0 : 2.0) + gemm_in;
   // Korthikanti et al. 2022 assume 2-byte activations; masks are 1 byte.
   if (par.recompute == Recompute::Full && !par.partial_recompute()) return 2.0 * sb * h / sp_div;
+  if (par.recompute == Recompute::Op) {
+    // torchtitan per-op SAC (activation_checkpoint.py _custom_policy; dense, gated MLP, fused
+    // attention, legality.cpp): the block's input 2s'bh/sigma; the saved matmul outputs (the
+    // 1st, 3rd, 5th and 7th of the block: wq 2s'b a d/t, wv 2s'b g d/t, w1 2s'b f/t and w2's
+    // row-parallel partial sums, whole on each rank, 2s'bh, with their reduce-scatter output
+    // 2s'bh/t under SP); the attention output 2s'b a d/t and its fp32 logsumexp 4s'b a/t.
+    const double rs = par.sp && t > 1 ? 2.0 * sb * h / t : 0.0;
+    return 2.0 * sb * h / sp_div + 2.0 * sb * h + rs +
+           (2.0 * sb * a * d + 2.0 * sb * g * d + 2.0 * sb * a * d + 4.0 * sb * a + 2.0 * sb * f) /
+               t;
+  }
 
   // Replicated across TP ranks unless sequence parallel (Korthikanti eq. 2 vs eq. 4).
   const double norms = model.post_norms ? 4.0 : 2.0;           // Gemma 2 normalizes outputs too
@@ -137,7 +148,11 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   const double s = static_cast<double>(training.seq_length) / par.cp;
   const double sbh = s * par.mbs * static_cast<double>(model.hidden_size);
   const double sp_div = par.sp ? par.tp : 1.0;
-  const double param_bytes = 2.0;  // bf16/fp16 model weights
+  // 16-bit model weights, or fp32 ones that are the master weights themselves (FSDP2 with
+  // MixedPrecisionPolicy(param_dtype=bf16) over fp32 sharded parameters: torch/distributed/
+  // fsdp/_fully_shard/_fsdp_param.py casts each gathered shard to param_dtype).
+  const double param_bytes = training.master_weights_in_params ? 4.0 : 2.0;
+  const double compute_bytes = 2.0;  // the 16-bit copy a gathered unit computes with
 
   // Dense weights are sharded over data x context parallel ranks, routed experts over the
   // expert data-parallel group (Megatron-Core distributed optimizer).
@@ -150,9 +165,11 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   MemoryBreakdown m;
   m.stage = static_cast<int64_t>(stage);
   m.weights_bytes = param_bytes * sharded(3);
-  // ZeRO-3 gathers the layer being computed and prefetches the next one.
+  // ZeRO-3 gathers the layer being computed and prefetches zero3_prefetch_units more (FSDP2:
+  // one ahead, forward and backward; torch/distributed/fsdp/_fully_shard/_fsdp_state.py).
   const double gathered_layer = std::max(w.layer_params, w.moe_layer_params);
-  if (par.zero_stage >= 3) m.weights_bytes += 2.0 * param_bytes * gathered_layer;
+  const double gathered_units = 1.0 + training.zero3_prefetch_units;
+  if (par.zero_stage >= 3) m.weights_bytes += gathered_units * compute_bytes * gathered_layer;
   // FP8: Transformer Engine caches each linear weight's FP8 copy and its transpose for the
   // step (1 + 1 bytes per parameter of the layers; TE 1.x linear.py, is_first_microbatch).
   if (training.fp8()) {
@@ -162,11 +179,22 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
     m.weights_bytes += 2.0 * (par.zero_stage >= 3 ? 2.0 * gathered_layer : layer_weights);
   }
   m.grads_bytes = training.grad_bytes * sharded(2);
+  // FSDP2 foreach_reduce (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py): a
+  // unit's unsharded gradients, computed in the 16-bit param dtype, are copied into one
+  // reduce-scatter input in the reduce dtype and freed after the copy: both alive at once.
+  if (par.zero_stage >= 3 && training.zero3_grad_buffers)
+    m.grads_bytes += (compute_bytes + training.grad_reduce_bytes) * gathered_layer;
+  // Buckets copied into buffers of their own (DeepSpeed contiguous_gradients: ipg_buffer,
+  // two with overlap_comm; deepspeed/runtime/zero/stage_1_and_2.py), grad_bucket_size each.
+  m.grads_bytes += training.grad_bucket_buffers * training.grad_bucket_bytes;
   // Mixed-precision Adam keeps fp32 master weights, m and v; with 16-bit gradients also an
   // fp32 copy of its gradient shard (Megatron-LM docs, distributed optimizer: 20 or 4 + 16/d
   // bytes per parameter for fp16 parameters and gradients, 18 or 6 + 12/d with fp32 grads).
-  m.optimizer_bytes =
-      (training.optimizer_bytes + (training.grad_bytes == 2 ? 4.0 : 0.0)) * sharded(1);
+  // fp32 parameters that are the master weights leave Adam its two moments (8 bytes).
+  const double master_in_params = training.master_weights_in_params ? 4.0 : 0.0;
+  m.optimizer_bytes = (training.optimizer_bytes - master_in_params +
+                       (training.grad_bytes == 2 && training.fp32_grad_copy ? 4.0 : 0.0)) *
+                      sharded(1);
 
   // Activations of the chunks alive at the peak (interleaved: layers / vpp per chunk).
   const int64_t microbatches = par.num_microbatches(training.global_batch_size);
@@ -186,8 +214,11 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   if (par.recompute == Recompute::Full) {
     // The layers being recomputed hold all their activations while their backward runs:
     // one group (uniform) or one layer (block), once per stage.
-    if (par.recompute_method == RecomputeMethod::Block) {
-      const double k = std::min<double>(par.recompute_layers, chunk_n);
+    if (par.recompute_method != RecomputeMethod::Uniform) {
+      // block: the first k layers; every: every n-th layer, k = floor(chunk / n).
+      const double k = par.recompute_method == RecomputeMethod::Block
+                           ? std::min<double>(par.recompute_layers, chunk_n)
+                           : std::floor(chunk_n / static_cast<double>(par.recompute_layers));
       per_chunk = k * per_layer_input + (chunk_n - k) * per_layer_keep;
       transient = per_layer_keep;
     } else {
@@ -196,6 +227,8 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
       transient = k * per_layer_keep;
     }
   }
+  // Per-op recompute: the block being replayed holds everything again during its backward.
+  if (par.recompute == Recompute::Op) transient = per_layer_keep - per_layer_policy;
   m.layer_activations_bytes = chunks * per_chunk + transient;
   // Offload (Megatron-Core cpu_offloading, no pipeline): the offloaded layers' activations
   // live in host memory; one layer's worth stages the copies on the GPU.

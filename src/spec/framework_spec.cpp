@@ -58,6 +58,7 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
     x.masked_softmax = u.boolean_or("masked_softmax", x.masked_softmax);
     x.cross_entropy = u.boolean_or("cross_entropy", x.cross_entropy);
     x.norm_cast = u.boolean_or("norm_cast", x.norm_cast);
+    x.norm = u.boolean_or("norm", x.norm);
     u.finish();
   }
   if (m.has("fp8")) {
@@ -86,6 +87,9 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
     f.supports_cpu_offload = u.boolean_or("cpu_offload", f.supports_cpu_offload);
     f.cpu_offload_with_pp = u.boolean_or("cpu_offload_with_pp", f.cpu_offload_with_pp);
     f.interleaved_pp2 = u.boolean_or("interleaved_pp2", f.interleaved_pp2);
+    f.supports_op_recompute = u.boolean_or("op_recompute", f.supports_op_recompute);
+    f.tp_comm_overlap_without_compile =
+        u.boolean_or("tp_comm_overlap_without_compile", f.tp_comm_overlap_without_compile);
     u.finish();
   }
   if (m.has("end_to_end")) {

@@ -59,6 +59,15 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
   const int64_t stage_layers = max_stage_layers(model, c);
   const int64_t chunk = max_chunk_layers(model, c);
   if (c.recompute_layers < 1) return "recompute_num_layers must be >= 1";
+  if (c.recompute == Recompute::Op) {
+    if (!training.framework.supports_op_recompute)
+      return "the stack has no per-op recompute (supports.op_recompute)";
+    // The saved matmuls are counted for a dense block of one fused QKV, a gated MLP and
+    // fused attention (docs/model.md sec 3).
+    if (model.moe.enabled() || model.mla.enabled() || !is_gated(model.activation) ||
+        !training.fused_attention())
+      return "per-op recompute is modelled for dense gated-MLP models with fused attention";
+  }
   if (c.recompute != Recompute::Full &&
       (c.recompute_method != RecomputeMethod::Uniform || c.recompute_layers != 1))
     return "recompute_method and recompute_num_layers apply to full recompute only";
@@ -68,6 +77,11 @@ const char* illegal_reason(const ModelSpec& model, const TrainingSpec& training,
     if (c.recompute_method == RecomputeMethod::Block && c.recompute_layers >= chunk)
       return "block recompute of every layer of a model chunk is full recompute: use fewer "
              "recompute_num_layers than the layers per chunk (layers / pp / vpp), or uniform";
+    if (c.recompute_method == RecomputeMethod::Every && c.recompute_layers < 2)
+      return "every-n-th layer recompute needs a period of 2 or more (1 is full recompute)";
+    if (c.recompute_method == RecomputeMethod::Every && c.recompute_layers > chunk)
+      return "every-n-th layer recompute with a period longer than a model chunk recomputes no "
+             "layer: use at most the layers per chunk (layers / pp / vpp)";
     if (c.recompute_method == RecomputeMethod::Uniform && c.recompute_layers > chunk)
       return "uniform recompute groups larger than a model chunk: use at most the layers per "
              "chunk (layers / pp / vpp) as recompute_num_layers";

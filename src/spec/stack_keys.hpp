@@ -35,13 +35,18 @@ void read_stack_keys(const YamlMap& m, S& s) {
                                         grad_choice(s.grad_bytes))];
   s.grad_reduce_bytes = kGradBytes[m.choice_or("grad_reduce_dtype", {"bf16", "fp32"},
                                                grad_choice(s.grad_reduce_bytes))];
-  // Master weights: fp32 (Megatron-Core's distributed optimizer) or the low 16 bits of the
-  // fp32 value kept beside the bf16 weight (Apex DistributedFusedAdam store_param_remainders,
-  // which NeMo 1.x selects for bf16 models): Adam's m + v (8 bytes) + 4 or 2.
-  s.optimizer_bytes = 8 + (m.choice_or("master_weights", {"fp32", "bf16_remainder"},
-                                       s.optimizer_bytes == 10 ? 1 : 0)
-                               ? 2
-                               : 4);
+  // Where the master weights live (docs/model.md sec 3): `fp32`, a copy in the optimizer
+  // (Megatron-Core's distributed optimizer, DeepSpeed); `bf16_remainder`, the low 16 bits of
+  // the fp32 value kept beside the bf16 weight (Apex DistributedFusedAdam
+  // store_param_remainders, which NeMo 1.x selects for bf16 models); `params`, fp32 sharded
+  // parameters that are the master weights themselves (FSDP2 MixedPrecisionPolicy). Adam's
+  // m + v (8 bytes) + 4, 2, or 4 held by the parameters (memory_model.cpp).
+  const int master = m.choice_or("master_weights", {"fp32", "bf16_remainder", "params"},
+                                 s.master_weights_in_params ? 2
+                                 : s.optimizer_bytes == 10  ? 1
+                                                            : 0);
+  s.optimizer_bytes = master == 1 ? 10 : 12;
+  s.master_weights_in_params = master == 2;
   s.overlap_grad_reduce = m.boolean_or("overlap_grad_reduce", s.overlap_grad_reduce);
   s.overlap_param_gather = m.boolean_or("overlap_param_gather", s.overlap_param_gather);
   s.tp_comm_overlap = m.boolean_or("tp_comm_overlap", s.tp_comm_overlap);
@@ -54,6 +59,14 @@ void read_stack_keys(const YamlMap& m, S& s) {
   // on top (PRODUCT.md section 7: keep a reserve and say how big).
   s.memory_reserve_bytes = m.quantity_or("memory_reserve", Dimension::Size, s.memory_reserve_bytes);
   s.fragmentation = m.number_or("fragmentation", s.fragmentation, 0.0, 3.0);
+  // Which communication buffers the stack allocates (docs/model.md sec 3).
+  s.fp32_grad_copy = m.boolean_or("fp32_grad_copy", s.fp32_grad_copy);
+  s.zero3_prefetch_units =
+      static_cast<int>(m.integer_or("zero3_prefetch_units", s.zero3_prefetch_units, 0, 64));
+  s.zero3_grad_buffers = m.boolean_or("zero3_grad_buffers", s.zero3_grad_buffers);
+  s.grad_bucket_buffers =
+      static_cast<int>(m.integer_or("grad_bucket_buffers", s.grad_bucket_buffers, 0, 8));
+  s.compile = m.boolean_or("compile", s.compile);
 }
 
 }  // namespace rapid::detail

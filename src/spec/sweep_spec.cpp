@@ -108,12 +108,13 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
   sp.etp = s.integer_list_or("etp", sp.etp, 1, kMaxDegree);
   sp.vpp = s.integer_list_or("vpp", sp.vpp, 1, kMaxDegree);
   sp.mbs = s.integer_list_or("mbs", sp.mbs, 1, kMaxDegree);
-  std::vector<int> rc = s.choice_list_or("recompute", {"none", "selective", "full"}, {0, 1, 2});
+  std::vector<int> rc =
+      s.choice_list_or("recompute", {"none", "selective", "full", "op"}, {0, 1, 2});
   sp.recompute.clear();
   for (int r : rc) sp.recompute.push_back(static_cast<Recompute>(r));
   sp.sp = s.boolean_list_or("sp", sp.sp);
   sp.recompute_method.clear();
-  for (int m : s.choice_list_or("recompute_method", {"uniform", "block"}, {0}))
+  for (int m : s.choice_list_or("recompute_method", {"uniform", "block", "every"}, {0}))
     sp.recompute_method.push_back(static_cast<RecomputeMethod>(m));
   sp.recompute_layers = s.integer_list_or("recompute_num_layers", sp.recompute_layers, 1, 100000);
   sp.offload_layers = s.integer_list_or("cpu_offload_layers", sp.offload_layers, 0, 100000);
@@ -172,10 +173,11 @@ ParallelConfig parse_baseline(const YamlMap& b, const SweepSpec& spec) {
   c.mbs = static_cast<int32_t>(b.integer_or("mbs", 1, 1, kMaxDegree));
   c.sp = b.boolean_or("sp", false);
   c.zero_stage = static_cast<int8_t>(b.integer_or("zero_stage", 0, 0, 3));
-  c.recompute = static_cast<Recompute>(b.choice_or("recompute", {"none", "selective", "full"}, 0));
+  c.recompute =
+      static_cast<Recompute>(b.choice_or("recompute", {"none", "selective", "full", "op"}, 0));
   if (c.recompute == Recompute::Full) {
-    c.recompute_method =
-        static_cast<RecomputeMethod>(b.choice_or("recompute_method", {"uniform", "block"}, 0));
+    c.recompute_method = static_cast<RecomputeMethod>(
+        b.choice_or("recompute_method", {"uniform", "block", "every"}, 0));
     c.recompute_layers = static_cast<int32_t>(b.integer_or("recompute_num_layers", 1, 1, 100000));
   }
   c.offload_layers = static_cast<int32_t>(b.integer_or("cpu_offload_layers", 0, 0, 100000));

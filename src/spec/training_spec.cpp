@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "rapid/spec/yaml_reader.hpp"
 #include "stack_keys.hpp"
 
@@ -23,6 +25,12 @@ void apply_framework_defaults(TrainingSpec& t) {
   t.grad_bucket_bytes = f.grad_bucket_bytes;
   t.memory_reserve_bytes = f.memory_reserve_bytes;
   t.fragmentation = f.fragmentation;
+  t.master_weights_in_params = f.master_weights_in_params;
+  t.fp32_grad_copy = f.fp32_grad_copy;
+  t.zero3_prefetch_units = f.zero3_prefetch_units;
+  t.zero3_grad_buffers = f.zero3_grad_buffers;
+  t.grad_bucket_buffers = f.grad_bucket_buffers;
+  t.compile = f.compile;
 }
 
 TrainingSpec parse_training(const YamlMap& m, int64_t model_seq_length, const std::string& anchor) {
@@ -50,6 +58,12 @@ void read_training_keys(const YamlMap& m, int64_t model_seq_length, TrainingSpec
                   static_cast<int>(t.framework.fp8.recipe)));
   detail::read_stack_keys(m, t);
   t.balance_pipeline_stages = m.boolean_or("balance_pipeline_stages", t.balance_pipeline_stages);
+  // torchtitan's async TP is an Inductor pass (torchtitan/config/job_config.py: async TP
+  // "requires torch.compile"); a stack saying so refuses TP overlap without compile.
+  if (t.tp_comm_overlap && !t.compile && !t.framework.tp_comm_overlap_without_compile)
+    m.fail("tp_comm_overlap", "true",
+           fmt::format("compile: true (stack {} overlaps TP only under torch.compile)",
+                       t.framework.name));
   m.finish();
 }
 

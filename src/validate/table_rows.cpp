@@ -150,9 +150,9 @@ void set_knob(ParallelConfig& c, const std::string& key, const std::string& text
       }
     throw InputError(at.where(), key, text, expected);
   };
-  if (key == "recompute") return named(c.recompute, kRecomputeNames, "none, selective or full");
+  if (key == "recompute") return named(c.recompute, kRecomputeNames, "none, selective, full or op");
   if (key == "recompute_method")
-    return named(c.recompute_method, kRecomputeMethodNames, "uniform or block");
+    return named(c.recompute_method, kRecomputeMethodNames, "uniform, block or every");
   if (key == "recompute_num_layers") return degree(&ParallelConfig::recompute_layers);
   throw InputError(at.where(), key, text,
                    "a layout knob: tp, pp, dp, cp, ep, etp, vpp, mbs, sp, zero_stage, recompute, "

@@ -44,11 +44,25 @@ void row_parallel_output(TemplateBuilder& tb, const LayerDims& D, const char* na
 }
 
 // LayerNorm/RMSNorm over `width` elements per token (default the hidden size): reads x,
-// writes y; backward reads x and dy, writes dx.
+// writes y; backward reads x and dy, writes dx. Unfused (Fusions::norm false: PyTorch
+// eager's composite rms_norm, aten/src/ATen/native/layer_norm.cpp rms_norm_symint; docs/
+// model.md sec 11), per element with e-byte activations and fp32 (4-byte) math: forward
+// upcast (e + 4), pow (4 + 4), mean (4), add eps and rsqrt (per token), the product with
+// the rsqrt (4 + 4), the cast back (4 + e) and the weight product (2e): 28 + 4e bytes in 8
+// kernels; backward the autograd of each: weight product (5e), cast (e + 4), rsqrt product
+// (4 + 4 for the input's gradient, 4 + 4 + 4 and a 4-byte read for the sum over the row),
+// mean (4), pow (two products, 8 + 12), the two input gradients added (12), the cast back
+// (4 + e): 68 + 7e bytes in 12 kernels.
 void norm(TemplateBuilder& tb, const LayerDims& D, const char* fwd, const char* bwd,
           int64_t width = 0) {
-  double x = D.T_norm * static_cast<double>(width > 0 ? width : D.h) * D.e;
-  tb.memory(fwd, 2 * x, bwd, 3 * x);
+  const double n = D.T_norm * static_cast<double>(width > 0 ? width : D.h);
+  const double x = n * D.e;
+  if (D.fusions.norm) {
+    tb.memory(fwd, 2 * x, bwd, 3 * x);
+    return;
+  }
+  tb.memory(fwd, n * (28 + 4 * D.e), nullptr, 0, 8);
+  tb.memory(nullptr, 0, bwd, n * (68 + 7 * D.e), 12);
 }
 
 // A norm over the hidden states that follows a residual add (input, post-attention, final):
@@ -189,6 +203,7 @@ void attention_core(TemplateBuilder& tb, const LayerDims& D, int64_t d_qk, int64
 // post-attention norm of post_norms models (Gemma 2), the residual.
 void attention_output(TemplateBuilder& tb, const LayerDims& D, int64_t d_v) {
   linear(tb, D, "out_proj", "out_proj_dgrad", "out_proj_wgrad", D.T, D.h, D.heads * d_v, false);
+  tb.replay_columns(D.h);  // per-op recompute: wo, the 4th matmul, replayed
   row_parallel_output(tb, D, "sp_reduce_scatter_attn");
   if (D.post_norms) norm(tb, D, "attn_output_norm", "attn_output_norm_bwd");
   residual(tb, D, "attn_residual", "attn_residual_bwd");
@@ -250,6 +265,8 @@ void attention_block(TemplateBuilder& tb, const LayerDims& D) {
   column_parallel_input(tb, D, "sp_all_gather_attn");
   linear(tb, D, "qkv_proj", "qkv_proj_dgrad", "qkv_proj_wgrad", D.T,
          (D.heads + 2 * D.kv_heads) * D.d, D.h, true);
+  // Per-op recompute: wq, wk, wv are a block's 1st-3rd matmuls; the 2nd (wk) is replayed.
+  tb.replay_columns(D.kv_heads * D.d);
   rope(tb, D, static_cast<double>(D.T) * (D.heads + D.kv_heads) * D.d * D.e);
   attention_core(tb, D, D.d, D.d, D.kv_heads);
   attention_output(tb, D, D.d);
@@ -261,6 +278,9 @@ void dense_mlp(TemplateBuilder& tb, const LayerDims& D, int64_t ffn_per_gpu, boo
   column_parallel_input(tb, D, "sp_all_gather_mlp");
   linear(tb, D, "mlp_up", "mlp_up_dgrad", "mlp_up_wgrad", D.T, (D.gated ? 2 : 1) * ffn_per_gpu, D.h,
          true);
+  // Per-op recompute: w2(silu(w1(x)) * w3(x)) runs w1, w3, w2 as the 5th-7th matmuls: w3,
+  // the up half of the gated GEMM, is replayed (per-op recompute is legal for gated MLPs).
+  if (D.gated) tb.replay_columns(ffn_per_gpu);
   activation(tb, D, static_cast<double>(D.T), ffn_per_gpu);
   linear(tb, D, "mlp_down", "mlp_down_dgrad", "mlp_down_wgrad", D.T, D.h, ffn_per_gpu, false);
   if (reduce) row_parallel_output(tb, D, "sp_reduce_scatter_mlp");
@@ -348,6 +368,13 @@ LayerDims LayerDims::for_training(const ModelSpec& model, const TrainingSpec& tr
   D.flash = training.fused_attention();
   D.tp_overlap = training.tp_comm_overlap ? 1 : 0;
   D.fusions = training.framework.fusions;
+  if (training.compile) {
+    // Inductor fuses chains of pointwise ops and reductions into one kernel each (PyTorch
+    // torch/_inductor scheduler; torchtitan compiles each transformer block): the norm, the
+    // activation with its product, the rotary embedding and the residual add.
+    D.fusions.norm = D.fusions.bias_activation = D.fusions.rope = true;
+    D.fusions.bias_dropout_add = true;
+  }
   const Fp8Recipe& r = training.framework.fp8;
   D.fp8 = {};
   if (training.fp8()) D.fp8 = {true, r.dgrad, r.wgrad};

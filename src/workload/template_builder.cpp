@@ -122,6 +122,24 @@ void TemplateBuilder::finish(Recompute policy) {
     case Recompute::Full:
       t_.recompute.assign(t_.forward.begin(), t_.forward.end());
       break;
+    case Recompute::Op:
+      // What per-op SAC does not save, replayed from the block's input in forward order:
+      // every elementwise op, the SP all-gathers (only reduce-scatter outputs are saved)
+      // and the unsaved matmuls' columns; attention and the saved matmuls are not replayed.
+      for (size_t i = 0; i < t_.forward.size(); ++i) {
+        const Op& op = t_.forward[i];
+        if (op.kind == OpKind::MemoryBound ||
+            (op.kind == OpKind::Collective && op.group == CommGroup::TP &&
+             op.collective == CollectiveKind::AllGather)) {
+          t_.recompute.push_back(op);
+          continue;
+        }
+        for (const auto& [at, columns] : replayed_)
+          if (at == i)
+            set_gemm(t_.recompute.emplace_back(), op.name, op.m, columns, op.k, op.batch,
+                     elem_bytes_, op.fp8);
+      }
+      break;
   }
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "rapid/workload/layer_graph.hpp"
 #include "rapid/workload/workload.hpp"
@@ -53,8 +55,13 @@ class TemplateBuilder {
   void begin_core() { core_begin_ = t_.forward.size(); }
   void end_core() { core_end_ = t_.forward.size(); }
 
+  /// Per-op recompute (Recompute::Op) replays `columns` of the last forward GEMM's n (the
+  /// matmuls it does not save: torchtitan saves every second one of a block).
+  void replay_columns(int64_t columns) { replayed_.push_back({t_.forward.size() - 1, columns}); }
+
   /// Reverses the backward list into execution order and fills `recompute`
-  /// (none: empty; selective: the attention core; full: the whole forward).
+  /// (none: empty; selective: the attention core; full: the whole forward; op: the
+  /// memory-bound ops, the SP all-gathers and the GEMM columns marked by replay_columns).
   void finish(Recompute policy);
 
  private:
@@ -62,6 +69,7 @@ class TemplateBuilder {
   double elem_bytes_;
   bool backward_;
   size_t core_begin_ = 0, core_end_ = 0;
+  std::vector<std::pair<size_t, int64_t>> replayed_;  ///< forward GEMM index, columns replayed
 };
 
 }  // namespace rapid::detail

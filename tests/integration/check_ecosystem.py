@@ -60,7 +60,8 @@ def main(path):
     expect(all(s == "ok" for s, a in zip(xr_status, tp) if a == 8), "xarray: tp8 rows not ok")
     rec = ds["recompute"].attrs["flag_meanings"].split()
     counts = {name: int((ds["recompute"].values == i).sum()) for i, name in enumerate(rec)}
-    expect(counts == {"none": 7, "selective": 0, "full": 7}, f"recompute counts {counts}")
+    expect(counts == {"none": 7, "selective": 0, "full": 7, "op": 0},
+           f"recompute counts {counts}")
     wf = ds["warning_flags"].attrs
     expect(wf.get("flag_meanings", "").split() ==
            [k.removeprefix("warn_") for k in rapid_results.WARNING_FLAGS] and
@@ -89,7 +90,7 @@ def main(path):
     expect(points["status"].tolist() == xr_status, "status: pandas and xarray differ")
     oom = points[(points.tp == 1) & (points.pp == 1)]
     expect(len(oom) == 2 and (oom.status == "oom").all(), "pandas: tp1 pp1 rows are not oom")
-    expect(points["recompute"].value_counts().to_dict() == {"none": 7, "full": 7, "selective": 0},
+    expect(points["recompute"].value_counts().to_dict() == {"none": 7, "full": 7, "selective": 0, "op": 0},
            f"recompute {points['recompute'].value_counts().to_dict()}")
     expect(points["hardware"].tolist() == HARDWARE * N, "hardware names")
     expect(np.array_equal(points["step_time_s"].to_numpy(), ds["step_time_s"].values,

@@ -53,7 +53,7 @@ def check(path, job, ranks):
                 "error": 5, "overloaded": 6},
                "status enum members")
         expect(h5py.check_enum_dtype(pts["recompute"].dtype) ==
-               {"none": 0, "selective": 1, "full": 2}, "recompute enum members")
+               {"none": 0, "selective": 1, "full": 2, "op": 3}, "recompute enum members")
         status = Counter(cols["status"].tolist())
         expect(status[0] > 0 and status[1] > 0, f"expected ok and oom points, got {status}")
         expect(set(cols["recompute"].tolist()) == {0, 2}, "recompute values are none/full")

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inference/iteration_dims.hpp"
@@ -20,6 +21,14 @@ namespace {
 /// h 1024, 8 query heads and 2 K/V heads of 128, SwiGLU 4096, vocab 32000, RoPE.
 ModelSpec small_model() {
   return test::llama_shape(2, 1024, 8, 2, 4096, 32000);
+}
+
+/// A training micro-batch of 2048 tokens (global batch 8), the stack's defaults.
+TrainingSpec training_2048() {
+  TrainingSpec tr;
+  tr.seq_length = 2048;
+  tr.global_batch_size = 8;
+  return tr;
 }
 
 ParallelConfig layout(int64_t tp, int64_t ep = 1) {
@@ -65,6 +74,18 @@ const Op& find(const std::vector<Op>& ops, const std::string& name) {
   return none;
 }
 
+// The bytes of every kernel named `name` in `ops` (an unfused op is one record per kernel)
+// and how many kernels.
+std::pair<double, int> total(const std::vector<Op>& ops, const std::string& name) {
+  std::pair<double, int> out{0.0, 0};
+  for (const Op& op : ops)
+    if (name == op.name) {
+      out.first += op.bytes;
+      ++out.second;
+    }
+  return out;
+}
+
 TEST(LayerGraph, AServingIterationRunsTheLayersOpsForward) {
   OpTemplate t;
   build_dense_layer(serving(small_model(), layout(1), mixed_batch()), Recompute::None, t);
@@ -106,9 +127,7 @@ TEST(LayerGraph, TrainingKeepsItsOwnKernelsOfTheSameGraph) {
   // The same function for a training micro-batch: norm and residual as kernels of their
   // own, rope alone (no cache), no decode attention, and a backward list.
   const ModelSpec m = small_model();
-  TrainingSpec tr;
-  tr.seq_length = 2048;
-  tr.global_batch_size = 8;
+  TrainingSpec tr = training_2048();
   OpTemplate t;
   build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::None, t);
   const std::vector<std::string> n = names(t.forward);
@@ -122,13 +141,60 @@ TEST(LayerGraph, TrainingKeepsItsOwnKernelsOfTheSameGraph) {
   EXPECT_FALSE(t.backward.empty());
 }
 
+TEST(LayerGraph, EagerNormsAndSwiGluUntilCompileFusesThem) {
+  // torchtitan without torch.compile (fusions.norm and bias_activation false): RMSNorm as
+  // PyTorch's composite rms_norm over 2048 x 1024 elements of 2 bytes: forward upcast
+  // (2 + 4), pow (4 + 4), mean (4), the rsqrt product (4 + 4), the cast back (4 + 2), the
+  // weight product (2 + 2) = 36 bytes per element; backward 68 + 7 x 2 = 82. SwiGLU as
+  // SiLU then the product: 5 x 2048 x 4096 x 2 bytes forward. compile: true fuses both
+  // back to one kernel each (2 and 3 passes over their operands).
+  const ModelSpec m = small_model();
+  TrainingSpec tr = training_2048();
+  tr.framework.fusions.norm = false;
+  tr.framework.fusions.bias_activation = false;
+  OpTemplate eager, compiled;
+  build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::None, eager);
+  const double n = 2048.0 * 1024;
+  // Eight kernels forward (upcast, pow, mean, add, rsqrt, product, cast, weight), twelve
+  // backward; SwiGLU two.
+  EXPECT_EQ(total(eager.forward, "input_norm"), std::make_pair(36.0 * n, 8));
+  EXPECT_EQ(total(eager.backward, "input_norm_bwd"), std::make_pair(82.0 * n, 12));
+  EXPECT_EQ(total(eager.forward, "mlp_swiglu"), std::make_pair(5.0 * 2048 * 4096 * 2, 2));
+  tr.compile = true;
+  build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::None, compiled);
+  EXPECT_EQ(total(compiled.forward, "input_norm"), std::make_pair(2.0 * n * 2, 1));
+  EXPECT_EQ(total(compiled.forward, "mlp_swiglu"), std::make_pair(3.0 * 2048 * 4096 * 2, 1));
+}
+
+TEST(LayerGraph, PerOpRecomputeReplaysTheUnsavedMatmulsAndTheElementwiseOps) {
+  // torchtitan per-op SAC on the small model (h 1024, 8 heads and 2 K/V heads of 128,
+  // SwiGLU 4096, tp 1): of a block's matmuls wq, wk, wv, wo, w1, w3, w2 the 2nd, 4th and
+  // 6th are replayed: wk's 2 x 128 = 256 columns of the fused QKV GEMM, all 1024 of wo,
+  // w3's 4096 of the fused gate/up GEMM, each over 2048 tokens and k = 1024; attention and
+  // mlp_down are not replayed; every elementwise op is (the norms, RoPE, SwiGLU).
+  const ModelSpec m = small_model();
+  TrainingSpec tr = training_2048();
+  OpTemplate t;
+  build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::Op, t);
+  double gemm_flops = 0;
+  for (const Op& op : t.recompute) {
+    EXPECT_NE(std::string(op.name), "flash_attention");
+    EXPECT_NE(std::string(op.name), "mlp_down");
+    if (op.kind == OpKind::Gemm) gemm_flops += op.flops;
+  }
+  EXPECT_DOUBLE_EQ(gemm_flops, 2.0 * 2048 * 1024 * (256 + 1024 + 4096));
+  EXPECT_EQ(find(t.recompute, "qkv_proj").n, 256);
+  EXPECT_EQ(find(t.recompute, "mlp_up").n, 4096);
+  EXPECT_EQ(total(t.recompute, "input_norm"), total(t.forward, "input_norm"));
+  EXPECT_EQ(total(t.recompute, "mlp_swiglu"), total(t.forward, "mlp_swiglu"));
+  EXPECT_EQ(total(t.recompute, "rope"), total(t.forward, "rope"));
+}
+
 TEST(LayerGraph, AModelFeatureReachesTrainingAndServingOnce) {
   // Gemma 2's post-norms are written once in the graph; both consumers see them.
   ModelSpec m = small_model();
   m.post_norms = true;
-  TrainingSpec tr;
-  tr.seq_length = 2048;
-  tr.global_batch_size = 8;
+  TrainingSpec tr = training_2048();
   OpTemplate train, serve;
   build_dense_layer(LayerDims::for_training(m, tr, layout(1)), Recompute::None, train);
   build_dense_layer(serving(m, layout(1), mixed_batch()), Recompute::None, serve);

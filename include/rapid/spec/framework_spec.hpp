@@ -28,6 +28,10 @@ struct Fusions {
   bool masked_softmax = true;    ///< unfused attention: scale + mask + softmax in one kernel
   bool cross_entropy = false;    ///< vocab-parallel cross entropy in one kernel
   bool norm_cast = true;         ///< FP8: the norm writes its FP8 output (TE LayerNormLinear)
+  /// RMSNorm/LayerNorm as one kernel (TE, Apex, Triton, torch.compile); false: PyTorch
+  /// eager's composite rms_norm, an fp32 upcast, pow, mean, rsqrt, two products and the cast
+  /// back as separate kernels (aten/src/ATen/native/layer_norm.cpp rms_norm_symint).
+  bool norm = true;
 };
 
 /// How Transformer Engine scales the low-precision tensors of a linear layer (the stack's
@@ -117,6 +121,32 @@ struct FrameworkSpec {
   /// 16-bit logits and the fp32 copies its cross entropy makes.
   double loss_bytes_per_logit = 6;
 
+  // Model-state storage (defaults of the job's `training:` keys of the same names;
+  // docs/model.md sec 3 "Model states by ZeRO stage").
+  /// The fp32 master weights are the parameters themselves (FSDP2 with fp32 sharded
+  /// parameters and bf16 compute: 4-byte parameters, Adam keeps its two moments, 8 bytes)
+  /// instead of a copy beside 16-bit parameters (Megatron, DeepSpeed: 2 + 12 bytes).
+  bool master_weights_in_params = false;
+  /// With 16-bit gradients the optimizer holds an fp32 copy of its gradient shard through
+  /// the step's peak (Megatron-Core distributed optimizer: 4 + 16/d bytes per parameter);
+  /// false where it converts each sub-group during the step only (DeepSpeed ZeRO:
+  /// 2 + 2 + 12 bytes, Rajbhandari et al. 2020 sec 3).
+  bool fp32_grad_copy = true;
+  /// ZeRO-3/FSDP units prefetched beyond the one computing: 1 + this many gathered units
+  /// are alive (FSDP2's implicit one-ahead prefetch; DeepSpeed's prefetch bucket).
+  int zero3_prefetch_units = 1;
+  /// ZeRO-3/FSDP: a unit's unsharded 16-bit gradient and its copy in the reduction dtype are
+  /// alive together while its reduce-scatter is set up (FSDP2 foreach_reduce).
+  bool zero3_grad_buffers = false;
+  /// DP gradient buckets held as buffers of their own (DeepSpeed contiguous_gradients: one,
+  /// two with overlap_comm), each grad_bucket_size bytes; 0 where buckets are views into the
+  /// gradient buffer (Megatron-Core, PyTorch DDP gradient_as_bucket_view).
+  int grad_bucket_buffers = 0;
+  /// torch.compile (Inductor) on the layers: it fuses each norm, the activation with its
+  /// product, the rotary embedding and the residual add into single kernels, whatever
+  /// `fusions` (the eager kernels) says (LayerDims::for_training).
+  bool compile = false;
+
   /// SMs a TP-overlap kernel holds beside its GEMM (Transformer Engine userbuffers,
   /// transformer_engine/pytorch/module/base.py initialize_ub defaults): all-gathers by
   /// ring exchange on the copy engines (1 SM), reduce-scatters by the pipeline and bulk
@@ -129,6 +159,10 @@ struct FrameworkSpec {
   bool supports_cpu_offload = false;          ///< activation offload to host memory
   bool cpu_offload_with_pp = false;           ///< offload also with pipeline parallelism
   bool interleaved_pp2 = true;                ///< the interleaved schedule with 2 stages
+  /// Per-op selective recompute (`recompute: op`, torchtitan selective_ac_option "op").
+  bool supports_op_recompute = false;
+  /// TP overlap without `compile` (torchtitan's async TP is an Inductor pass: it needs it).
+  bool tp_comm_overlap_without_compile = true;
 
   /// Keyed by hardware name; "default" for any other GPU.
   std::map<std::string, EndToEndFactors> end_to_end;

@@ -9,10 +9,13 @@
 namespace rapid {
 
 /// Activation recomputation (Korthikanti et al. 2022): none, selective (attention core
-/// only), full (whole layer, only its input kept).
-enum class Recompute : uint8_t { None, Selective, Full };
+/// only), full (whole layer, only its input kept); op: torchtitan's per-op selective
+/// checkpointing (torchtitan/distributed/activation_checkpoint.py, selective_ac_option
+/// "op": every matmul output saved but every second one of a block, the attention output
+/// saved, every other op replayed from the block's input).
+enum class Recompute : uint8_t { None, Selective, Full, Op };
 /// Names of Recompute values, indexed by value (also the HDF5 enum member names).
-inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full", "op"};
 inline const char* recompute_name(Recompute r) {
   return kRecomputeNames[static_cast<int>(r)];
 }
@@ -20,9 +23,12 @@ inline const char* recompute_name(Recompute r) {
 /// How full recomputation picks its layers (Megatron-LM --recompute-method): uniform
 /// checkpoints the input of every group of recompute_layers layers and recomputes them all;
 /// block recomputes the first recompute_layers layers of each model chunk and keeps every
-/// activation of the others.
-enum class RecomputeMethod : uint8_t { Uniform, Block };
-inline constexpr const char* kRecomputeMethodNames[] = {"uniform", "block"};
+/// activation of the others; every recomputes every recompute_layers-th layer of a chunk
+/// (the n-th, 2n-th, ...) and keeps every activation of the others (torchtitan's selective
+/// layer AC, `selective_ac_option: "n"`: torchtitan/distributed/activation_checkpoint.py
+/// checkpoints a block when its running count is a multiple of n).
+enum class RecomputeMethod : uint8_t { Uniform, Block, Every };
+inline constexpr const char* kRecomputeMethodNames[] = {"uniform", "block", "every"};
 
 /// dp = gpus / (tp * pp * cp) when that product divides `gpus`, else 0, also when the
 /// product passes int64 (each degree may be up to 2^24: tp * pp * cp up to 2^72).
@@ -41,7 +47,8 @@ struct ParallelConfig {
   int8_t zero_stage = 0;  ///< ZeRO stage 0-3 (1 = distributed optimizer)
   Recompute recompute = Recompute::None;
   /// Full recompute only (otherwise uniform / 1): uniform: layers per checkpointed group
-  /// (1: every layer, Korthikanti's "full"); block: layers recomputed per model chunk.
+  /// (1: every layer, Korthikanti's "full"); block: layers recomputed per model chunk;
+  /// every: the period n (every n-th layer recomputed).
   RecomputeMethod recompute_method = RecomputeMethod::Uniform;
   int32_t recompute_layers = 1;
   /// Layers whose activations go to host memory during forward and come back for
@@ -51,7 +58,7 @@ struct ParallelConfig {
   /// Full recompute of a subset or in groups (not every layer on its own).
   bool partial_recompute() const {
     return recompute == Recompute::Full &&
-           (recompute_method == RecomputeMethod::Block || recompute_layers != 1);
+           (recompute_method != RecomputeMethod::Uniform || recompute_layers != 1);
   }
 
   int64_t num_gpus() const { return int64_t{dp} * tp * pp * cp; }

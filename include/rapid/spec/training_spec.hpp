@@ -41,6 +41,13 @@ struct TrainingSpec {
   double grad_bucket_bytes = 160e6;                  ///< DP bucket
   double memory_reserve_bytes = 2.0 * (1ull << 30);  ///< CUDA context, cuBLAS, NCCL buffers
   double fragmentation = 0.05;  ///< allocator fragmentation, fraction of activations
+  // Model-state storage (FrameworkSpec's fields of the same names).
+  bool master_weights_in_params = false;  ///< fp32 parameters are the master weights
+  bool fp32_grad_copy = true;             ///< the optimizer keeps an fp32 copy of 16-bit grads
+  int zero3_prefetch_units = 1;           ///< ZeRO-3 units gathered ahead of the one computing
+  bool zero3_grad_buffers = false;        ///< ZeRO-3 unit gradient + its reduce-dtype copy
+  int grad_bucket_buffers = 0;            ///< DP gradient buckets held as separate buffers
+  bool compile = false;                   ///< torch.compile fuses the elementwise ops
 
   /// The layers' attention is a fused kernel (the stack's first choice is not `unfused`).
   bool fused_attention() const {

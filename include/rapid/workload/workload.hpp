@@ -122,6 +122,8 @@ inline bool layer_recomputed(const ParallelConfig& par, int64_t pos) {
   if (par.recompute == Recompute::None) return false;
   if (par.recompute == Recompute::Full && par.recompute_method == RecomputeMethod::Block)
     return pos < par.recompute_layers;
+  if (par.recompute == Recompute::Full && par.recompute_method == RecomputeMethod::Every)
+    return (pos + 1) % par.recompute_layers == 0;  // the n-th, 2n-th, ... layer of the chunk
   return true;
 }
 
@@ -136,7 +138,9 @@ inline ChunkLayers chunk_layers_of(const ModelSpec& model, const ParallelConfig&
   const int64_t n = chunk_layers(st.num_layers, par.vpp, chunk);
   if (!model.moe.enabled()) {  // closed form: all layers dense, the first k under block
     c.dense = n;
-    if (par.recompute != Recompute::None)
+    if (par.recompute == Recompute::Full && par.recompute_method == RecomputeMethod::Every)
+      c.dense_rc = n / par.recompute_layers;  // positions n-1, 2n-1, ... below n
+    else if (par.recompute != Recompute::None)
       c.dense_rc = layer_recomputed(par, n - 1) ? n : std::min<int64_t>(n, par.recompute_layers);
     return c;
   }
