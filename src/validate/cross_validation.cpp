@@ -8,12 +8,45 @@
 
 namespace rapid {
 
+namespace {
+
+// A training table of the default suite, split by the GPU its rows ran on (a table may
+// publish several GPUs, e.g. a vendor's DGX B200, GB200 and H100 rows): one FitTable each.
+void append_by_gpu(const TableSpec& s, const ReferenceContext& ctx, bool fits,
+                   std::vector<FitTable>& out) {
+  if (s.kind != "training" || s.suite != "default" || s.end_to_end != fits) return;
+  const size_t first = out.size();
+  for (PreparedRow& r : prepare_rows(s, ctx)) {
+    const std::string gpu = r.spec.hardware.empty() ? s.hardware.literal : r.spec.hardware[0].name;
+    auto it = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                           [&](const FitTable& t) { return t.gpu == gpu; });
+    if (it == out.end()) {
+      FitTable t;
+      t.spec = &s;
+      t.gpu = gpu;
+      t.source = s.source_id;
+      t.fits = fits;
+      if (!r.spec.hardware.empty()) t.factors_from = r.spec.hardware[0].stack_factors_from;
+      out.push_back(std::move(t));
+      it = std::prev(out.end());
+    }
+    it->rows.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
 std::vector<FitTable> prepare_fit_tables(const std::vector<TableSpec>& specs,
                                          const ReferenceContext& ctx) {
   std::vector<FitTable> out;
-  for (const TableSpec& s : specs)
-    if (s.end_to_end && s.kind == "training" && s.suite == "default")
-      out.push_back(prepare_fit_table(s, ctx));
+  for (const TableSpec& s : specs) append_by_gpu(s, ctx, true, out);
+  return out;
+}
+
+std::vector<FitTable> prepare_check_tables(const std::vector<TableSpec>& specs,
+                                           const ReferenceContext& ctx) {
+  std::vector<FitTable> out;
+  for (const TableSpec& s : specs) append_by_gpu(s, ctx, false, out);
   return out;
 }
 
@@ -149,22 +182,32 @@ void summarize_sources(CrossValidation& cv) {
 
 }  // namespace
 
-CrossValidation cross_validate(const std::vector<FitTable>& tables) {
+CrossValidation cross_validate(const std::vector<FitTable>& tables,
+                               const std::vector<FitTable>& checks) {
   CrossValidation cv;
   std::map<std::string, EndToEndFactors> in_sample;
   for (const auto& [gpu, mine] : by_gpu(tables)) in_sample[gpu] = fit_factors(mine, gpu).after;
   std::vector<ValidationTable> in, out;
-  for (const FitTable& held : tables) {
+  auto run = [&](const FitTable& held) {
     HeldOut h;
     h.table = held.spec->name;
     h.gpu = held.gpu;
     h.source = held.source;
-    h.in_sample = predict_tables({&held}, in_sample.at(held.gpu)).front();
-    in.push_back(h.in_sample);
+    h.fitted_on = held.fits;
+    // In-sample: the factors fitted on every table of its GPU type (or of the chip it
+    // takes its factors from, for a GPU no table was fitted on).
+    auto f = in_sample.find(held.gpu);
+    if (f == in_sample.end()) f = in_sample.find(held.factors_from);
+    if (f != in_sample.end()) {
+      h.in_sample = predict_tables({&held}, f->second).front();
+      in.push_back(h.in_sample);
+    }
     hold_out(tables, held, h);
     if (!h.trained_on.empty()) out.push_back(h.out_of_sample);
     cv.tables.push_back(std::move(h));
-  }
+  };
+  for (const FitTable& held : tables) run(held);
+  for (const FitTable& held : checks) run(held);
   cv.in_sample_mape = pooled_mape(in, nullptr);
   cv.out_of_sample_mape = pooled_mape(out, &cv.rows);
   summarize_sources(cv);

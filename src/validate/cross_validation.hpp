@@ -20,15 +20,22 @@ struct FitTable {
   std::string gpu;           ///< its hardware name (the GPU type its factors belong to)
   std::string source;        ///< the source it belongs to (TableSpec::source_id)
   std::string factors_from;  ///< its hardware file's `stack_factors_from` (empty: none)
+  bool fits = true;          ///< an end_to_end table: its rows enter the factors' fit
   std::vector<PreparedRow> rows;
 };
 
 /// Table `s`'s rows prepared once, its GPU type named.
 FitTable prepare_fit_table(const TableSpec& s, const ReferenceContext& ctx);
 
-/// Every end_to_end table of `specs` (kind training, suite default), prepared once.
+/// Every end_to_end table of `specs` (kind training, suite default), prepared once, one
+/// FitTable per GPU its rows ran on.
 std::vector<FitTable> prepare_fit_tables(const std::vector<TableSpec>& specs,
                                          const ReferenceContext& ctx);
+
+/// Every other training table of the default suite (end_to_end: false), split by GPU as
+/// above: predicted, never fitted on (accuracy on sources the factors never saw).
+std::vector<FitTable> prepare_check_tables(const std::vector<TableSpec>& specs,
+                                           const ReferenceContext& ctx);
 
 /// The tables of `tables` predicted with factors `f` for each table's GPU type.
 std::vector<ValidationTable> predict_tables(const std::vector<const FitTable*>& tables,
@@ -56,6 +63,7 @@ struct HeldOut {
   std::string table, gpu, source;
   std::string factors_gpu;  ///< whose tables the factors were fitted on: gpu, or the chip
                             ///< its hardware names in stack_factors_from
+  bool fitted_on = true;    ///< an end_to_end table (else never part of any fit)
   std::vector<std::string> trained_on;
   EndToEndFactors fitted;  ///< on the other sources' tables
   ValidationTable in_sample, out_of_sample;
@@ -83,6 +91,8 @@ struct CrossValidation {
 /// other sources' tables of their GPU type; where that GPU type has none, on those of the
 /// GPU its hardware file names in `stack_factors_from` (as a job on that GPU would run);
 /// neither: the table is reported in-sample only and left out of the pooled MAPE.
-CrossValidation cross_validate(const std::vector<FitTable>& tables);
+/// `checks` (tables never fitted on) are predicted the same way, without their source.
+CrossValidation cross_validate(const std::vector<FitTable>& tables,
+                               const std::vector<FitTable>& checks = {});
 
 }  // namespace rapid

@@ -69,8 +69,9 @@ TEST(CrossValidation, OutOfSampleMapeAtMostTenPercent) {
 // fitted on the other sources only); the table of the figures is printed.
 TEST(CrossValidation, LeaveOneSourceOutPerSourceTable) {
   const ReferenceContext ctx = test::reference_context();
+  const std::vector<TableSpec> specs = load_table_specs(ctx.reference_dir);
   const CrossValidation cv =
-      cross_validate(prepare_fit_tables(load_table_specs(ctx.reference_dir), ctx));
+      cross_validate(prepare_fit_tables(specs, ctx), prepare_check_tables(specs, ctx));
   std::printf("%-36s %6s %10s %10s\n", "source", "rows", "in-sample", "leave-out");
   size_t rows = 0;
   for (const SourceFigures& s : cv.sources) {
@@ -84,6 +85,11 @@ TEST(CrossValidation, LeaveOneSourceOutPerSourceTable) {
   // Every held-out row counts once in the pooled figure: the sources' rows add up to it.
   EXPECT_EQ(rows, cv.rows);
   EXPECT_FALSE(cv.worst_source.empty());
+  // Every training table of the default suite is predicted here, the tables never fitted on
+  // (end_to_end: false) with factors fitted on the other sources. Issue 32 asks for at most
+  // 8% pooled and 12% per source; the model is at 9.3% pooled with four sources above 12%
+  // (docs/validation.md, "Leave one source out"): this holds the pooled figure where it is.
+  EXPECT_LE(cv.out_of_sample_mape, 10.0);
 }
 
 }  // namespace
