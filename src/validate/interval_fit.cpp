@@ -103,14 +103,20 @@ IntervalFit fit_intervals(const std::vector<TableSpec>& specs, const ReferenceCo
                           const IntervalSpec& settings) {
   IntervalFit fit;
   fit.spec = settings;
+  // The tables the factors are fitted on, and those only predicted (end_to_end: false):
+  // both give out-of-sample residuals; only the first move the factors.
   const std::vector<FitTable> tables = prepare_fit_tables(specs, ctx);
+  const std::vector<FitTable> checks = prepare_check_tables(specs, ctx);
+  std::vector<const FitTable*> all;
+  for (const FitTable& t : tables) all.push_back(&t);
+  for (const FitTable& t : checks) all.push_back(&t);
   std::map<RowKey, size_t> index;
-  // Out of sample: each table with the factors fitted on its GPU type's other tables.
-  for (const HeldOut& h : cross_validate(tables).tables) {
-    if (h.trained_on.empty()) continue;  // no other table of its GPU type
-    for (const FitTable& t : tables)
-      if (t.spec->name == h.table)
-        for (auto& [key, r] : table_residuals(t, h.fitted, true)) {
+  // Out of sample: each table with the factors fitted on its GPU type's other sources.
+  for (const HeldOut& h : cross_validate(tables, checks).tables) {
+    if (h.trained_on.empty()) continue;  // no other source of its GPU type
+    for (const FitTable* t : all)
+      if (t->spec->name == h.table && t->gpu == h.gpu)
+        for (auto& [key, r] : table_residuals(*t, h.fitted, true)) {
           index[key] = fit.spec.training.size();
           fit.spec.training.push_back(std::move(r));
         }
@@ -119,16 +125,16 @@ IntervalFit fit_intervals(const std::vector<TableSpec>& specs, const ReferenceCo
   // The factors moved: fitted on the other GPU types' tables, and on the same GPU type's
   // tables of other stack families.
   std::set<std::pair<std::string, std::string>> pairs;
-  for (const FitTable& t : tables) pairs.insert({t.gpu, family_of(t)});
+  for (const FitTable* t : all) pairs.insert({t->gpu, family_of(*t)});
   for (const auto& [gpu, family] : pairs) {
     std::vector<const FitTable*> mine, other_gpu, other_stack;
+    for (const FitTable* t : all)
+      if (t->gpu == gpu && family_of(*t) == family) mine.push_back(t);
     for (const FitTable& t : tables) {
       if (t.gpu != gpu)
         other_gpu.push_back(&t);
       else if (family_of(t) != family)
         other_stack.push_back(&t);
-      else
-        mine.push_back(&t);
     }
     if (!other_gpu.empty())
       set_moved(mine, fit_factors(other_gpu, other_gpu.front()->gpu).after,
