@@ -27,7 +27,8 @@ namespace {
 
 // A residual row with the table row and measure it comes from (to match the same row's
 // residuals under other factors).
-using RowKey = std::tuple<std::string, size_t, size_t>;  // table, prepared row, measure
+// table and GPU (a table's rows are split by the GPU they ran on), prepared row, measure
+using RowKey = std::tuple<std::string, size_t, size_t>;
 
 // Table `t`'s rows predicted with factors `f` (with `simulate`, the layout taken by the DES
 // too), as residuals of the step time.
@@ -53,7 +54,7 @@ std::vector<std::pair<RowKey, IntervalResidual>> table_residuals(const FitTable&
       // Every quantity is the step time's (or its inverse's) multiple: the DES's residual
       // is the analytical one moved by the two step times' ratio.
       if (simulate) r.des = r.analytical + std::log(res.result.step_time_s / res.des_step_time_s);
-      out.push_back({{r.table, v.source, k}, r});
+      out.push_back({{r.table + '\t' + t.gpu, v.source, k}, r});
     }
   }
   return out;
@@ -120,7 +121,7 @@ IntervalFit fit_intervals(const std::vector<TableSpec>& specs, const ReferenceCo
           index[key] = fit.spec.training.size();
           fit.spec.training.push_back(std::move(r));
         }
-    fit.fitted_on[h.table] = h.trained_on;
+    fit.fitted_on[h.table + '\t' + h.gpu] = h.trained_on;
   }
   // The factors moved: fitted on the other GPU types' tables, and on the same GPU type's
   // tables of other stack families.

@@ -41,6 +41,7 @@ struct TransferCoverage {
 struct IntervalFit {
   IntervalSpec spec;  ///< the residuals (what the file holds)
   /// The tables each training table's factors were fitted on (its GPU type's others).
+  /// Keyed by table and GPU (`table` + '\t' + `hardware`): a table's rows are split by GPU.
   std::map<std::string, std::vector<std::string>> fitted_on;
   std::vector<HeldOutCoverage> held_out;  ///< training tables, then serving
   std::vector<TransferCoverage> transfer;

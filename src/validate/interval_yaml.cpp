@@ -124,12 +124,14 @@ std::string quoted(const std::string& s) {
 void tables(const std::string& key, const std::vector<IntervalResidual>& rows,
             const std::map<std::string, std::vector<std::string>>& fitted_on, std::string& out) {
   out += key + ":" + (rows.empty() ? " []\n" : "\n");
-  std::string table;
+  // One entry per table and GPU: a table's rows are split by the GPU they ran on.
+  std::string table, hardware;
   for (const IntervalResidual& r : rows) {
-    if (r.table != table) {
+    if (r.table != table || r.hardware != hardware) {
       table = r.table;
+      hardware = r.hardware;
       out += fmt::format("  - table: {}\n    hardware: {}\n", r.table, r.hardware);
-      if (auto it = fitted_on.find(r.table); it != fitted_on.end())
+      if (auto it = fitted_on.find(r.table + '\t' + r.hardware); it != fitted_on.end())
         out += fmt::format("    fitted_on: [{}]\n", fmt::join(it->second, ", "));
       out += "    rows:\n";
     }
