@@ -113,12 +113,12 @@ int run_cross_validation(const std::vector<TableSpec>& specs, const ReferenceCon
   }
   // A table never fitted on (end_to_end: false) has no in-sample figure of its own: its
   // "in-sample" column is its prediction with the factors fitted on every fitted table.
-  fmt::print("{:<40} {:>10} {:>6} {:>6} {:>12} {:>14}\n", "table", "gpu", "fitted", "rows",
+  fmt::print("{:<38} {:>18} {:>6} {:>5} {:>10} {:>14}\n", "table", "gpu", "fitted", "rows",
              "in-sample", "out-of-sample");
   for (const HeldOut& h : cv.tables)
     fmt::print(
-        "{:<40} {:>10} {:>6} {:>6} {:>11.1f}% {:>13}\n", h.table, h.gpu.substr(0, 10),
-        h.fitted_on ? "yes" : "no", h.in_sample.rows.size(), h.in_sample.mape(),
+        "{:<38} {:>18} {:>6} {:>5} {:>9.1f}% {:>13}\n", h.table, h.gpu, h.fitted_on ? "yes" : "no",
+        h.in_sample.rows.size(), h.in_sample.mape(),
         h.trained_on.empty() ? std::string("-") : fmt::format("{:.1f}%", h.out_of_sample.mape()));
   fmt::print("\n{:<40} {:>6} {:>12} {:>14}\n", "source (held out together)", "rows", "in-sample",
              "leave-out");
