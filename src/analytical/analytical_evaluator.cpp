@@ -367,8 +367,11 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
     bool waits = false;
     double gather = 0, bucket_share = 0;
   } gathers[2];
-  // Overlapped ZeRO-3 gathers: unit by unit in each pass (unit_waits.cpp).
-  const bool units = par.zero_stage >= 3 && training_.overlap_param_gather;
+  // Parameter gathers beside the compute (TrainingSpec::param_gather_overlapped: ZeRO-3's
+  // per-unit prefetch also where only the stack's own prefetch is credited, docs/model.md
+  // sec 9); overlapped ZeRO-3 gathers: unit by unit in each pass (unit_waits.cpp).
+  const bool gather_overlap = training_.param_gather_overlapped(par.zero_stage);
+  const bool units = par.zero_stage >= 3 && gather_overlap;
   for (int64_t j = 0; j < pp; ++j) {
     const StageInfo& st = w.stages[static_cast<size_t>(j)];
     const size_t k0 = static_cast<size_t>(j * vpp);
@@ -449,13 +452,13 @@ void AnalyticalEvaluator::evaluate(const Workload& w, const TemplateTimes& tt,
                 sf,
                 sb,
                 dp_time(traffic, w.group(group), collective_, sf, sb, training_.grad_bucket_bytes,
-                        training_.overlap_grad_reduce, training_.overlap_param_gather)};
+                        training_.overlap_grad_reduce, gather_overlap)};
       }
       const DpTime& d = memo.d;
       sync.total += d.step_total();
       sync.mb_total += d.mb_total;
       // Overlapped DP traffic takes SMs and bandwidth from the passes it runs beside.
-      const bool og = training_.overlap_grad_reduce, op = training_.overlap_param_gather;
+      const bool og = training_.overlap_grad_reduce, op = gather_overlap;
       const double mb_beside_b = (par.zero_stage >= 3 && op ? d.mb_gather : 0.0) +
                                  (par.zero_stage >= 2 && og ? d.mb_reduce : 0.0);
       // (Overlapped ZeRO-3 units: pass by pass, below.)

@@ -114,6 +114,8 @@ class DpStreamBuilder {
       : training_(training),
         sp_(sp),
         z_(zero_schedule(w.par.zero_stage)),
+        // The analytical evaluator's rule (TrainingSpec::param_gather_overlapped).
+        gather_overlap_(training.param_gather_overlapped(w.par.zero_stage)),
         vpp_(w.par.vpp),
         grad_bytes_(training.grad_reduce_bytes),
         capacity_(training.grad_bucket_bytes / grad_bytes_),
@@ -137,7 +139,7 @@ class DpStreamBuilder {
       if (sp_.dp_ops[static_cast<size_t>(i)].grad) sp_.tail_gate = i;
     sp_.end_posts_begin = static_cast<int32_t>(sp_.dp_ops.size());
     // Without overlap_param_gather, the updated weights gathered after the optimizer.
-    if (z_.gather_per_step && !training_.overlap_param_gather)
+    if (z_.gather_per_step && !gather_overlap_)
       for (bool expert : {false, true}) {
         const double params = all_params(expert);
         if (params > 0 && has_group(expert))
@@ -166,7 +168,7 @@ class DpStreamBuilder {
   // owner's bucket.
   void step_start_gathers() {
     start_need_.assign(static_cast<size_t>(vpp_), {});
-    if (!(z_.gather_per_step && training_.overlap_param_gather)) return;
+    if (!(z_.gather_per_step && gather_overlap_)) return;
     for (int32_t c = 0; c < vpp_; ++c) {
       chunk_buckets(sp_, c, capacity_, buckets_);
       std::vector<int32_t>& need = start_need_[static_cast<size_t>(c)];
@@ -185,7 +187,7 @@ class DpStreamBuilder {
     const int32_t n = sp_.num_owners(pr.chunk);
     const bool fwd = pr.dir == PassDir::Forward;
     const size_t first_hook = sp_.hooks.size();
-    if (z_.gather_per_step && training_.overlap_param_gather && fwd &&
+    if (z_.gather_per_step && gather_overlap_ && fwd &&
         !first_forward_seen_[static_cast<size_t>(pr.chunk)]) {
       first_forward_seen_[static_cast<size_t>(pr.chunk)] = true;
       int32_t waited = -1;
@@ -217,7 +219,8 @@ class DpStreamBuilder {
   }
 
   // ZeRO 3: each unit's weights gathered before the pass (all posted at its start, in the
-  // order the pass needs them); with overlap_param_gather each owner waits for its own,
+  // order the pass needs them); prefetched (overlap_param_gather, or the stack's own
+  // prefetch: TrainingSpec::param_gather_overlapped) each owner waits for its own,
   // else the pass waits for all of them before it starts.
   void unit_gathers(const PassRef& pr, int32_t n) {
     const bool fwd = pr.dir == PassDir::Forward;
@@ -233,10 +236,9 @@ class DpStreamBuilder {
     }
     int32_t waited = -1;
     for (int32_t q = 0; q < n; ++q) {
-      const int32_t op = training_.overlap_param_gather
-                             ? need[static_cast<size_t>(q)]
-                             : static_cast<int32_t>(sp_.dp_ops.size()) - 1;
-      if (op > waited) hook(training_.overlap_param_gather ? q : 0, true, waited = op);
+      const int32_t op = gather_overlap_ ? need[static_cast<size_t>(q)]
+                                         : static_cast<int32_t>(sp_.dp_ops.size()) - 1;
+      if (op > waited) hook(gather_overlap_ ? q : 0, true, waited = op);
     }
   }
 
@@ -264,6 +266,7 @@ class DpStreamBuilder {
   const TrainingSpec& training_;
   StageProgram& sp_;
   const ZeroSchedule z_;
+  const bool gather_overlap_;  // the parameter gathers prefetched beside the passes
   const int64_t vpp_;
   const double grad_bytes_, capacity_;
   const int64_t dp_size_, edp_size_;

@@ -51,6 +51,11 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
         "stack       {} on {}: {} not credited (the runs its end-to-end factors were fitted "
         "on had no such overlap; docs/model.md sec 9)\n",
         spec.training.framework.name, hw.name, overlap_names(off));
+  if (p.par.zero_stage >= 3 && stack_training(hw, spec.training).zero3_prefetch_credited)
+    out += fmt::format(
+        "stack       {}: ZeRO-3 per-unit prefetch credited (the stack's structure, not an "
+        "opt-in overlap; docs/model.md sec 9)\n",
+        spec.training.framework.name);
   out += fmt::format("status      {}\n", status_name(r.status));
   out += fmt::format(
       "memory      peak {:.2f} GiB of {:.2f} GiB: weights {:.2f}, grads {:.2f}, optimizer {:.2f}, "

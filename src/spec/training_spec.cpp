@@ -113,7 +113,21 @@ TrainingSpec stack_training(const HardwareSpec& hw, const TrainingSpec& t) {
   const unsigned drop = uncredited_overlaps(hw, t);
   if (drop & kOverlapTpComm) out.tp_comm_overlap = false;
   if (drop & kOverlapGradReduce) out.overlap_grad_reduce = false;
-  if (drop & kOverlapParamGather) out.overlap_param_gather = false;
+  if (drop & kOverlapParamGather) {
+    out.overlap_param_gather = false;
+    // ZeRO-3/FSDP's prefetch of the next unit is not an opt-in overlap whose error the
+    // factors absorbed: it is how those stacks run, in every run of them. PyTorch FSDP2
+    // issues the next block's all-gather on its own stream before the current block computes
+    // (torch/distributed/fsdp/_fully_shard/_fsdp_state.py, implicit prefetch; FSDP1's
+    // BackwardPrefetch.BACKWARD_PRE is its default), DeepSpeed ZeRO-3 fetches ahead up to
+    // stage3_prefetch_bucket_size (deepspeed/runtime/zero/partitioned_param_coordinator.py
+    // fetch_sub_module), Megatron-FSDP prefetches in pass order up to
+    // suggested_AG_prefetch_size (megatron/core/distributed/fsdp/src/megatron_fsdp/
+    // megatron_fsdp.py, AllGatherPipeline.all_gather_params). So a stack that prefetches
+    // (zero3_prefetch_units > 0) keeps it whatever the fitted runs had; only the ZeRO-1/2
+    // gather of the updated weights (the distributed optimizer's) follows fitted_overlaps.
+    out.zero3_prefetch_credited = t.zero3_prefetch_units > 0;
+  }
   return out;
 }
 

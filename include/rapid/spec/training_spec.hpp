@@ -45,9 +45,13 @@ struct TrainingSpec {
   bool master_weights_in_params = false;  ///< fp32 parameters are the master weights
   bool fp32_grad_copy = true;             ///< the optimizer keeps an fp32 copy of 16-bit grads
   int zero3_prefetch_units = 1;           ///< ZeRO-3 units gathered ahead of the one computing
-  bool zero3_grad_buffers = false;        ///< ZeRO-3 unit gradient + its reduce-dtype copy
-  int grad_bucket_buffers = 0;            ///< DP gradient buckets held as separate buffers
-  bool compile = false;                   ///< torch.compile fuses the elementwise ops
+  /// ZeRO-3's per-unit gathers stay prefetched though overlap_param_gather was not credited
+  /// on this GPU: set by stack_training() for a stack that prefetches units by design
+  /// (zero3_prefetch_units > 0; docs/model.md sec 9).
+  bool zero3_prefetch_credited = false;
+  bool zero3_grad_buffers = false;  ///< ZeRO-3 unit gradient + its reduce-dtype copy
+  int grad_bucket_buffers = 0;      ///< DP gradient buckets held as separate buffers
+  bool compile = false;             ///< torch.compile fuses the elementwise ops
 
   /// The layers' attention is a fused kernel (the stack's first choice is not `unfused`).
   bool fused_attention() const {
@@ -55,6 +59,13 @@ struct TrainingSpec {
   }
   /// Linear-layer GEMMs run in FP8 (training.dtype fp8).
   bool fp8() const { return dtype == DType::FP8; }
+  /// The parameter all-gathers of ZeRO stage `zero_stage` run beside the compute: ZeRO-1/2's
+  /// gather of the updated weights with overlap_param_gather; ZeRO-3's per-unit gathers with
+  /// it or with the stack's own prefetch (zero3_prefetch_credited). One rule for the
+  /// analytical evaluator and the DES.
+  bool param_gather_overlapped(int zero_stage) const {
+    return overlap_param_gather || (zero_stage >= 3 && zero3_prefetch_credited);
+  }
 };
 
 /// Copies the stack's defaults into the flat fields of `t` (t.framework set).
@@ -91,7 +102,9 @@ unsigned requested_overlaps(const TrainingSpec& t);
 unsigned uncredited_overlaps(const HardwareSpec& hw, const TrainingSpec& t);
 
 /// `t` as the model runs it on `hw`: the overlaps of uncredited_overlaps() off (their
-/// collectives exposed, as in the runs the factors were fitted on; docs/model.md sec 9).
+/// collectives exposed, as in the runs the factors were fitted on; docs/model.md sec 9),
+/// but for ZeRO-3's per-unit prefetch of a stack with zero3_prefetch_units > 0, which is the
+/// stack's structure rather than an opt-in overlap (zero3_prefetch_credited).
 TrainingSpec stack_training(const HardwareSpec& hw, const TrainingSpec& t);
 
 /// "tp_comm_overlap, overlap_param_gather": the training keys of OverlapBits `bits`.
