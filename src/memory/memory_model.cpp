@@ -236,16 +236,23 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
     const double o = std::min<double>(par.offload_layers, st.num_layers);
     m.layer_activations_bytes -= chunks * (o - std::min(o, 1.0)) * per_layer_keep;
   }
-  double extra = 0;
+  double extra = 0, head = 0, head_held = 0;
   const double mbs_alive = std::ceil(chunks / par.vpp);
   if (st.has_embedding && model.dropout) extra += mbs_alive * sbh / sp_div;  // dropout mask
   if (st.has_lm_head) {
     // One micro-batch (1F1B runs its backward right after): final norm input, LM head
     // input (gathered over TP), and the loss's logit buffers over the vocab shard.
     const double logits = s * par.mbs * static_cast<double>(model.vocab_size) / par.tp;
-    extra += 2.0 * sbh / sp_div + 2.0 * sbh + training.framework.loss_bytes_per_logit * logits;
+    head = 2.0 * sbh / sp_div + 2.0 * sbh + training.framework.loss_bytes_per_logit * logits;
+    head_held = training.framework.loss_bytes_held_per_logit * logits;
   }
-  m.activations_bytes = m.layer_activations_bytes + extra;
+  // The loss's buffers peak at the loss and the LM head's backward, which run before any
+  // layer's backward: the recompute transient (the last layers replayed) comes after them,
+  // when only the logits the stack still holds are alive (loss_bytes_held_per_logit). The
+  // stage's peak takes the larger of the two moments; the checkpointed and kept layer
+  // activations are alive at both.
+  m.activations_bytes =
+      m.layer_activations_bytes - transient + extra + std::max(head, transient + head_held);
   m.reserve_bytes = training.memory_reserve_bytes + training.fragmentation * m.activations_bytes;
   m.peak_bytes =
       m.weights_bytes + m.grads_bytes + m.optimizer_bytes + m.activations_bytes + m.reserve_bytes;

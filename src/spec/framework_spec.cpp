@@ -80,6 +80,8 @@ FrameworkSpec parse_framework(const YAML::Node& node, const std::string& file,
   f.tp_overlap_sms_scatter =
       m.integer_or("tp_overlap_sms_scatter", f.tp_overlap_sms_scatter, 0, 1024);
   f.loss_bytes_per_logit = m.number_or("loss_bytes_per_logit", f.loss_bytes_per_logit, 1.0, 64.0);
+  f.loss_bytes_held_per_logit =
+      m.number_or("loss_bytes_held_per_logit", f.loss_bytes_held_per_logit, 0.0, 64.0);
   if (m.has("supports")) {
     const YamlMap u = m.map("supports");
     f.supports_recompute_num_layers =

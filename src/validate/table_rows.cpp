@@ -161,8 +161,8 @@ void set_knob(ParallelConfig& c, const std::string& key, const std::string& text
 
 namespace {
 
-// A decoder built from columns (architecture gpt: 4h GELU MLP, LayerNorm, biases, dropout,
-// learned positions, tied embeddings unless the table says; llama: SwiGLU, RMSNorm, rotary,
+// A decoder built from columns (architecture gpt: 4h GELU MLP, LayerNorm, biases, learned
+// positions, dropout and tied embeddings unless the table says; llama: SwiGLU, RMSNorm, rotary,
 // no biases or dropout, untied unless the table says).
 ModelSpec model_from_columns(const TableSpec& s, const RowValues& v) {
   auto field = [&](const std::string& k) -> std::optional<std::string> {
@@ -190,7 +190,11 @@ ModelSpec model_from_columns(const TableSpec& s, const RowValues& v) {
   m.activation = gpt ? Activation::Gelu : Activation::SwiGlu;
   m.norm = gpt ? NormKind::LayerNorm : NormKind::RmsNorm;
   m.position_embedding = gpt ? PositionEmbedding::Learned : PositionEmbedding::Rope;
-  m.linear_bias = m.dropout = gpt;
+  m.linear_bias = gpt;
+  // A table may say dropout: false (models trained with dropout probability 0, which saves
+  // no mask: PyTorch's _dropout_impl returns its input when p == 0,
+  // aten/src/ATen/native/Dropout.cpp).
+  m.dropout = field("dropout") ? v.boolean("dropout", *field("dropout")) : gpt;
   m.tied_embeddings =
       field("tied_embeddings") ? v.boolean("tied_embeddings", *field("tied_embeddings")) : gpt;
   if (m.num_layers < 1 || m.hidden_size < 1 || m.num_attention_heads < 1 || m.num_kv_heads < 1 ||

@@ -131,6 +131,75 @@ TEST(StackMemory, DeepSpeedZero3Buffers) {
   EXPECT_DOUBLE_EQ(z1.optimizer_bytes, 12 * kParams / 8);
 }
 
+// Llama 3 8B at s 8192, b 2 on one stage (tp 1, no SP): sb = 16384 tokens, sbh =
+// 16384 x 4096 = 67,108,864, logits sbV = 16384 x 128256 = 2,101,346,304.
+constexpr double kSb = 16384.0, kSbh = 67108864.0, kLogits = 2101346304.0;
+// One block kept whole: 139,392 bytes per token (Fsdp2Llama3_8BOnEightGpus above).
+constexpr double kKeep = 139392.0 * kSb;
+
+TEST(StackMemory, LlmFoundryFusedCrossEntropyHoldsFourBytesPerLogit) {
+  // llm-foundry's default loss (flash_attn ops/triton/cross_entropy.py CrossEntropyLoss):
+  // the forward saves the bf16 logits themselves and an fp32 logsumexp per row; the
+  // backward writes dlogits into torch.empty_like(logits) (inplace_backward False): 2 + 2
+  // bytes per logit at the loss's peak (loss_bytes_per_logit 4), of which the bf16 logits
+  // (2) stay alive through the layers' backward in Composer's state.outputs
+  // (loss_bytes_held_per_logit 2).
+  SweepSpec s = llama8b_h100("llm-foundry-fsdp");
+  ParallelConfig c = fsdp8(2);
+  ASSERT_EQ(illegal_reason(s, c), nullptr);
+  Workload w;
+  build_workload(s.model, s.training, s.network, c, w);
+  MemoryBreakdown m = stage_memory(s.model, s.training, w, 0);
+  // No recompute: the LM head's extras over the layers are the final norm input 2sbh, the
+  // head's input 2sbh and 4 bytes per logit: 268,435,456 + 8,405,385,216.
+  const double head = 4 * kSbh + 4 * kLogits;
+  EXPECT_DOUBLE_EQ(m.layer_activations_bytes, 32 * kKeep);
+  EXPECT_DOUBLE_EQ(m.activations_bytes - m.layer_activations_bytes, head);
+  // Full recompute of every block (uniform, 1): 32 checkpointed inputs 2sbh, and the last
+  // block replayed whole (kKeep = 2,283,798,528) after the loss's and the head's backward,
+  // when only the held bf16 logits are alive: 2,283,798,528 + 2 x 2,101,346,304 =
+  // 6,486,491,136 < head = 8,673,820,672, so the loss's moment is the peak.
+  c.recompute = Recompute::Full;
+  ASSERT_EQ(illegal_reason(s, c), nullptr);
+  build_workload(s.model, s.training, s.network, c, w);
+  m = stage_memory(s.model, s.training, w, 0);
+  EXPECT_DOUBLE_EQ(m.layer_activations_bytes, 32 * 2 * kSbh + kKeep);
+  EXPECT_DOUBLE_EQ(m.activations_bytes, 32 * 2 * kSbh + head);
+  // Groups of 4 blocks (uniform, 4): 8 checkpoints, and a group of 4 blocks replayed whole:
+  // 4 x 2,283,798,528 + 4,202,692,608 = 13,337,886,720 > head: that moment is the peak.
+  c.recompute_method = RecomputeMethod::Uniform;
+  c.recompute_layers = 4;
+  ASSERT_EQ(illegal_reason(s, c), nullptr);
+  build_workload(s.model, s.training, s.network, c, w);
+  m = stage_memory(s.model, s.training, w, 0);
+  EXPECT_DOUBLE_EQ(m.layer_activations_bytes, 8 * 2 * kSbh + 4 * kKeep);
+  EXPECT_DOUBLE_EQ(m.activations_bytes, 8 * 2 * kSbh + 4 * kKeep + 2 * kLogits);
+}
+
+TEST(StackMemory, MegatronLossBuffersDieBeforeTheRecompute) {
+  // Megatron-Core's vocab-parallel cross entropy keeps an fp32 copy of the logits (6 bytes
+  // per logit with the bf16 ones at its peak) and frees it with its backward; nothing of the
+  // logits is alive when the layers' backward replays them (loss_bytes_held_per_logit 0).
+  // Full recompute, uniform 8: 4 checkpoints 2sbh, a group of 8 blocks replayed whole
+  // 8 x 2,283,798,528 = 18,270,388,224 > head = 4sbh + 6 x 2,101,346,304 = 12,876,513,280.
+  SweepSpec s = llama8b_h100("megatron-core-0.8");
+  ParallelConfig c = fsdp8(2);
+  c.zero_stage = 1;
+  c.recompute = Recompute::Full;
+  c.recompute_layers = 8;
+  ASSERT_EQ(illegal_reason(s, c), nullptr);
+  Workload w;
+  build_workload(s.model, s.training, s.network, c, w);
+  MemoryBreakdown m = stage_memory(s.model, s.training, w, 0);
+  EXPECT_DOUBLE_EQ(m.layer_activations_bytes, 4 * 2 * kSbh + 8 * kKeep);
+  EXPECT_DOUBLE_EQ(m.activations_bytes, 4 * 2 * kSbh + 8 * kKeep);
+  // Uniform 1: one block replayed, 2,283,798,528 < head: the loss's moment is the peak.
+  c.recompute_layers = 1;
+  build_workload(s.model, s.training, s.network, c, w);
+  m = stage_memory(s.model, s.training, w, 0);
+  EXPECT_DOUBLE_EQ(m.activations_bytes, 32 * 2 * kSbh + 4 * kSbh + 6 * kLogits);
+}
+
 TEST(StackMemory, EveryNthBlockRecompute) {
   // Period 3 on a 32-layer chunk: blocks 3, 6, ..., 30 are recomputed, floor(32 / 3) = 10;
   // a period longer than the chunk recomputes nothing and is refused, as is period 1

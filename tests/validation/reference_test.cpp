@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "validate/cross_validation.hpp"
+#include "validate/table_rows.hpp"
 #include "validation/validation_support.hpp"
 
 namespace rapid {
@@ -19,6 +20,20 @@ TEST(Reference, MegatronSc21Table1WithinFifteenPercent) {
   ASSERT_EQ(t.rows.size(), 10u);
   EXPECT_TRUE(t.infeasible.empty());
   EXPECT_LE(t.mape(), 15.0);
+}
+
+TEST(Reference, LlmFoundryMptSavesNoDropoutMasks) {
+  // The table says dropout: false (MPTConfig's pdrops 0.0): every row's model keeps no
+  // dropout mask, though architecture gpt defaults to dropout; the rest of gpt stays (GELU,
+  // LayerNorm, biases).
+  const std::vector<PreparedRow> rows =
+      prepare_rows(test::table_spec("llm_foundry_mpt_fsdp"), test::reference_context());
+  ASSERT_FALSE(rows.empty());
+  for (const PreparedRow& r : rows) {
+    EXPECT_FALSE(r.spec.model.dropout) << r.label;
+    EXPECT_TRUE(r.spec.model.linear_bias) << r.label;
+    EXPECT_EQ(r.spec.model.activation, Activation::Gelu) << r.label;
+  }
 }
 
 TEST(Reference, KorthikantiTable5WithinFifteenPercent) {

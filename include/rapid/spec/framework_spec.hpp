@@ -120,6 +120,11 @@ struct FrameworkSpec {
   /// Bytes alive per logit (a token x vocabulary-shard element) at the loss's peak: the
   /// 16-bit logits and the fp32 copies its cross entropy makes.
   double loss_bytes_per_logit = 6;
+  /// Bytes per logit the stack still holds after the LM head's backward, while the layers'
+  /// backward (and its recompute) runs: 0 where the loss's buffers die with its backward
+  /// (Megatron, torchtitan's `del pred`), 2 where the trainer keeps the 16-bit logits for its
+  /// metrics (Composer's state.outputs). docs/model.md sec 3.
+  double loss_bytes_held_per_logit = 0;
 
   // Model-state storage (defaults of the job's `training:` keys of the same names;
   // docs/model.md sec 3 "Model states by ZeRO stage").
