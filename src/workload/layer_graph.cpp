@@ -491,17 +491,7 @@ void build_lm_head(const LayerDims& D, OpTemplate& t) {
       tb.memory("sampling", 3.0 * static_cast<double>(D.head_tokens) * V * 4.0, nullptr, 0);
   } else {
     const double logits = static_cast<double>(D.T) * D.vocab;
-    // Bytes per logit. Unfused (Megatron-Core tensor_parallel/cross_entropy.py,
-    // VocabParallelCrossEntropy, core_r0.8.0), one pass over the fp32 logits per step: the
-    // cast (read e, write 4), max (read 4), the in-place max subtraction (read 4, write 4),
-    // exp (read 4, write 4), the sum (read 4) and the division into the softmax saved for
-    // backward (read 4, write 4): e + 36; backward, the gradient scaled in place (read 4,
-    // write 4) and cast back to the logits' dtype (read 4, write e): 12 + e. In one kernel
-    // (fusions.cross_entropy): the logits read once and the fp32 softmax written, e + 8;
-    // backward 4 + e.
-    const bool fused = D.fusions.cross_entropy;
-    tb.memory("cross_entropy", logits * (D.e + (fused ? 8.0 : 36.0)), "cross_entropy_bwd",
-              logits * ((fused ? 4.0 : 12.0) + D.e));
+    tb.memory("cross_entropy", logits * (D.e + 8.0), "cross_entropy_bwd", logits * (4.0 + D.e));
     if (D.tp > 1)
       tb.collective("cross_entropy_all_reduce", kAllReduce, "", kNone, CommGroup::TP,
                     3.0 * static_cast<double>(D.T) * 4.0);
