@@ -10,6 +10,21 @@ namespace rapid {
 
 namespace {
 
+// A FitTable of `s` for the GPU of `row` (its hardware's name and stack_factors_from; the
+// table's literal hardware name when the row names none), without rows yet.
+FitTable fit_table_for(const TableSpec& s, const PreparedRow* row, bool fits) {
+  FitTable t;
+  t.spec = &s;
+  t.gpu = s.hardware.literal;
+  t.source = s.source_id;
+  t.fits = fits;
+  if (row && !row->spec.hardware.empty()) {
+    t.gpu = row->spec.hardware[0].name;
+    t.factors_from = row->spec.hardware[0].stack_factors_from;
+  }
+  return t;
+}
+
 // A training table of the default suite, split by the GPU its rows ran on (a table may
 // publish several GPUs, e.g. a vendor's DGX B200, GB200 and H100 rows): one FitTable each.
 void append_by_gpu(const TableSpec& s, const ReferenceContext& ctx, bool fits,
@@ -17,17 +32,11 @@ void append_by_gpu(const TableSpec& s, const ReferenceContext& ctx, bool fits,
   if (s.kind != "training" || s.suite != "default" || s.end_to_end != fits) return;
   const size_t first = out.size();
   for (PreparedRow& r : prepare_rows(s, ctx)) {
-    const std::string gpu = r.spec.hardware.empty() ? s.hardware.literal : r.spec.hardware[0].name;
+    FitTable mine = fit_table_for(s, &r, fits);
     auto it = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-                           [&](const FitTable& t) { return t.gpu == gpu; });
+                           [&](const FitTable& t) { return t.gpu == mine.gpu; });
     if (it == out.end()) {
-      FitTable t;
-      t.spec = &s;
-      t.gpu = gpu;
-      t.source = s.source_id;
-      t.fits = fits;
-      if (!r.spec.hardware.empty()) t.factors_from = r.spec.hardware[0].stack_factors_from;
-      out.push_back(std::move(t));
+      out.push_back(std::move(mine));
       it = std::prev(out.end());
     }
     it->rows.push_back(std::move(r));
@@ -51,13 +60,10 @@ std::vector<FitTable> prepare_check_tables(const std::vector<TableSpec>& specs,
 }
 
 FitTable prepare_fit_table(const TableSpec& s, const ReferenceContext& ctx) {
-  FitTable t;
-  t.spec = &s;
-  t.gpu = s.hardware.literal;
-  t.source = s.source_id;
-  t.rows = prepare_rows(s, ctx);
-  if (!t.rows.empty() && !t.rows.front().spec.hardware.empty())
-    t.factors_from = t.rows.front().spec.hardware.front().stack_factors_from;
+  std::vector<PreparedRow> rows = prepare_rows(s, ctx);
+  FitTable t = fit_table_for(s, rows.empty() ? nullptr : &rows.front(), true);
+  t.gpu = s.hardware.literal;  // the whole table, whatever its rows' hardware
+  t.rows = std::move(rows);
   return t;
 }
 
