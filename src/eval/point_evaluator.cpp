@@ -199,7 +199,14 @@ void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, 
   LayoutMemo& memo = EvalContext::current().get<LayoutMemo>();
   if (!(memo.owner == id_ && memo.scratch == &w && memo.scenario == p.scenario &&
         memo.par == p.par && w.par == p.par && w.stages.size() == static_cast<size_t>(p.par.pp))) {
-    build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);
+    // A neighbour of the scratch's layout (another ZeRO stage or recompute option) keeps
+    // its frame: only the knobs' part is set again.
+    if (memo.owner == id_ && memo.scratch == &w && memo.scenario == p.scenario &&
+        w.par == memo.par && w.stages.size() == static_cast<size_t>(p.par.pp) &&
+        same_layout_frame(memo.par, p.par))
+      set_layout_knobs(spec_.model, p.par, w);
+    else
+      build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);
     memo = {id_, &w, p.scenario, p.par, false, estimate_memory(spec_.model, sys.training, w),
             {},  0};
   }

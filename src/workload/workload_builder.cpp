@@ -103,10 +103,10 @@ double optimizer_shard_params(const Workload& w, const StageInfo& st) {
          st.expert_params / static_cast<double>(w.group(CommGroup::EDP).size);
 }
 
-}  // namespace
-
-void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
-                           const NetworkSpec& network, const ParallelConfig& par, Workload& w) {
+// What build_workload_layout derives from the layout's frame (same_layout_frame): all but
+// the per-stage optimizer shard and recompute counts (set_layout_knobs).
+void build_layout_frame(const ModelSpec& model, const TrainingSpec& training,
+                        const NetworkSpec& network, const ParallelConfig& par, Workload& w) {
   w.par = par;
   w.global_batch_size = training.global_batch_size;
   w.seq_length = training.seq_length;
@@ -195,16 +195,50 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
     st.params = w.layer_params * dense + w.moe_layer_params * moe_layers +
                 (st.has_embedding ? w.embedding_params : 0.0) +
                 (st.has_lm_head ? w.lm_head_params : 0.0);
-    st.optimizer_params = optimizer_shard_params(w, st);
-    st.chunks_in_flight = chunks_in_flight(i, pp, par.vpp, w.num_microbatches);
+  }
+}
+
+}  // namespace
+
+void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
+                           const NetworkSpec& network, const ParallelConfig& par, Workload& w) {
+  build_layout_frame(model, training, network, par, w);
+  set_layout_knobs(model, par, w);
+}
+
+bool same_layout_frame(const ParallelConfig& a, const ParallelConfig& b) {
+  ParallelConfig k = b;
+  k.zero_stage = a.zero_stage;
+  k.recompute = a.recompute;
+  k.recompute_method = a.recompute_method;
+  k.recompute_layers = a.recompute_layers;
+  k.offload_layers = a.offload_layers;
+  return k == a;
+}
+
+void set_layout_knobs(const ModelSpec& model, const ParallelConfig& par, Workload& w) {
+  w.par = par;
+  const StageInfo* prev = nullptr;
+  for (StageInfo& st : w.stages) {
+    st.optimizer_params =
+        prev && prev->params == st.params && prev->expert_params == st.expert_params
+            ? prev->optimizer_params
+            : optimizer_shard_params(w, st);
     // Layers replaying their forward: every layer, or under block recompute the first
     // recompute_layers of each chunk (counted layer by layer: MoE layers fall where they do).
-    st.recompute_dense = st.recompute_moe = 0;
-    for (int64_t c = 0; c < (par.recompute == Recompute::None ? 0 : par.vpp); ++c) {
-      const ChunkLayers L = chunk_layers_of(model, par, st, c);
-      st.recompute_dense += L.dense_rc;
-      st.recompute_moe += L.moe_rc;
+    // Dense layers only: a stage of as many layers as the one before replays as many.
+    if (prev && !model.moe.enabled() && prev->num_layers == st.num_layers) {
+      st.recompute_dense = prev->recompute_dense;
+      st.recompute_moe = prev->recompute_moe;
+    } else {
+      st.recompute_dense = st.recompute_moe = 0;
+      for (int64_t c = 0; c < (par.recompute == Recompute::None ? 0 : par.vpp); ++c) {
+        const ChunkLayers L = chunk_layers_of(model, par, st, c);
+        st.recompute_dense += L.dense_rc;
+        st.recompute_moe += L.moe_rc;
+      }
     }
+    prev = &st;
   }
 }
 

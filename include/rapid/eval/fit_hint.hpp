@@ -11,6 +11,7 @@
 #include <array>
 
 #include "rapid/core/eval_result.hpp"
+#include "rapid/memory/memory_model.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/workload/workload.hpp"
 
@@ -35,6 +36,7 @@ struct PeakCache {
   std::array<double, kEntries> peak_bytes{};
   std::array<ParallelConfig, kEntries> layout{};
   size_t next = 0;
+  ActivationMemo activations;  ///< the misses' per-layer activation bytes
 };
 
 FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double capacity_bytes,

@@ -106,6 +106,15 @@ void build_workload_layout(const ModelSpec& model, const TrainingSpec& training,
                            const NetworkSpec& network, const ParallelConfig& par, Workload& out);
 void build_workload_ops(const ModelSpec& model, const TrainingSpec& training, Workload& out);
 
+/// Whether layouts `a` and `b` differ at most in the knobs set_layout_knobs reads (ZeRO
+/// stage, recompute option, offloaded layers): a sweep's neighbours (enumerator.hpp puts
+/// those axes innermost), whose build_workload_layout differs only there.
+bool same_layout_frame(const ParallelConfig& a, const ParallelConfig& b);
+/// The part of build_workload_layout that reads those knobs: `par` itself, each stage's
+/// optimizer shard and recompute counts. On a workload built by build_workload_layout for
+/// a layout of the same frame, the result equals build_workload_layout's for `par`.
+void set_layout_knobs(const ModelSpec& model, const ParallelConfig& par, Workload& w);
+
 /// Model chunks alive on stage `stage` at the peak of the 1F1B (vpp == 1) or interleaved
 /// schedule with `m` micro-batches (Megatron-LM schedules.py warm-up counts).
 int64_t chunks_in_flight(int64_t stage, int64_t pp, int64_t vpp, int64_t m);
