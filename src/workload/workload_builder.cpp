@@ -195,6 +195,7 @@ void build_layout_frame(const ModelSpec& model, const TrainingSpec& training,
     st.params = w.layer_params * dense + w.moe_layer_params * moe_layers +
                 (st.has_embedding ? w.embedding_params : 0.0) +
                 (st.has_lm_head ? w.lm_head_params : 0.0);
+    st.chunks_in_flight = chunks_in_flight(i, pp, par.vpp, w.num_microbatches);
   }
 }
 
