@@ -170,11 +170,15 @@ ParallelConfig Enumerator::layout(const Frame& f, uint32_t combo, size_t option)
   c.sp = S.sp[k % R.sp];
   k /= R.sp;
   c.mbs = static_cast<int32_t>(S.mbs[k]);
+  set_option(c, option);
+  return c;
+}
+
+void Enumerator::set_option(ParallelConfig& c, size_t option) const {
   const RecomputeOption& o = options_[option];
   c.recompute = o.recompute;
   c.recompute_method = o.method;
   c.recompute_layers = o.layers;
-  return c;
 }
 
 int64_t Enumerator::build_inner(const Frame& f, std::vector<Inner>& out, uint32_t& used,
@@ -183,8 +187,11 @@ int64_t Enumerator::build_inner(const Frame& f, std::vector<Inner>& out, uint32_
   int64_t total = 0;
   for (uint32_t combo = 0; combo < inner_combos_; ++combo) {
     Inner b{total, combo, 0};
+    // The combination's layout once; each recompute option sets its own fields (layout()).
+    ParallelConfig c = layout(f, combo, 0);
     for (size_t r = 0; r < options_.size(); ++r) {
-      const char* reason = illegal(layout(f, combo, r));
+      set_option(c, r);
+      const char* reason = illegal(c);
       if (!reason) b.options |= 1u << r;
       if (reason && why && !*why) *why = reason;
     }

@@ -99,6 +99,8 @@ class Enumerator {
                       const char** why = nullptr) const;
   /// The frame's layout with inner combination `combo` and recompute option `option`.
   ParallelConfig layout(const Frame& f, uint32_t combo, size_t option) const;
+  /// Sets recompute option `option`'s fields of `c`.
+  void set_option(ParallelConfig& c, size_t option) const;
   const char* illegal(const ParallelConfig& c) const;
 
   const SweepSpec& spec_;
