@@ -15,12 +15,19 @@ LOADS = {"concurrency": "concurrency", "arrival_rate_per_s": "arrival rate (1/s)
 BUDGETS_MS = (20.0, 50.0, 100.0)  # ITL budgets of the notes (--itl-budgets)
 MS = 1e3
 
-# Latency columns (seconds in the file) -> their name in the table (milliseconds); the p99
-# ones are written by the DES only and shown when some row has them.
-LATENCIES = {"ttft_s": "TTFT (ms)", "ttft_p99_s": "TTFT p99 (ms)", "itl_s": "ITL (ms)",
+# Latency columns (seconds in the file) -> their name in the table (milliseconds); the
+# percentiles are written by the DES only (the closed form has no tails) and shown when some
+# row has them.
+LATENCIES = {"ttft_s": "TTFT (ms)", "ttft_p50_s": "TTFT p50 (ms)", "ttft_p90_s": "TTFT p90 (ms)",
+             "ttft_p99_s": "TTFT p99 (ms)", "itl_s": "ITL (ms)",
              "itl_start_s": "ITL start (ms)", "itl_mid_s": "ITL mid (ms)",
-             "itl_end_s": "ITL end (ms)", "itl_p99_s": "ITL p99 (ms)"}
-DES_ONLY = ("ttft_p99_s", "itl_p99_s")
+             "itl_end_s": "ITL end (ms)", "itl_p50_s": "ITL p50 (ms)",
+             "itl_p90_s": "ITL p90 (ms)", "itl_p99_s": "ITL p99 (ms)"}
+# The same for end to end, in seconds.
+E2E = {"e2e_latency_s": "E2E (s)", "e2e_p50_s": "E2E p50 (s)", "e2e_p90_s": "E2E p90 (s)",
+       "e2e_p99_s": "E2E p99 (s)"}
+DES_ONLY = ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "itl_p50_s", "itl_p90_s", "itl_p99_s",
+            "e2e_p50_s", "e2e_p90_s", "e2e_p99_s")
 
 _STATUS_WHY = {"overloaded": "overloaded (the load outpaces the deployment: no steady "
                              "state, latency grows without bound)",
@@ -80,7 +87,8 @@ def _sorted(points: pd.DataFrame) -> pd.DataFrame:
 
 def curve_frame(points: pd.DataFrame) -> pd.DataFrame:
     """One row per point: group (GPUs, hardware), layout, load, status, throughput, the
-    latencies in ms (p99 only when some row has it), E2E, running batch, max concurrency."""
+    latencies in ms and E2E in s (the percentiles only when some row has them), running
+    batch, max concurrency."""
     pts = _sorted(serving_rows(points))
     loads = load_columns(pts)
     out = pd.DataFrame({"GPUs": pts.num_gpus.astype(int).to_numpy(),
@@ -94,14 +102,15 @@ def curve_frame(points: pd.DataFrame) -> pd.DataFrame:
     out["output tokens/s/GPU"] = pts.tokens_per_s_per_gpu.to_numpy(dtype=float)
     total = pts.output_tokens_per_s if "output_tokens_per_s" in pts else pts.tokens_per_s
     out["output tokens/s"] = total.to_numpy(dtype=float)
-    for col, label in LATENCIES.items():
-        if col not in pts:
-            continue
-        values = pts[col].to_numpy(dtype=float)
-        if col in DES_ONLY and not np.isfinite(values).any():
-            continue
-        out[label] = values * MS
-    for col, label in (("e2e_latency_s", "E2E (s)"), ("running_batch", "running batch"),
+    for columns, scale in ((LATENCIES, MS), (E2E, 1.0)):
+        for col, label in columns.items():
+            if col not in pts:
+                continue
+            values = pts[col].to_numpy(dtype=float)
+            if col in DES_ONLY and not np.isfinite(values).any():
+                continue
+            out[label] = values * scale
+    for col, label in (("running_batch", "running batch"),
                        ("max_concurrency", "max concurrency")):
         if col in pts:
             out[label] = pts[col].to_numpy(dtype=float)
@@ -270,11 +279,13 @@ def latency_table(points: pd.DataFrame, budgets_ms=BUDGETS_MS) -> common.Table:
                  "highest output tokens/s/GPU (a tie, as when every layout keeps up with an "
                  "arrival rate and delivers the offered load, goes to the lowest ITL).")
     notes += budget_notes(pts, best)
-    if not any(c in frame for c in ("TTFT p99 (ms)", "ITL p99 (ms)")):
-        notes.append("TTFT p99, ITL p99: written by the DES only (--fidelity des or auto); "
-                     "no row of this selection has them.")
+    if not any(LATENCIES.get(c, E2E.get(c)) in frame for c in DES_ONLY):
+        notes.append("Percentiles (p50, p90, p99 of TTFT, ITL and E2E): written by the DES "
+                     "only (--fidelity des or auto; the closed form has no tails); no row of "
+                     "this selection has them.")
     elif "fidelity" in frame:
-        notes.append("p99 columns: on the rows the DES simulated ('-' on analytical rows).")
+        notes.append("Percentile columns: on the rows the DES simulated ('-' on analytical "
+                     "rows).")
     notes += queued(pts)
     notes += skipped(pts)
     if common.ok_rows(pts).empty:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/percentiles.hpp"
 
 namespace rapid {
 
@@ -43,13 +44,6 @@ double mean_of(const std::vector<double>& v, size_t from, size_t to) {
   double s = 0;
   for (size_t i = from; i < to; ++i) s += v[i];
   return s / static_cast<double>(to - from);
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return kNaN;
-  const size_t k = std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * v.size())) - 1);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
 }
 
 struct Request {
@@ -310,13 +304,14 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
   const int64_t from = n_ > 3 * skip ? skip : 0, to = n_ > 3 * skip ? n_ - skip : n_;
   const double t_lo = req_[static_cast<size_t>(from)].arrival;
   const double t_hi = req_[static_cast<size_t>(to - 1)].arrival;
-  std::vector<double> ttft, gaps, queue;
+  std::vector<double> ttft, gaps, queue, e2es;
   double itl[3] = {0, 0, 0}, e2e = 0, out_tokens = 0, in_tokens = 0;
   int64_t with_gaps = 0;
   for (int64_t i = from; i < to; ++i) {
     const Request& r = req_[static_cast<size_t>(i)];
     ttft.push_back(r.first_token - r.arrival);
     e2e += r.done - r.arrival;
+    e2es.push_back(r.done - r.arrival);
     queue.push_back(r.admitted - r.arrival);
     out_tokens += static_cast<double>(r.output);
     in_tokens += static_cast<double>(r.input);
@@ -331,9 +326,13 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
   }
   const double count = static_cast<double>(to - from);
   m.ttft_s = mean_of(ttft, 0, ttft.size());
-  m.ttft_p99_s = percentile(ttft, 0.99);
   m.itl_s = mean_of(gaps, 0, gaps.size());
-  m.itl_p99_s = percentile(gaps, 0.99);
+  // The distributions (after the means: sorting reorders their sums).
+  const Percentiles t = nearest_rank_percentiles(ttft), g = nearest_rank_percentiles(gaps),
+                    e = nearest_rank_percentiles(e2es);
+  m.ttft_p50_s = t.p50, m.ttft_p90_s = t.p90, m.ttft_p99_s = t.p99;
+  m.itl_p50_s = g.p50, m.itl_p90_s = g.p90, m.itl_p99_s = g.p99;
+  m.e2e_p50_s = e.p50, m.e2e_p90_s = e.p90, m.e2e_p99_s = e.p99;
   if (with_gaps > 0) {
     m.itl_start_s = itl[0] / static_cast<double>(with_gaps);
     m.itl_mid_s = itl[1] / static_cast<double>(with_gaps);
@@ -369,8 +368,11 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
     if (t_hi > t_lo && finished < 0.9 * arrived) {
       m.overloaded = true;
       m.requests_per_s = static_cast<double>(finished) / (t_hi - t_lo);
-      m.ttft_s = m.ttft_p99_s = m.itl_s = m.itl_p99_s = m.itl_start_s = m.itl_mid_s = m.itl_end_s =
-          m.e2e_latency_s = m.queue_time_s = kNaN;
+      m.ttft_s = m.itl_s = m.itl_start_s = m.itl_mid_s = m.itl_end_s = m.e2e_latency_s =
+          m.queue_time_s = kNaN;
+      for (double* x : {&m.ttft_p50_s, &m.ttft_p90_s, &m.ttft_p99_s, &m.itl_p50_s, &m.itl_p90_s,
+                        &m.itl_p99_s, &m.e2e_p50_s, &m.e2e_p90_s, &m.e2e_p99_s})
+        *x = kNaN;
     }
   }
   m.output_tokens_per_s = m.requests_per_s * out_tokens / count;

@@ -9,7 +9,10 @@ namespace rapid {
 
 namespace {
 
-/// Adds `m` of `count` replicas into the row's sums (latencies weighted by requests/s).
+/// Adds `m` of `count` replicas into the row's sums (latencies weighted by requests/s). A
+/// percentile is averaged the same way: the replicas' classes (at most two, one client
+/// apart under a closed loop; all alike under an open one) have close distributions, and
+/// the mixture's percentile lies between theirs (docs/inference.md sec 5).
 struct Combined {
   ReplicaMetrics sum;
   double weight = 0;
@@ -17,13 +20,20 @@ struct Combined {
     const double w = m.requests_per_s * count;
     sum.overloaded |= m.overloaded;
     for (auto [into, from] : {std::pair{&sum.ttft_s, m.ttft_s},
+                              {&sum.ttft_p50_s, m.ttft_p50_s},
+                              {&sum.ttft_p90_s, m.ttft_p90_s},
                               {&sum.ttft_p99_s, m.ttft_p99_s},
                               {&sum.itl_s, m.itl_s},
                               {&sum.itl_start_s, m.itl_start_s},
                               {&sum.itl_mid_s, m.itl_mid_s},
                               {&sum.itl_end_s, m.itl_end_s},
+                              {&sum.itl_p50_s, m.itl_p50_s},
+                              {&sum.itl_p90_s, m.itl_p90_s},
                               {&sum.itl_p99_s, m.itl_p99_s},
                               {&sum.e2e_latency_s, m.e2e_latency_s},
+                              {&sum.e2e_p50_s, m.e2e_p50_s},
+                              {&sum.e2e_p90_s, m.e2e_p90_s},
+                              {&sum.e2e_p99_s, m.e2e_p99_s},
                               {&sum.queue_time_s, m.queue_time_s},
                               {&sum.decode_step_time_s, m.decode_step_time_s},
                               {&sum.gemm_s, m.gemm_s},
@@ -100,13 +110,20 @@ void evaluate_serving(const SweepSpec& spec, const Point& p, EvalResult& r, bool
   const ReplicaMetrics& m = c.sum;
   r.status = m.overloaded ? Status::Overloaded : Status::Ok;
   r.ttft_s = c.mean(m.ttft_s);
+  r.ttft_p50_s = c.mean(m.ttft_p50_s);
+  r.ttft_p90_s = c.mean(m.ttft_p90_s);
   r.ttft_p99_s = c.mean(m.ttft_p99_s);
   r.itl_s = c.mean(m.itl_s);
   r.itl_start_s = c.mean(m.itl_start_s);
   r.itl_mid_s = c.mean(m.itl_mid_s);
   r.itl_end_s = c.mean(m.itl_end_s);
+  r.itl_p50_s = c.mean(m.itl_p50_s);
+  r.itl_p90_s = c.mean(m.itl_p90_s);
   r.itl_p99_s = c.mean(m.itl_p99_s);
   r.e2e_latency_s = c.mean(m.e2e_latency_s);
+  r.e2e_p50_s = c.mean(m.e2e_p50_s);
+  r.e2e_p90_s = c.mean(m.e2e_p90_s);
+  r.e2e_p99_s = c.mean(m.e2e_p99_s);
   r.queue_time_s = c.mean(m.queue_time_s);
   r.decode_step_time_s = c.mean(m.decode_step_time_s);
   r.running_batch = c.mean(m.running_batch);

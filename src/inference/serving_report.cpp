@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "rapid/core/prediction_interval.hpp"
@@ -34,6 +35,32 @@ std::string describe_serving_intervals(const SweepSpec& spec, const Point& p,
   }
   const bool simulated = !by_load.empty() && by_load.front().fidelity == 1;
   return out + describe_interval(b, simulated);
+}
+
+// The simulated distributions per load (p50 / p90 / p99 of TTFT, ITL, E2E), or why there
+// are none: the closed form gives every request of a class the same latency.
+std::string describe_percentiles(const SweepSpec& spec, const std::vector<EvalResult>& by_load) {
+  const bool any = std::any_of(by_load.begin(), by_load.end(),
+                               [](const EvalResult& r) { return !std::isnan(r.ttft_p50_s); });
+  if (!any)
+    return "percentiles none: the closed form has no tails (means only); --fidelity des "
+           "simulates p50, p90 and p99\n";
+  std::string out =
+      fmt::format("{:>12} {:>10} {:>26} {:>26} {:>26}\n",
+                  spec.serving.load_kind == LoadKind::Concurrency ? "concurrency" : "rate (1/s)",
+                  "percentile", "TTFT ms p50/p90/p99", "ITL ms p50/p90/p99", "E2E s p50/p90/p99");
+  auto three = [](double a, double b, double c, double scale) {
+    return short_number(a * scale) + "/" + short_number(b * scale) + "/" + short_number(c * scale);
+  };
+  for (size_t k = 0; k < by_load.size(); ++k) {
+    const EvalResult& r = by_load[k];
+    if (std::isnan(r.ttft_p50_s)) continue;
+    out += fmt::format("{:>12g} {:>10} {:>26} {:>26} {:>26}\n", spec.serving.loads[k], "",
+                       three(r.ttft_p50_s, r.ttft_p90_s, r.ttft_p99_s, 1e3),
+                       three(r.itl_p50_s, r.itl_p90_s, r.itl_p99_s, 1e3),
+                       three(r.e2e_p50_s, r.e2e_p90_s, r.e2e_p99_s, 1.0));
+  }
+  return out;
 }
 
 }  // namespace
@@ -74,6 +101,7 @@ std::string describe_serving(const SweepSpec& spec, const Point& p,
         r.ttft_s * 1e3, r.itl_s * 1e3, r.itl_start_s * 1e3, r.itl_end_s * 1e3, r.e2e_latency_s,
         r.output_tokens_per_s, r.tokens_per_s_per_gpu, r.running_batch);
   }
+  out += describe_percentiles(spec, by_load);
   out += describe_serving_intervals(spec, p, by_load);
   const EvalResult& last = by_load.back();
   if (last.status == Status::Ok)

@@ -34,9 +34,15 @@ def close(a, b, rel=1e-12):
 
 PNG = b"\x89PNG\r\n\x1a\n"
 FIXED_BUDGETS = (10.0, 20.0, 50.0, 100.0)  # --itl-budgets of the runs below, and two more
-LATENCY_MS = {"ttft_s": "TTFT (ms)", "ttft_p99_s": "TTFT p99 (ms)", "itl_s": "ITL (ms)",
-              "itl_start_s": "ITL start (ms)", "itl_mid_s": "ITL mid (ms)",
-              "itl_end_s": "ITL end (ms)", "itl_p99_s": "ITL p99 (ms)"}
+# Latency columns and their table names with the factor from the file's seconds.
+LATENCY = {"ttft_s": ("TTFT (ms)", 1e3), "ttft_p50_s": ("TTFT p50 (ms)", 1e3),
+           "ttft_p90_s": ("TTFT p90 (ms)", 1e3), "ttft_p99_s": ("TTFT p99 (ms)", 1e3),
+           "itl_s": ("ITL (ms)", 1e3), "itl_start_s": ("ITL start (ms)", 1e3),
+           "itl_mid_s": ("ITL mid (ms)", 1e3), "itl_end_s": ("ITL end (ms)", 1e3),
+           "itl_p50_s": ("ITL p50 (ms)", 1e3), "itl_p90_s": ("ITL p90 (ms)", 1e3),
+           "itl_p99_s": ("ITL p99 (ms)", 1e3), "e2e_latency_s": ("E2E (s)", 1.0),
+           "e2e_p50_s": ("E2E p50 (s)", 1.0), "e2e_p90_s": ("E2E p90 (s)", 1.0),
+           "e2e_p99_s": ("E2E p99 (s)", 1.0)}
 LOADS = {"concurrency": "concurrency", "arrival_rate_per_s": "arrival rate (1/s)"}
 
 
@@ -135,15 +141,14 @@ def check_csv(tool, path, cols, names, errors):
             errors.append(f"{where}: {LOADS[load]} {r[LOADS[load]]}, file {cols[load][i]}")
         pairs = [("output tokens/s/GPU", cols["tokens_per_s_per_gpu"][i]),
                  ("output tokens/s", cols["output_tokens_per_s"][i]),
-                 ("E2E (s)", cols["e2e_latency_s"][i]),
                  ("running batch", cols["running_batch"][i]),
                  ("max concurrency", cols["max_concurrency"][i])]
-        for col, label in LATENCY_MS.items():
-            if col in ("ttft_p99_s", "itl_p99_s") and not des:
+        for col, (label, scale) in LATENCY.items():
+            if "_p" in col and not des:  # the percentiles: the DES's only
                 if label in r:
                     errors.append(f"latency --csv {path}: {label} without any DES row")
                 continue
-            pairs.append((label, cols[col][i] * 1000))
+            pairs.append((label, cols[col][i] * scale))
         for label, want in pairs:
             got = float(r[label]) if r.get(label, "") != "" else float("nan")
             if not close(got, float(want)):
@@ -261,10 +266,11 @@ def check_report(tool, path, cols, names, mode, out, errors):
     for r in rows:
         i = int(r["point"][1])
         for col in ("itl_s", "ttft_s"):
-            got = r[LATENCY_MS[col]][1]
-            want = cols[col][i] * 1000
+            label, scale = LATENCY[col]
+            got = r[label][1]
+            want = cols[col][i] * scale
             if not close(float("nan") if got is None else got, want):
-                errors.append(f"report {path}: point {i} {LATENCY_MS[col]} {got}, file {want}")
+                errors.append(f"report {path}: point {i} {label} {got}, file {want}")
     best = expected_best(cols, names, budgets)
     got = {}
     for r in records(page.tables["table-latency-appendix"]):

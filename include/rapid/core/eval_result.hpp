@@ -176,13 +176,21 @@ struct EvalResult {
   double kv_cache_bytes = kNaN;      ///< KV cache of the running batch at its longest, per GPU
   double kv_cache_capacity_tokens = kNaN;  ///< tokens the KV cache memory holds, per replica
   double ttft_s = kNaN;                    ///< time to first token (queueing + prefill)
+  double ttft_p50_s = kNaN;                ///< its median (DES only: the closed form has no
+                                           ///< tails)
+  double ttft_p90_s = kNaN;                ///< its 90th percentile (DES only)
   double ttft_p99_s = kNaN;                ///< its 99th percentile (DES only)
   double itl_s = kNaN;                     ///< inter-token latency (TPOT), mean over tokens
   double itl_start_s = kNaN;               ///< over the first 10% of each request's output tokens
   double itl_mid_s = kNaN;                 ///< over the middle 10%
   double itl_end_s = kNaN;                 ///< over the last 10%
+  double itl_p50_s = kNaN;                 ///< median of the gaps (DES only)
+  double itl_p90_s = kNaN;                 ///< 90th percentile of the gaps (DES only)
   double itl_p99_s = kNaN;                 ///< 99th percentile of the gaps (DES only)
   double e2e_latency_s = kNaN;             ///< arrival to last token
+  double e2e_p50_s = kNaN;                 ///< its median (DES only)
+  double e2e_p90_s = kNaN;                 ///< its 90th percentile (DES only)
+  double e2e_p99_s = kNaN;                 ///< its 99th percentile (DES only)
   double queue_time_s = kNaN;              ///< arrival to the first prefill iteration
   double output_tokens_per_s = kNaN;       ///< generated tokens per second, all replicas
   double total_tokens_per_s = kNaN;        ///< prompt + generated tokens per second

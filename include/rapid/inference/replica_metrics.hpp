@@ -13,9 +13,12 @@ namespace rapid {
 struct ReplicaMetrics {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   bool overloaded = false;  ///< arrivals outpace what the replica can serve
-  double ttft_s = kNaN, ttft_p99_s = kNaN;
-  double itl_s = kNaN, itl_start_s = kNaN, itl_mid_s = kNaN, itl_end_s = kNaN, itl_p99_s = kNaN;
-  double e2e_latency_s = kNaN, queue_time_s = kNaN;
+  // Percentiles (nearest rank over the measured requests and gaps): the simulation only.
+  double ttft_s = kNaN, ttft_p50_s = kNaN, ttft_p90_s = kNaN, ttft_p99_s = kNaN;
+  double itl_s = kNaN, itl_start_s = kNaN, itl_mid_s = kNaN, itl_end_s = kNaN;
+  double itl_p50_s = kNaN, itl_p90_s = kNaN, itl_p99_s = kNaN;
+  double e2e_latency_s = kNaN, e2e_p50_s = kNaN, e2e_p90_s = kNaN, e2e_p99_s = kNaN;
+  double queue_time_s = kNaN;
   double output_tokens_per_s = 0, total_tokens_per_s = 0, requests_per_s = 0;
   double running_batch = 0;   ///< mean sequences per iteration
   double peak_kv_tokens = 0;  ///< most KV cache tokens held at once
