@@ -16,7 +16,8 @@ columns over the one dimension `point` (enums as their integer codes, with CF
 flag_values/flag_meanings attributes naming them; README "Reading it with xarray").
 
 The warning_flags bitmask is also decoded into boolean columns warn_small_microbatch,
-warn_latency_bound_comm, warn_closed_form_risk, warn_pipeline_bubble and warn_near_capacity.
+warn_latency_bound_comm, warn_closed_form_risk, warn_pipeline_bubble, warn_near_capacity and
+warn_prompt_over_budget.
 Enum columns (status, recompute) come back as categorical strings ("ok", "oom",
 "infeasible"; "none", "selective", "full", "op"), `sp` as bool, and the column `hardware` holds
 the hardware variant's name from /hardware/names. Time columns are NaN for OOM points.
@@ -59,6 +60,7 @@ WARNING_FLAGS = {
     "warn_closed_form_risk": 4,     # the closed form parts from the DES on such layouts
     "warn_pipeline_bubble": 8,      # bubble above 20% of the step
     "warn_near_capacity": 16,       # peak memory above 95% of capacity
+    "warn_prompt_over_budget": 32,  # serving: a prompt ran alone past the token budget
 }
 
 # The float64 parameter columns of /variants (one value per hardware_index) that every file

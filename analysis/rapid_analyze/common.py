@@ -47,6 +47,7 @@ WARNING_WORDS = {
     "warn_latency_bound_comm": "latency-bound collectives",
     "warn_pipeline_bubble": "large bubble",
     "warn_closed_form_risk": "closed form unreliable here (check with --precision high)",
+    "warn_prompt_over_budget": "prompt over the token budget (ran alone)",
 }
 
 _RECOMPUTE = {"none": "", "selective": "sel", "full": "full"}

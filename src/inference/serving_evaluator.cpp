@@ -79,6 +79,12 @@ void evaluate_serving(const SweepSpec& spec, const Point& p, EvalResult& r, bool
   r.kv_cache_capacity_tokens = mem.kv_capacity_tokens();
   r.max_concurrency = static_cast<double>(mem.max_batch) * p.par.dp;
   const double block_bytes = mem.kv_bytes_per_token * mem.block_tokens;
+  // Chunked prefill off and requests longer than the token budget: a stack that refuses
+  // them serves none of this job on any layout (docs/inference.md "Serving stacks").
+  if (s.refused_over_budget()) {
+    r.status = Status::Infeasible;
+    return;
+  }
   if (!mem.fits()) {  // not even one request of the longest length beside the weights
     r.status = Status::OutOfMemory;
     r.peak_memory_bytes = mem.weights_bytes + mem.activations_bytes + mem.workspace_bytes +
@@ -162,7 +168,8 @@ void evaluate_serving(const SweepSpec& spec, const Point& p, EvalResult& r, bool
     b.prefill_attention_pairs = 0.5 * b.prefill_tokens * b.prefill_tokens;
     return step.time(b).total_s;
   }();
-  if (p.par.tp > 1) r.flags |= kFlagLatencyBoundComm;  // decode all-reduces are KB-sized
+  if (p.par.tp > 1) r.flags |= kFlagLatencyBoundComm;     // decode all-reduces are KB-sized
+  if (s.over_budget()) r.flags |= kFlagPromptOverBudget;  // ran alone (refused: returned)
   if (r.peak_memory_bytes > 0.95 * hw.hbm_capacity_bytes) r.flags |= kFlagNearCapacity;
 }
 

@@ -79,6 +79,17 @@ std::string describe_serving(const SweepSpec& spec, const Point& p,
                      s.input_tokens.mean, s.output_tokens.mean,
                      kLengthDistributionNames[static_cast<int>(s.input_tokens.distribution)],
                      kLengthDistributionNames[static_cast<int>(s.output_tokens.distribution)]);
+  if (s.over_budget())
+    out += fmt::format(
+        "budget      chunked prefill off and the longest {} ({} tokens) above "
+        "max_num_batched_tokens ({}): {}\n",
+        s.stack.over_budget_prompt == OverBudgetPrompt::RefuseSequence ? "sequence" : "prompt",
+        s.budget_checked_tokens(), s.stack.max_num_batched_tokens,
+        s.refused_over_budget()
+            ? fmt::format("the stack refuses it (over_budget_prompt: {}); no point can run",
+                          kOverBudgetPromptNames[static_cast<int>(s.stack.over_budget_prompt)])
+            : std::string("it runs alone in its iteration, past the budget "
+                          "(over_budget_prompt: alone)"));
   if (by_load.empty()) return out;
   const EvalResult& r0 = by_load.front();
   out += fmt::format(

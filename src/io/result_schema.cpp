@@ -692,7 +692,7 @@ std::span<const FlagBit> warning_flag_bits() {
   static constexpr FlagBit kBits[] = {
       {kFlagSmallMicrobatch, "small_microbatch"}, {kFlagLatencyBoundComm, "latency_bound_comm"},
       {kFlagClosedFormRisk, "closed_form_risk"},  {kFlagPipelineBubble, "pipeline_bubble"},
-      {kFlagNearCapacity, "near_capacity"},
+      {kFlagNearCapacity, "near_capacity"},       {kFlagPromptOverBudget, "prompt_over_budget"},
   };
   return kBits;
 }

@@ -53,6 +53,10 @@ void read_stack_keys(const YamlMap& m, ServingStack& s) {
   s.max_num_batched_tokens =
       m.integer_or("max_num_batched_tokens", s.max_num_batched_tokens, 1, kMaxBatchedTokens);
   s.chunked_prefill = m.boolean_or("chunked_prefill", s.chunked_prefill);
+  const std::vector<std::string> over(std::begin(kOverBudgetPromptNames),
+                                      std::end(kOverBudgetPromptNames));
+  s.over_budget_prompt = static_cast<OverBudgetPrompt>(
+      m.choice_or("over_budget_prompt", over, static_cast<int>(s.over_budget_prompt)));
   s.mixed_batches = m.boolean_or("mixed_batches", s.mixed_batches);
   s.cuda_graphs = m.boolean_or("cuda_graphs", s.cuda_graphs);
   s.cuda_graph_max_batch =

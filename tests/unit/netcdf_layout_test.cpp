@@ -46,7 +46,7 @@ TEST(NetcdfLayout, WarningBitsAreTheFlagsOfEvalResult) {
     all |= b.mask;
   }
   EXPECT_EQ(all, kFlagSmallMicrobatch | kFlagLatencyBoundComm | kFlagClosedFormRisk |
-                     kFlagPipelineBubble | kFlagNearCapacity);
+                     kFlagPipelineBubble | kFlagNearCapacity | kFlagPromptOverBudget);
 }
 
 TEST(NetcdfLayout, StringTableRoundTripsOverItsScale) {

@@ -50,6 +50,9 @@ enum Flag : uint32_t {
   kFlagClosedFormRisk = 1u << 2,
   kFlagPipelineBubble = 1u << 3,  ///< bubble > 20% of the step: more micro-batches help
   kFlagNearCapacity = 1u << 4,    ///< peak memory above 95% of HBM: no headroom left
+  /// Serving, chunked prefill off: a prompt longer than max_num_batched_tokens runs alone in
+  /// its iteration, past the stack's token budget (over_budget_prompt: alone).
+  kFlagPromptOverBudget = 1u << 5,
 };
 
 /// The single knob change that makes an out-of-memory layout fit (the HDF5 enum member

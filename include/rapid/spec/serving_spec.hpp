@@ -31,6 +31,21 @@ enum class MemoryBudget : uint8_t {
 };
 inline constexpr const char* kMemoryBudgetNames[] = {"total", "static", "free"};
 
+/// What a stack does, with chunked prefill off, with a request longer than its
+/// per-iteration token budget (max_num_batched_tokens); docs/inference.md "Serving stacks".
+enum class OverBudgetPrompt : uint8_t {
+  /// Admitted whole as the first prompt of an iteration, past the budget (SGLang
+  /// PrefillAdder without chunking); the rows say so (warning prompt_over_budget).
+  Alone,
+  /// A prompt longer than the budget is refused (TensorRT-LLM LLM API RequestError).
+  RefusePrompt,
+  /// The engine refuses to start when the budget is below max_model_len, the longest
+  /// prompt + output (vLLM SchedulerConfig.verify_max_model_len).
+  RefuseSequence,
+};
+inline constexpr const char* kOverBudgetPromptNames[] = {"alone", "refuse_prompt",
+                                                         "refuse_sequence"};
+
 /// What a serving engine does per iteration (one forward over the running batch). Every
 /// field is a key of configs/serving/NAME.yaml of the same name; each shipped file cites the
 /// stack's documentation for each value (docs/inference.md "Serving stacks").
@@ -49,6 +64,8 @@ struct ServingStack {
   /// Long prompts are split into chunks that fill the token budget left by decodes
   /// (Agrawal et al. 2024, "Sarathi-Serve"); off: a prompt is prefilled whole in one step.
   bool chunked_prefill = true;
+  /// With chunked prefill off: what happens to a request longer than the budget.
+  OverBudgetPrompt over_budget_prompt = OverBudgetPrompt::Alone;
   /// Prefill tokens share an iteration with decode tokens; off: an iteration is either all
   /// prefill (run first when any waits) or all decode (vLLM V0 default scheduler).
   bool mixed_batches = true;
@@ -117,12 +134,25 @@ struct ServingSpec {
   /// Requests the DES simulates per replica (at least 4 x its concurrency: start-up burst,
   /// steady state, drain).
   int64_t num_requests = 256;
-  uint64_t seed = 1;           ///< the DES's length and arrival draws
-  DType dtype = DType::BF16;   ///< weights and GEMMs
+  uint64_t seed = 1;          ///< the DES's length and arrival draws
+  DType dtype = DType::BF16;  ///< weights and GEMMs
   DType kv_dtype = DType::BF16;
   /// The longest sequence a request can reach (input max + output max): the KV cache must
   /// hold one such sequence for a point to run.
   int64_t max_seq_tokens() const { return input_tokens.max + output_tokens.max; }
+  /// The tokens the stack compares with its budget when chunked prefill is off (the longest
+  /// prompt, or under RefuseSequence the longest sequence), and whether they exceed it.
+  int64_t budget_checked_tokens() const {
+    return stack.over_budget_prompt == OverBudgetPrompt::RefuseSequence ? max_seq_tokens()
+                                                                        : input_tokens.max;
+  }
+  bool over_budget() const {
+    return !stack.chunked_prefill && budget_checked_tokens() > stack.max_num_batched_tokens;
+  }
+  /// The stack refuses this job's requests: no point of it can run (status infeasible).
+  bool refused_over_budget() const {
+    return over_budget() && stack.over_budget_prompt != OverBudgetPrompt::Alone;
+  }
 };
 
 /// Names of the stacks in configs/serving/ found from `anchor` (config_search_dirs).
