@@ -82,6 +82,7 @@ class Simulation {
         pp_(pp),
         load_(load),
         open_(s.load_kind == LoadKind::ArrivalRate),
+        whole_(s.metrics_window == MetricsWindow::All),
         clients_(open_ ? 0 : std::max<int64_t>(1, std::llround(load))),
         n_(requests),
         queues_(static_cast<size_t>(pp)),
@@ -145,7 +146,8 @@ class Simulation {
   }
 
   /// Metrics over the steady state: requests `skip` to n - skip (and the iterations that
-  /// start while they arrive).
+  /// start while they arrive); under MetricsWindow::All every request, with the throughput
+  /// over the run (first arrival to last token), as a benchmark client reports it.
   ReplicaMetrics metrics(int64_t skip) const;
   /// Mean arrival-to-last-token time over every request.
   double mean_e2e() const {
@@ -284,6 +286,7 @@ class Simulation {
   const int64_t pp_;
   const double load_;
   const bool open_;
+  const bool whole_;  // metrics over every request (MetricsWindow::All)
   const int64_t clients_, n_;
   std::vector<Request> req_;
   int64_t issued_ = 0, done_ = 0, in_system_ = 0;
@@ -301,6 +304,7 @@ class Simulation {
 
 ReplicaMetrics Simulation::metrics(int64_t skip) const {
   ReplicaMetrics m;
+  if (whole_) skip = 0;
   const int64_t from = n_ > 3 * skip ? skip : 0, to = n_ > 3 * skip ? n_ - skip : n_;
   const double t_lo = req_[static_cast<size_t>(from)].arrival;
   const double t_hi = req_[static_cast<size_t>(to - 1)].arrival;
@@ -357,8 +361,14 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
   m.step_s = period / iters;
   m.set_classes(sum, 1.0 / iters);
   m.decode_step_time_s = kNaN;
-  // Throughput by Little's law: clients / E2E (closed loop), the arrival rate (open loop).
+  // Throughput by Little's law: clients / E2E (closed loop), the arrival rate (open loop);
+  // over the whole run, the requests over its duration (first arrival to last token).
   m.requests_per_s = open_ ? load_ : static_cast<double>(clients_) / m.e2e_latency_s;
+  if (whole_) {
+    double end = 0;
+    for (const Request& r : req_) end = std::max(end, r.done);
+    m.requests_per_s = count / (end - req_.front().arrival);
+  }
   if (open_) {
     // Overloaded: over the arrival window (many times the requests in flight long, see
     // serving_simulate) fewer than 90% as many requests finish as arrive.

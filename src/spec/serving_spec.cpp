@@ -286,6 +286,9 @@ ServingSpec parse_serving(const YamlMap& m, const std::string& anchor) {
     spec.loads.assign(c.begin(), c.end());
   }
   sort_unique(spec.loads);
+  const std::vector<std::string> windows(std::begin(kMetricsWindowNames),
+                                         std::end(kMetricsWindowNames));
+  spec.metrics_window = static_cast<MetricsWindow>(m.choice_or("metrics_window", windows, 0));
 
   constexpr DType kDTypes[] = {DType::BF16, DType::FP16, DType::FP8};
   const std::vector<std::string> dtypes{"bf16", "fp16", "fp8"};

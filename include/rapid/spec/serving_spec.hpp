@@ -123,6 +123,13 @@ struct LengthSpec {
 /// How load is offered to the deployment (all replicas together, split evenly over them).
 enum class LoadKind : uint8_t { Concurrency, ArrivalRate };
 
+/// The requests the simulation's metrics cover: the steady state (without the start-up
+/// burst and the drain), or all of them from the first arrival to the last token as a
+/// benchmark client's run reports them (vLLM benchmarks/benchmark_serving.py: every request,
+/// throughput over the run's duration).
+enum class MetricsWindow : uint8_t { Steady, All };
+inline constexpr const char* kMetricsWindowNames[] = {"steady", "all"};
+
 struct ServingSpec {
   ServingStack stack;
   LengthSpec input_tokens;
@@ -134,8 +141,9 @@ struct ServingSpec {
   /// Requests the DES simulates per replica (at least 4 x its concurrency: start-up burst,
   /// steady state, drain).
   int64_t num_requests = 256;
-  uint64_t seed = 1;          ///< the DES's length and arrival draws
-  DType dtype = DType::BF16;  ///< weights and GEMMs
+  uint64_t seed = 1;                                     ///< the DES's length and arrival draws
+  MetricsWindow metrics_window = MetricsWindow::Steady;  ///< the simulation's metrics
+  DType dtype = DType::BF16;                             ///< weights and GEMMs
   DType kv_dtype = DType::BF16;
   /// The longest sequence a request can reach (input max + output max): the KV cache must
   /// hold one such sequence for a point to run.
