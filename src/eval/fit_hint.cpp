@@ -36,9 +36,7 @@ FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double cap
   auto peak = [&](const ParallelConfig& c) {
     auto compute = [&] {
       return illegal_reason(spec, c) ? kIllegal
-                                     : estimate_memory(spec.model, spec.training, w, &c,
-                                                       cache ? &cache->activations : nullptr)
-                                           .peak_bytes;
+                                     : estimate_memory(spec.model, spec.training, w, &c).peak_bytes;
     };
     if (!cache) return compute();
     // Two ways of a set chosen by the hash: the older one is replaced.

@@ -197,13 +197,13 @@ void PointEvaluator::evaluate_point(const Point& p, Workload& w, EvalResult& r, 
     size_t hinted = 0;  // hints found (the last 4 kept)
   };
   LayoutMemo& memo = EvalContext::current().get<LayoutMemo>();
-  if (!(memo.owner == id_ && memo.scratch == &w && memo.scenario == p.scenario &&
-        memo.par == p.par && w.par == p.par && w.stages.size() == static_cast<size_t>(p.par.pp))) {
+  // The scratch still holds the memo's layout (for this evaluator and scenario).
+  const bool held = memo.owner == id_ && memo.scratch == &w && memo.scenario == p.scenario &&
+                    w.par == memo.par && w.stages.size() == static_cast<size_t>(p.par.pp);
+  if (!(held && memo.par == p.par)) {
     // A neighbour of the scratch's layout (another ZeRO stage or recompute option) keeps
     // its frame: only the knobs' part is set again.
-    if (memo.owner == id_ && memo.scratch == &w && memo.scenario == p.scenario &&
-        w.par == memo.par && w.stages.size() == static_cast<size_t>(p.par.pp) &&
-        same_layout_frame(memo.par, p.par))
+    if (held && same_layout_frame(memo.par, p.par))
       set_layout_knobs(spec_.model, p.par, w);
     else
       build_workload_layout(spec_.model, sys.training, spec_.network, p.par, w);

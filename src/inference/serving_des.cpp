@@ -309,12 +309,11 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
   const double t_lo = req_[static_cast<size_t>(from)].arrival;
   const double t_hi = req_[static_cast<size_t>(to - 1)].arrival;
   std::vector<double> ttft, gaps, queue, e2es;
-  double itl[3] = {0, 0, 0}, e2e = 0, out_tokens = 0, in_tokens = 0;
+  double itl[3] = {0, 0, 0}, out_tokens = 0, in_tokens = 0;
   int64_t with_gaps = 0;
   for (int64_t i = from; i < to; ++i) {
     const Request& r = req_[static_cast<size_t>(i)];
     ttft.push_back(r.first_token - r.arrival);
-    e2e += r.done - r.arrival;
     e2es.push_back(r.done - r.arrival);
     queue.push_back(r.admitted - r.arrival);
     out_tokens += static_cast<double>(r.output);
@@ -331,6 +330,7 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
   const double count = static_cast<double>(to - from);
   m.ttft_s = mean_of(ttft, 0, ttft.size());
   m.itl_s = mean_of(gaps, 0, gaps.size());
+  m.e2e_latency_s = mean_of(e2es, 0, e2es.size());
   // The distributions (after the means: sorting reorders their sums).
   const Percentiles t = nearest_rank_percentiles(ttft), g = nearest_rank_percentiles(gaps),
                     e = nearest_rank_percentiles(e2es);
@@ -342,7 +342,6 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
     m.itl_mid_s = itl[1] / static_cast<double>(with_gaps);
     m.itl_end_s = itl[2] / static_cast<double>(with_gaps);
   }
-  m.e2e_latency_s = e2e / count;
   m.queue_time_s = mean_of(queue, 0, queue.size());
   m.peak_kv_tokens = peak_kv_tokens_;
   // The steady state's iterations: their batch (requests on the replica) and period.

@@ -267,42 +267,10 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
   return stage_memory(model, training, w, stage, par, layout_bytes(model, training, par));
 }
 
-namespace {
-
-// layout_bytes through the memo: an entry with the same knobs, or computed into the oldest.
-LayoutBytes memo_layout_bytes(const ModelSpec& model, const TrainingSpec& training,
-                              const ParallelConfig& par, ActivationMemo& memo) {
-  auto same = [&](const ActivationMemo::Entry& e) {
-    return e.used && e.mbs == par.mbs && e.tp == par.tp && e.cp == par.cp && e.etp == par.etp &&
-           e.sp == par.sp && e.recompute == par.recompute;
-  };
-  auto unpack = [](const ActivationMemo::Entry& e) {
-    auto layer = [](const double* x) { return LayerBytes{x[0], x[1], x[2]}; };
-    return LayoutBytes{layer(e.bytes[0]), layer(e.bytes[1])};
-  };
-  for (const ActivationMemo::Entry& e : memo.entries)
-    if (same(e)) return unpack(e);
-  const LayoutBytes b = layout_bytes(model, training, par);
-  ActivationMemo::Entry& e = memo.entries[memo.next++ % ActivationMemo::kEntries];
-  e = {true,
-       par.mbs,
-       par.tp,
-       par.cp,
-       par.etp,
-       par.sp,
-       par.recompute,
-       {{b.dense.keep, b.dense.policy, b.dense.input}, {b.moe.keep, b.moe.policy, b.moe.input}}};
-  return b;
-}
-
-}  // namespace
-
 MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
-                                const Workload& w, const ParallelConfig* layout,
-                                ActivationMemo* memo) {
+                                const Workload& w, const ParallelConfig* layout) {
   const ParallelConfig& par = layout ? *layout : w.par;
-  const LayoutBytes bytes =
-      memo ? memo_layout_bytes(model, training, par, *memo) : layout_bytes(model, training, par);
+  const LayoutBytes bytes = layout_bytes(model, training, par);
   MemoryBreakdown best;
   for (size_t i = 0; i < w.stages.size(); ++i) {
     // A stage like the one before it (same layers, no extras of its own) holds no more

@@ -11,7 +11,6 @@
 #include <array>
 
 #include "rapid/core/eval_result.hpp"
-#include "rapid/memory/memory_model.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/workload/workload.hpp"
 
@@ -36,7 +35,6 @@ struct PeakCache {
   std::array<double, kEntries> peak_bytes{};
   std::array<ParallelConfig, kEntries> layout{};
   size_t next = 0;
-  ActivationMemo activations;  ///< the misses' per-layer activation bytes
 };
 
 FitHintResult find_fit_hint(const SweepSpec& spec, const Workload& w, double capacity_bytes,

@@ -4,7 +4,6 @@
 // generalised to GQA, SwiGLU and fused attention) + a framework reserve.
 #pragma once
 
-#include <array>
 #include <cstdint>
 
 #include "rapid/spec/model_spec.hpp"
@@ -50,27 +49,8 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const TrainingSpec& trainin
                              const Workload& w, size_t stage,
                              const ParallelConfig* layout = nullptr);
 
-/// The per-layer activation bytes of the layouts estimate_memory saw lately, by the knobs
-/// layer_activation_bytes reads (mbs, tp, cp, sp, etp, recompute): the layouts a fit-hint
-/// search tries differ from each other mostly elsewhere (ZeRO stage, recompute layers,
-/// offload). For one model and training only: the caller keeps one per spec.
-struct ActivationMemo {
-  static constexpr size_t kEntries = 4;
-  struct Entry {
-    bool used = false;
-    int32_t mbs = 0, tp = 0, cp = 0, etp = 0;
-    bool sp = false;
-    Recompute recompute = Recompute::None;
-    double bytes[2][3] = {};  // dense, MoE layer: kept, the policy's, the checkpointed input
-  };
-  std::array<Entry, kEntries> entries{};
-  size_t next = 0;
-};
-
-/// The largest stage_memory() over the pipeline stages of workload `w`; `memo`, when
-/// given, keeps the per-layer activation bytes of recent layouts (the same result).
+/// The largest stage_memory() over the pipeline stages of workload `w`.
 MemoryBreakdown estimate_memory(const ModelSpec& model, const TrainingSpec& training,
-                                const Workload& w, const ParallelConfig* layout = nullptr,
-                                ActivationMemo* memo = nullptr);
+                                const Workload& w, const ParallelConfig* layout = nullptr);
 
 }  // namespace rapid
