@@ -34,8 +34,7 @@ ServingSpec bare_serving(int64_t input, int64_t output) {
   s.stack.host_overhead_per_seq_s = 0;
   s.stack.eager_launch_s = 0;
   s.stack.graph_launch_s = 0;
-  s.input_tokens = {LengthDistribution::Fixed, double(input), 0, input, input};
-  s.output_tokens = {LengthDistribution::Fixed, double(output), 0, output, output};
+  test::fixed_lengths(s, input, output);
   return s;
 }
 

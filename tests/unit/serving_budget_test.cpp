@@ -21,8 +21,7 @@ ServingSpec requests(int64_t input, int64_t output, OverBudgetPrompt rule, bool 
   s.stack.max_num_batched_tokens = 8192;
   s.stack.chunked_prefill = chunked;
   s.stack.over_budget_prompt = rule;
-  s.input_tokens = {LengthDistribution::Fixed, double(input), 0, input, input};
-  s.output_tokens = {LengthDistribution::Fixed, double(output), 0, output, output};
+  test::fixed_lengths(s, input, output);
   return s;
 }
 

@@ -56,8 +56,7 @@ struct Case {
   ServingSpec s;
   ParallelConfig par;
   Case() {
-    s.input_tokens = {LengthDistribution::Fixed, 512.0, 0, 512, 512};
-    s.output_tokens = {LengthDistribution::Fixed, 128.0, 0, 128, 128};
+    test::fixed_lengths(s, 512, 128);
     s.num_requests = 16;
     par.tp = 2;
   }

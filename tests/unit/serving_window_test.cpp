@@ -26,8 +26,7 @@ TEST(ServingWindow, TheStartUpBurstOfAOneAtATimeServer) {
   const NetworkSpec net = test::shipped_network("dgx-a100-superpod");
   ServingSpec s;
   s.stack = load_serving_stack("nemo-inference-2023", RAPID_SOURCE_DIR, "test", "stack");
-  s.input_tokens = {LengthDistribution::Fixed, 512.0, 0, 512, 512};
-  s.output_tokens = {LengthDistribution::Fixed, 64.0, 0, 64, 64};
+  test::fixed_lengths(s, 512, 64);
   s.num_requests = 12;
   ParallelConfig par;
   const StepModel step(m, hw, net, s, par);

@@ -68,6 +68,12 @@ ModelSpec shipped_model(const std::string& name);
 HardwareSpec shipped_hardware(const std::string& name);
 NetworkSpec shipped_network(const std::string& name);
 
+/// Every request `input` prompt and `output` answer tokens (serving, fixed lengths).
+inline void fixed_lengths(ServingSpec& s, int64_t input, int64_t output) {
+  s.input_tokens = {LengthDistribution::Fixed, static_cast<double>(input), 0, input, input};
+  s.output_tokens = {LengthDistribution::Fixed, static_cast<double>(output), 0, output, output};
+}
+
 /// A point without pipelining: tp x dp GPUs, micro-batch 1, sequence parallelism `sp`, ZeRO
 /// stage `zero`, no recomputation, hardware entry 0.
 inline Point flat_point(int64_t tp, int64_t dp, bool sp, int zero = 0) {
