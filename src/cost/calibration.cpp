@@ -36,6 +36,10 @@ const std::vector<CalibrationParam>& calibration_params() {
       {"collective_latency", net, nullptr, &N::collective_latency_s, 0.0, 500e-6, true, false},
       {"nvlink_step_latency", net, nullptr, &N::nvlink_step_latency_s, 0.0, 50e-6, true, false},
       {"nvlink_ring_bubble", net, nullptr, &N::nvlink_ring_bubble, 0.0, 8.0, false, false},
+      {"nvlink_step_latency_ll", net, nullptr, &N::nvlink_step_latency_ll_s, 0.0, 50e-6, true,
+       false},
+      {"nvlink_step_latency_ll128", net, nullptr, &N::nvlink_step_latency_ll128_s, 0.0, 50e-6, true,
+       false},
       {"network_efficiency", net, nullptr, &N::network_efficiency, 0.05, 1.0, false, false},
       {"network_step_latency", net, nullptr, &N::network_step_latency_s, 0.0, 5e-3, true, false},
       {"network_ring_bubble", net, nullptr, &N::network_ring_bubble, 0.0, 8.0, false, false},
@@ -146,7 +150,8 @@ CalibrationResult calibrate(const HardwareSpec& hw, const NetworkSpec& net,
     if (!known)
       throw InputError("<command line>", "--params", name,
                        "names of gemm, gemm_tile_overhead, nvlink, collective_latency, "
-                       "nvlink_step_latency, nvlink_ring_bubble, network_efficiency, "
+                       "nvlink_step_latency, nvlink_ring_bubble, nvlink_step_latency_ll, "
+                       "nvlink_step_latency_ll128, network_efficiency, "
                        "network_step_latency, network_ring_bubble");
   }
   CalibrationResult out{hw, net, {}, {}, 0, 0, {}};

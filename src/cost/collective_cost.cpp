@@ -5,9 +5,27 @@
 #include "rapid/cost/collective_cost.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <limits>
 
 namespace rapid {
+
+namespace {
+// Simple first: it wins ties, as the plans before protocols did.
+constexpr CollectiveProtocol kProtocols[] = {CollectiveProtocol::Simple, CollectiveProtocol::LL,
+                                             CollectiveProtocol::LL128};
+// NCCL_NET_OVERHEAD's x86 Intel default: an intra-node step's floor once a call spans nodes
+// (nccl_protocol.cpp).
+constexpr double kNetOverheadFloor_s = 1e-6;
+// hwLat[NET][RING][SIMPLE], the network files' default network_step_latency (tuning.cc).
+constexpr double kNcclSimpleNetStep_s = 14e-6;
+
+// ceil(log2(N)) for N >= 1 nodes: the depth of NCCL's binary trees, in integers.
+double tree_depth(int64_t nodes) {
+  return static_cast<double>(std::bit_width(static_cast<uint64_t>(nodes - 1)));
+}
+}  // namespace
 
 const char* algorithm_name(CollectiveAlgorithm a) {
   static const char* names[] = {"none", "ring", "tree", "pairwise", "p2p"};
@@ -22,6 +40,8 @@ CollectiveCost::CollectiveCost(const HardwareSpec& hw, const NetworkSpec& net)
           hw.nvlink_efficiency),
       nic_Bps_(net.nic_bandwidth_per_gpu_Bps() * net.network_efficiency),
       nv_step_s_(net.nvlink_step_latency_s),
+      nv_step_ll_s_(net.nvlink_step_latency_ll_s),
+      nv_step_ll128_s_(net.nvlink_step_latency_ll128_s),
       net_step_s_(net.network_step_latency_s),
       // NCCL's NET step latency is measured inside one leaf (NIC-leaf-NIC); across the
       // spine a step crosses two more links (leaf-spine, spine-leaf).
@@ -30,7 +50,17 @@ CollectiveCost::CollectiveCost(const HardwareSpec& hw, const NetworkSpec& net)
       nv_bubble_(net.nvlink_ring_bubble),
       net_bubble_(net.network_ring_bubble),
       nodes_per_leaf_(net.nodes_per_leaf),
-      oversubscription_(net.oversubscription) {}
+      oversubscription_(net.oversubscription),
+      channels_nvlink_(net.nccl_channels_nvlink),
+      channels_network_(net.nccl_channels_network),
+      compute_capability_(hw.compute_capability),
+      arch_(nccl_arch(hw.compute_capability)),
+      nvlink_(net.nvlink_bandwidth_Bps > 0 || hw.nvlink_bandwidth_Bps > 0),
+      ll_(net.nccl_ll),
+      ll128_(net.nccl_ll128),
+      simple_(net.nccl_simple) {
+  tabulate_protocols();
+}
 
 double CollectiveCost::scale_up_Bps(int64_t members) const {
   return nvlink_Bps_ * scale_up_share(scale_up_, gpus_per_node_, members);
@@ -46,6 +76,82 @@ double CollectiveCost::network_step_s(int64_t nodes) const {
   return nodes > nodes_per_leaf_ ? net_step_s_ + spine_extra_s_ : net_step_s_;
 }
 
+// How the protocol stretches a tier: the tier's Simple bandwidth B over what the protocol
+// moves on it, min(share x B, channels x per-channel rate, cap) (docs/collectives.md sec
+// 6b). Simple's channel runs at its share B / C of the links, so a call on nc < C channels
+// is C / nc slower (NCCL's time model: bw / nChannels * nc).
+double CollectiveCost::Protocol::stretch(double B, int64_t channels) const {
+  if (kind == CollectiveProtocol::Simple)  // a channel's share of the links: C / nc
+    return channels >= total_channels
+               ? 1.0
+               : static_cast<double>(total_channels) / static_cast<double>(channels);
+  double rate = costs.link_share * B;
+  const double channel =
+      costs.per_channel_Bps > 0 ? costs.per_channel_Bps : B / static_cast<double>(total_channels);
+  rate = std::min(rate, channel * static_cast<double>(channels));
+  if (costs.total_cap_Bps > 0) rate = std::min(rate, costs.total_cap_Bps);
+  return B / rate;
+}
+
+const CollectiveCost::Protocol& CollectiveCost::tabulated(CollectiveProtocol p, ProtocolAlgorithm a,
+                                                          const GroupShape& g) const {
+  const int row = g.nodes <= 1 ? 0 : g.nodes == 2 ? 1 : 2;
+  return protocols_[static_cast<int>(a)][row][static_cast<int>(p)];
+}
+
+// The protocols' costs per algorithm and node row (1, 2, more nodes), made once: the
+// steps as the network file and NCCL's tables give them, the spine's extra per use.
+void CollectiveCost::tabulate_protocols() {
+  for (int ai = 0; ai < 2; ++ai)
+    for (int row = 0; row < 3; ++row)
+      for (CollectiveProtocol p : kProtocols) {
+        const auto a = static_cast<ProtocolAlgorithm>(ai);
+        const int64_t nodes = row + 1;  // 1, 2 or 3 (any count beyond 2 reads the same row)
+        Protocol& r = protocols_[ai][row][static_cast<int>(p)];
+        r.kind = p;
+        r.costs = protocol_costs(p, a, arch_, nodes, nvlink_);
+        r.total_channels = nodes > 1 ? channels_network_ : channels_nvlink_;
+        const bool simple = p == CollectiveProtocol::Simple;
+        r.nv_step_s = simple ? nv_step_s_ : r.costs.intra_step_s;
+        // The network file's NVLink ring steps of LL and LL128 (NCCL's by default) replace
+        // the table's, with NCCL's floor once a call spans nodes.
+        if (!simple && a == ProtocolAlgorithm::Ring && nvlink_)
+          r.nv_step_s = std::max(p == CollectiveProtocol::LL ? nv_step_ll_s_ : nv_step_ll128_s_,
+                                 nodes > 1 ? kNetOverheadFloor_s : 0.0);
+        // What the network file's NIC step has beyond NCCL's Simple one (a slower fabric,
+        // the timeouts of a lossy link: fault_network.cpp) every protocol's step has too.
+        r.net_step_s = simple
+                           ? net_step_s_
+                           : r.costs.net_step_s + std::max(0.0, net_step_s_ - kNcclSimpleNetStep_s);
+        // The ring's pipeline bubble is the ring's (a loop of chunk transfers), whatever
+        // the protocol.
+        r.nv_bubble = nv_bubble_;
+        r.net_bubble = net_bubble_;
+      }
+  for (CollectiveProtocol p : kProtocols) {
+    const bool chosen = p == CollectiveProtocol::LL      ? ll_
+                        : p == CollectiveProtocol::LL128 ? ll128_
+                                                         : simple_;
+    enabled_[static_cast<int>(p)] = chosen && protocol_enabled(p, compute_capability_, nvlink_);
+  }
+}
+
+double CollectiveCost::latency_of(ProtocolAlgorithm a, double passes, const GroupShape& g,
+                                  const Protocol& pr) const {
+  // NCCL's NET step latency is measured inside one leaf; across the spine a step crosses
+  // two more links.
+  const double net_step = pr.net_step_s + (g.nodes > nodes_per_leaf_ ? spine_extra_s_ : 0.0);
+  if (a == ProtocolAlgorithm::Ring) {
+    const double steps = passes * (static_cast<double>(g.size) - 1.0);
+    const double net_steps = g.nodes > 1 ? passes * (static_cast<double>(g.nodes) - 1.0) : 0.0;
+    return launch_s_ + pr.costs.base_offset_s + (steps - net_steps) * pr.nv_step_s +
+           net_steps * net_step;
+  }
+  const double depth = tree_depth(g.nodes);
+  return launch_s_ + pr.costs.base_offset_s +
+         2.0 * ((static_cast<double>(g.per_node) - 1.0) * pr.nv_step_s + depth * net_step);
+}
+
 // Ring with `passes` = 2 (all-reduce: reduce-scatter then all-gather) or 1. Each pass is
 // n-1 steps; every rank sends (n-1)/n S per pass (Thakur et al. 2005, sec. 4). NCCL lays
 // the ring out node by node, so of the n hops of one ring N cross nodes (through a NIC)
@@ -53,7 +159,8 @@ double CollectiveCost::network_step_s(int64_t nodes) const {
 // sends 1/l of its traffic through its NIC and (l-1)/l over NVLink, and the two tiers run
 // pipelined: the slower sets the rate. NCCL moves the buffer in loops of one chunk per
 // step; a loop of s steps takes (s + k) chunk times, k the pipeline bubble.
-CollectivePlan CollectiveCost::ring(double passes, double bytes, const GroupShape& g) const {
+CollectivePlan CollectiveCost::ring(double passes, double bytes, const GroupShape& g,
+                                    const Protocol& pr, int64_t channels) const {
   const double n = static_cast<double>(g.size);
   const double l = static_cast<double>(g.per_node);
   const double N = static_cast<double>(g.nodes);
@@ -61,21 +168,23 @@ CollectivePlan CollectiveCost::ring(double passes, double bytes, const GroupShap
   const double net_steps = g.nodes > 1 ? passes * (N - 1.0) : 0.0;
   CollectivePlan p;
   p.algorithm = CollectiveAlgorithm::Ring;
-  p.latency_s = launch_s_ + (steps - net_steps) * nv_step_s_ + net_steps * network_step_s(g.nodes);
+  p.protocol = pr.kind;
+  p.latency_s = latency_of(ProtocolAlgorithm::Ring, passes, g, pr);
   p.net_steps = net_steps;
   p.crosses_spine = g.nodes > nodes_per_leaf_;
   const double sent = passes * (n - 1.0) / n * bytes;  // per GPU
+  const double B_nv = scale_up_Bps(g.per_node), B_net = network_Bps(g.nodes);
+  const double nv_loop = (steps + pr.nv_bubble) / steps * pr.stretch(B_nv, channels);
   if (g.nodes <= 1) {
-    p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false, sent * (steps + nv_bubble_) / steps,
-                              1.0, scale_up_Bps(g.per_node)};
+    p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false, sent * nv_loop, 1.0, B_nv};
     return p;
   }
   if (g.per_node > 1)
-    p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false,
-                              (l - 1.0) / l * sent * (steps + nv_bubble_) / steps, 1.0,
-                              scale_up_Bps(g.per_node)};
-  p.tiers[p.num_tiers++] = {FlowPattern::InterRing, true, sent / l * (steps + net_bubble_) / steps,
-                            1.0, network_Bps(g.nodes)};
+    p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false, (l - 1.0) / l * sent * nv_loop, 1.0,
+                              B_nv};
+  p.tiers[p.num_tiers++] = {
+      FlowPattern::InterRing, true,
+      sent / l * (steps + pr.net_bubble) / steps * pr.stretch(B_net, channels), 1.0, B_net};
   return p;
 }
 
@@ -87,20 +196,72 @@ CollectivePlan CollectiveCost::ring(double passes, double bytes, const GroupShap
 // S/2 up). Latency as NCCL's tuning model: 2 ((l-1) a_nv + log2(N) a_net). As flows: the
 // chain's links carry one flow of S each way (two leave a middle GPU), and each GPU sends
 // its node's share node_out / l through its NIC (the DES lays it out as a node ring).
-CollectivePlan CollectiveCost::tree(double bytes, const GroupShape& g) const {
+CollectivePlan CollectiveCost::tree(double bytes, const GroupShape& g, const Protocol& pr,
+                                    int64_t channels) const {
   const double l = static_cast<double>(g.per_node);
-  const double depth = std::ceil(std::log2(static_cast<double>(g.nodes)));
+  const double depth = tree_depth(g.nodes);
   CollectivePlan p;
   p.algorithm = CollectiveAlgorithm::Tree;
-  p.latency_s = launch_s_ + 2.0 * ((l - 1.0) * nv_step_s_ + depth * network_step_s(g.nodes));
+  p.protocol = pr.kind;
+  p.latency_s = latency_of(ProtocolAlgorithm::Tree, 0.0, g, pr);
   p.net_steps = 2.0 * depth;
   p.crosses_spine = g.nodes > nodes_per_leaf_;
+  const double B_nv = scale_up_Bps(g.per_node), B_net = network_Bps(g.nodes);
   if (g.per_node >= 2)
-    p.tiers[p.num_tiers++] = {FlowPattern::IntraChain, false, bytes, g.per_node >= 3 ? 2.0 : 1.0,
-                              scale_up_Bps(g.per_node)};
+    p.tiers[p.num_tiers++] = {FlowPattern::IntraChain, false, bytes * pr.stretch(B_nv, channels),
+                              g.per_node >= 3 ? 2.0 : 1.0, B_nv};
   const double node_out = g.nodes == 2 ? bytes : 2.0 * bytes;
-  p.tiers[p.num_tiers++] = {FlowPattern::InterRing, true, node_out / l, 1.0, network_Bps(g.nodes)};
+  p.tiers[p.num_tiers++] = {FlowPattern::InterRing, true,
+                            node_out / l * pr.stretch(B_net, channels), 1.0, B_net};
   return p;
+}
+
+// NCCL times every enabled (algorithm, protocol) and runs the fastest [TU]. Trees run
+// all-reduces between nodes only: inside one node a chain has the ring's step count at half
+// its bandwidth.
+CollectivePlan CollectiveCost::choose(CollectiveKind kind, double bytes,
+                                      const GroupShape& g) const {
+  const bool all_reduce = kind == CollectiveKind::AllReduce;
+  const double passes = all_reduce ? 2.0 : 1.0;
+  // The ring's Simple plan, built in place: the usual winner, and NCCL's fallback when
+  // nothing else is enabled (NCCL_PROTO naming only what this machine lacks: "at least set
+  // ring algo available" [TU]).
+  const Protocol& simple = tabulated(CollectiveProtocol::Simple, ProtocolAlgorithm::Ring, g);
+  const int64_t simple_nc = channels_used(CollectiveProtocol::Simple, ProtocolAlgorithm::Ring,
+                                          bytes, g.size, simple.total_channels);
+  CollectivePlan best = ring(passes, bytes, g, simple, simple_nc);
+  const bool simple_on = enabled_[static_cast<int>(CollectiveProtocol::Simple)];
+  double best_s = simple_on ? best.time_s() : std::numeric_limits<double>::infinity();
+  // A protocol moving at most share x B on a tier cannot beat its latency + Simple's tier
+  // time at full channels / share: skipped when that bound is no better than the best so
+  // far (exact: the same tiers and bubbles).
+  auto full_channels_s = [](const CollectivePlan& c, const Protocol& t, int64_t nc) {
+    const double tiers = c.time_s() - c.latency_s;
+    return nc >= t.total_channels ? tiers : tiers / t.stretch(1.0, nc);
+  };
+  for (ProtocolAlgorithm a : {ProtocolAlgorithm::Ring, ProtocolAlgorithm::Tree}) {
+    if (a == ProtocolAlgorithm::Tree && (!all_reduce || g.nodes <= 1)) continue;
+    double simple_full_s =
+        a == ProtocolAlgorithm::Ring && simple_on ? full_channels_s(best, simple, simple_nc) : -1;
+    for (CollectiveProtocol proto : kProtocols) {
+      if (!enabled_[static_cast<int>(proto)]) continue;
+      if (a == ProtocolAlgorithm::Ring && proto == CollectiveProtocol::Simple) continue;  // built
+      const Protocol& t = tabulated(proto, a, g);
+      if (simple_full_s >= 0 &&
+          latency_of(a, passes, g, t) + simple_full_s / t.costs.link_share >= best_s)
+        continue;
+      const int64_t nc = channels_used(proto, a, bytes, g.size, t.total_channels);
+      const CollectivePlan c =
+          a == ProtocolAlgorithm::Ring ? ring(passes, bytes, g, t, nc) : tree(bytes, g, t, nc);
+      const double time = c.time_s();
+      if (proto == CollectiveProtocol::Simple) simple_full_s = full_channels_s(c, t, nc);
+      if (time < best_s) {
+        best_s = time;
+        best = c;
+      }
+    }
+  }
+  return best;
 }
 
 CollectivePlan CollectiveCost::plan(CollectiveKind kind, double bytes, const GroupShape& g) const {
@@ -108,19 +269,11 @@ CollectivePlan CollectiveCost::plan(CollectiveKind kind, double bytes, const Gro
   const double n = static_cast<double>(g.size);
   const double l = static_cast<double>(g.per_node);
   switch (kind) {
-    case CollectiveKind::AllReduce: {
-      CollectivePlan best = ring(2.0, bytes, g);
-      // NCCL runs trees between nodes only: inside one node a chain has the ring's step
-      // count at half its bandwidth.
-      if (g.nodes > 1) {
-        CollectivePlan t = tree(bytes, g);
-        if (t.time_s() < best.time_s()) best = t;
-      }
-      return best;
-    }
+    case CollectiveKind::AllReduce:
     case CollectiveKind::AllGather:
-    case CollectiveKind::ReduceScatter:
-      return ring(1.0, bytes, g);
+    case CollectiveKind::ReduceScatter: {
+      return choose(kind, bytes, g);
+    }
     case CollectiveKind::AllToAll: {
       // Pairwise exchange: (l-1)/n of the buffer to local peers over NVLink, (n-l)/n
       // through the NICs, the tiers concurrently; one step per peer.
@@ -160,7 +313,7 @@ CollectiveEstimate CollectiveCost::estimate(CollectiveKind kind, double bytes,
                                             const GroupShape& g) const {
   const CollectivePlan p = plan(kind, bytes, g);
   if (p.algorithm == CollectiveAlgorithm::None) return {};
-  return {p.time_s(), p.algorithm};
+  return {p.time_s(), p.algorithm, p.protocol};
 }
 
 double CollectiveCost::busbw_Bps(CollectiveKind kind, double bytes, const GroupShape& g) const {

@@ -80,7 +80,20 @@ NetworkSpec parse_network(const YAML::Node& node, const std::string& file) {
       m.quantity_or("nvlink_step_latency", Dimension::Time, n.nvlink_step_latency_s);
   n.network_step_latency_s =
       m.quantity_or("network_step_latency", Dimension::Time, n.network_step_latency_s);
+  // The low-latency protocols' NVLink ring steps (hwLat[NVLINK][RING][LL, LL128], same file).
+  n.nvlink_step_latency_ll_s =
+      m.quantity_or("nvlink_step_latency_ll", Dimension::Time, n.nvlink_step_latency_ll_s);
+  n.nvlink_step_latency_ll128_s =
+      m.quantity_or("nvlink_step_latency_ll128", Dimension::Time, n.nvlink_step_latency_ll128_s);
   n.nvlink_ring_bubble = m.number_or("nvlink_ring_bubble", n.nvlink_ring_bubble, 0.0, 64.0);
+  // NCCL_PROTO as a list (docs/collectives.md sec 6b): which protocols NCCL may pick.
+  {
+    const std::vector<int> protocols =
+        m.choice_list_or("nccl_protocols", {"ll", "ll128", "simple"}, {0, 1, 2});
+    n.nccl_ll = std::find(protocols.begin(), protocols.end(), 0) != protocols.end();
+    n.nccl_ll128 = std::find(protocols.begin(), protocols.end(), 1) != protocols.end();
+    n.nccl_simple = std::find(protocols.begin(), protocols.end(), 2) != protocols.end();
+  }
   n.nccl_channels_nvlink = m.integer_or("nccl_channels_nvlink", n.nccl_channels_nvlink, 1, 64);
   n.nccl_channels_network = m.integer_or("nccl_channels_network", n.nccl_channels_network, 1, 64);
   n.nccl_hbm_bytes_per_byte =

@@ -59,15 +59,17 @@ std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const Refer
                     static_cast<double>(gk) / timing.time_s / 1e12;
         label += fmt::format(" (tile {}x{}, split-K {}, {} waves)", timing.tile_m, timing.tile_n,
                              timing.split_k, timing.waves);
-      } else if (m.quantity == "all_reduce_busbw_gbps") {
+      } else if (m.quantity == "all_reduce_busbw_gbps" || m.quantity == "all_reduce_time_us") {
         const CollectiveCost c(hw, load_network(ctx, text(spec.network, "network"), spec.path));
         const double bytes = v.number("bytes", shape("bytes"));
         const int64_t per_node = v.integer("gpus_per_node", shape("gpus_per_node"));
         const int64_t nodes = v.integer("nodes", shape("nodes"));
         const GroupShape g{per_node * nodes, per_node, nodes};
-        predicted = c.busbw_Bps(CollectiveKind::AllReduce, bytes, g) / 1e9;
-        label += fmt::format(
-            " ({})", algorithm_name(c.estimate(CollectiveKind::AllReduce, bytes, g).algorithm));
+        const CollectiveEstimate e = c.estimate(CollectiveKind::AllReduce, bytes, g);
+        predicted = m.quantity == "all_reduce_time_us"
+                        ? e.time_s * 1e6
+                        : c.busbw_Bps(CollectiveKind::AllReduce, bytes, g) / 1e9;
+        label += fmt::format(" ({}/{})", algorithm_name(e.algorithm), protocol_name(e.protocol));
       } else if (m.quantity == "attention_tflops") {
         // The FlashAttention benchmarks' FLOPs: 4 B S^2 H D forward, halved when causal,
         // 2.5x for the backward (hopper/benchmark_flash_attention.py).
@@ -83,8 +85,9 @@ std::vector<ValidationTable> run_kernel_table(const TableSpec& spec, const Refer
         predicted = a.useful_flops(bwd) / at.time_s / 1e12;
         label += fmt::format(" (tile {}x{})", at.block_q, at.block_kv);
       } else {
-        throw InputError(spec.path, "quantity", m.quantity,
-                         "gemm_tflops, all_reduce_busbw_gbps or attention_tflops");
+        throw InputError(
+            spec.path, "quantity", m.quantity,
+            "gemm_tflops, all_reduce_busbw_gbps, all_reduce_time_us or attention_tflops");
       }
       out[k].rows.push_back({label, predicted, t.number(i, m.column), i});
     }

@@ -80,6 +80,10 @@ TEST(Calibrate, RecoversTheNcclCurveOfRowsTheModelMade) {
   // seen by single-node rows and must stay as they were.
   HardwareSpec hw = h100();
   NetworkSpec truth;
+  // The Simple protocol's curve (NCCL_PROTO=Simple): the low-latency protocols' own step
+  // latencies would be further parameters these rows cannot separate.
+  truth.nccl_ll = false;
+  truth.nccl_ll128 = false;
   truth.leaf_bandwidth_Bps = 50e9;
   truth.collective_latency_s = 20e-6;
   truth.nvlink_step_latency_s = 4e-6;

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 
+#include "rapid/cost/nccl_protocol.hpp"
 #include "rapid/spec/hardware_spec.hpp"
 #include "rapid/spec/network_spec.hpp"
 #include "rapid/workload/op.hpp"
@@ -63,6 +64,7 @@ struct CollectiveTier {
 /// links, docs/des.md) use, so that the two agree on uncontended links by construction.
 struct CollectivePlan {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::None;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
   double latency_s = 0;        ///< start-up of the call plus the per-step latencies
   double net_steps = 0;        ///< sequential steps through the network on the critical path
   bool crosses_spine = false;  ///< the latency assumes leaf-spine-leaf routes per step
@@ -79,6 +81,7 @@ struct CollectivePlan {
 struct CollectiveEstimate {
   double time_s = 0;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::None;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
 };
 
 class CollectiveCost {
@@ -111,8 +114,29 @@ class CollectiveCost {
   double network_Bps(int64_t nodes) const;
 
  private:
-  CollectivePlan ring(double passes, double bytes, const GroupShape& g) const;
-  CollectivePlan tree(double bytes, const GroupShape& g) const;
+  /// A protocol as one call of a given size and group runs it: its costs, the channels it
+  /// runs on, its step latencies and ring bubbles.
+  struct Protocol {
+    CollectiveProtocol kind = CollectiveProtocol::Simple;
+    ProtocolCosts costs;
+    int64_t total_channels = 1;  ///< the communicator's channels
+    double nv_step_s = 0, net_step_s = 0, nv_bubble = 0, net_bubble = 0;  // net: one leaf
+    /// Factor on a tier's bytes: its Simple bandwidth over the protocol's rate on it, the
+    /// call running on `channels` channels.
+    double stretch(double tier_Bps, int64_t channels) const;
+  };
+  void tabulate_protocols();
+  /// plan() of an all-reduce, all-gather or reduce-scatter: the fastest enabled algorithm
+  /// and protocol.
+  CollectivePlan choose(CollectiveKind kind, double bytes, const GroupShape& g) const;
+  /// The table's entry for `p` on algorithm `a` over groups of `g`'s node row (no spine).
+  const Protocol& tabulated(CollectiveProtocol p, ProtocolAlgorithm a, const GroupShape& g) const;
+  /// The start-up plus per-step latencies of algorithm `a` (`passes` for a ring).
+  double latency_of(ProtocolAlgorithm a, double passes, const GroupShape& g,
+                    const Protocol& p) const;
+  CollectivePlan ring(double passes, double bytes, const GroupShape& g, const Protocol& p,
+                      int64_t channels) const;
+  CollectivePlan tree(double bytes, const GroupShape& g, const Protocol& p, int64_t channels) const;
   double network_step_s(int64_t nodes) const;
   /// The NVLink tier's bandwidth for `members` ranks of one node: nvlink_Bps_ times the
   /// network's scale_up_share (a full mesh gives a small group only its members' links).
@@ -120,9 +144,11 @@ class CollectiveCost {
 
   ScaleUp scale_up_;  // the nodes' wiring and size (scale_up_share)
   int64_t gpus_per_node_;
-  double nvlink_Bps_;     // achievable NVLink per GPU per direction
-  double nic_Bps_;        // achievable scale-out bandwidth per GPU per direction
-  double nv_step_s_;      // NCCL step latency over NVLink
+  double nvlink_Bps_;    // achievable NVLink per GPU per direction
+  double nic_Bps_;       // achievable scale-out bandwidth per GPU per direction
+  double nv_step_s_;     // NCCL step latency over NVLink (Simple)
+  double nv_step_ll_s_;  // the same, LL and LL128 rings
+  double nv_step_ll128_s_;
   double net_step_s_;     // NCCL step latency through the NICs, inside one leaf
   double spine_extra_s_;  // two more links per step when a group spans leaves
   double launch_s_;       // start-up of one collective call
@@ -130,6 +156,16 @@ class CollectiveCost {
   double net_bubble_;     // the same, NIC-bound
   int64_t nodes_per_leaf_;
   double oversubscription_;
+  int64_t channels_nvlink_;  // NCCL channels of a call inside one node / across nodes
+  int64_t channels_network_;
+  double compute_capability_;  // which protocols NCCL enables
+  NcclArch arch_;              // which row of NCCL's per-architecture caps
+  bool nvlink_;                // NVLink inside a node (else PCIe: NCCL's PCI latencies)
+  bool ll_, ll128_, simple_;   // the network's nccl_protocols
+  // Per algorithm (ring, tree), node row (1, 2, more) and protocol, what does not depend
+  // on the call's size; and which protocols NCCL may pick here.
+  Protocol protocols_[2][3][3];
+  bool enabled_[3] = {};
 };
 
 }  // namespace rapid

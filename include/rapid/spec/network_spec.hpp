@@ -63,8 +63,17 @@ struct NetworkSpec {
   // step latency); busbw_max = link bandwidth * efficiency * steps / (steps + ring bubble).
   double nvlink_step_latency_s = 3.4e-6;  ///< one ring/tree step over NVLink (NCCL tuning.cc)
   double network_step_latency_s = 14e-6;  ///< one step through the NICs (NCCL tuning.cc)
-  double nvlink_ring_bubble = 0.5;        ///< ring pipeline bubble per loop, in chunk transfers
-  double network_ring_bubble = 0.0;       ///< same for rings whose bottleneck is the NICs
+  /// One ring step over NVLink of the LL and LL128 protocols: hwLat[NVLINK][RING] {0.6, 1.9}
+  /// us (NCCL 2.20.3-2.28 tuning.cc; docs/collectives.md sec 6b).
+  double nvlink_step_latency_ll_s = 0.6e-6;
+  double nvlink_step_latency_ll128_s = 1.9e-6;
+  /// The protocols NCCL may pick (`nccl_protocols: [ll, ll128, simple]`, NCCL_PROTO): all
+  /// three by default, as NCCL enables them (LL128 only where NCCL does).
+  bool nccl_ll = true;
+  bool nccl_ll128 = true;
+  bool nccl_simple = true;
+  double nvlink_ring_bubble = 0.5;   ///< ring pipeline bubble per loop, in chunk transfers
+  double network_ring_bubble = 0.0;  ///< same for rings whose bottleneck is the NICs
 
   // Torus topologies (torus2d, torus3d; used by the DES only): nodes on a wrap-around grid
   // of these sizes (empty: the job's nodes factored as evenly as possible), each node with
