@@ -107,8 +107,11 @@ def main(path, kind):
         for n in names:
             on = "dvfs" in n or "both" in n
             expect(on or col["dvfs_warmup_engagements"][n] == 0, f"{n}: DVFS without mitigation")
-        for n in ("liquid-32C-both", "air-60C-tau6.7s-dvfs"):
-            expect(col["dvfs_warmup_engagements"][n] >= 1, f"{n}: DVFS never engaged")
+        # The study's 6.7 s time constant engages the rule; liquid-32C-both sits at its
+        # threshold (engaged once up to e2744b9, not since a 0.3% change of its step: docs/
+        # nonideal.md sec 3) and is left unasserted.
+        expect(col["dvfs_warmup_engagements"]["air-60C-tau6.7s-dvfs"] >= 1,
+               "air-60C-tau6.7s-dvfs: DVFS never engaged")
         t_off, t_on = (col["time_to_throttle_s"][n] for n in ("air-60C-tau6.7s",
                                                               "air-60C-tau6.7s-dvfs"))
         expect(5 <= t_off < t_on < float("inf"),

@@ -41,16 +41,18 @@ TEST(Report, LatencyWarningQuotesTheRunsTpCollective) {
   ASSERT_TRUE(tp.has_value());
   EXPECT_EQ(tp->kind, CollectiveKind::AllGather);
   EXPECT_EQ(tp->bytes, 524288.0);
-  EXPECT_NEAR(tp->latency_s, 31e-6 + 7 * 3.3e-6, 1e-12);
-  // Simple (the A100 file's nccl_protocols) on 524288 / (512 x 64) = 16 of 24 channels.
-  const double data_s = 7.0 / 8 * 524288 * (7 + 0.58) / 7 / (300e9 * 0.8 * 16 / 24);
-  EXPECT_NEAR(tp->time_s, 31e-6 + 7 * 3.3e-6 + data_s, 1e-12);
+  // NCCL's LL protocol (docs/collectives.md sec 6b): start-up 31 - 1.8 us, 7 steps of
+  // 0.6 us; 524288 B / (512 threads x 8 B x 8 ranks) = 16 of 24 channels, the call at
+  // min(0.5 x 240, 16 x 20 x 0.5/0.92, 87.7) = 87.7 GB/s (Ampere's llMaxBw).
+  EXPECT_NEAR(tp->latency_s, 31e-6 - 1.8e-6 + 7 * 0.6e-6, 1e-12);
+  const double data_s = 7.0 / 8 * 524288 * (7 + 0.58) / 7 / 87.7e9;
+  EXPECT_NEAR(tp->time_s, 31e-6 - 1.8e-6 + 7 * 0.6e-6 + data_s, 1e-12);
   // The model's own time of that op (what `rapid predict --ops` lists) is the one quoted.
   EXPECT_EQ(tp->time_s, eval.evaluator(0).collective_cost().time(CollectiveKind::AllGather,
                                                                  524288.0, w.group(CommGroup::TP)));
   const std::string text = describe_result(s, p, r, &*tp);
   EXPECT_NE(text.find("warning     TP collectives below 1 MiB: latency-bound (each all_gather "
-                      "of 0.52 MB over TP takes 57.2 us in this run's collective model, 54.1 us "
+                      "of 0.52 MB over TP takes 39.1 us in this run's collective model, 33.4 us "
                       "of it start-up and per-step latency)"),
             std::string::npos)
       << text;
