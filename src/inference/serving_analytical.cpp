@@ -135,13 +135,29 @@ ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
       solve(c);
     }
   }
+  // Closed loop with a front end: each client spends f of its cycle outside the engine,
+  // so the engine holds load x L / (L + f) of them (Little's law, L the engine's lifetime
+  // of a request), at most B; the fixed point of that share.
+  const double f = s.stack.frontend_latency_s;
+  if (!open && f > 0)
+    for (int it = 0; it < 100; ++it) {
+      const double next = std::min(B, std::max(1.0, load * e2e / (e2e + f)));
+      if (std::abs(next - c) < 1e-9 * c) break;
+      c = next;
+      solve(c);
+    }
   const double P = static_cast<double>(r.prefill_iters);
   // Little's law per group: group requests, each running P prefill and O - 1 decode
   // iterations.
   const double lifetime = P * r.tau_prefill + (O - 1) * r.tau;
-  m.requests_per_s = open && !m.overloaded ? load : c / lifetime;
-  m.queue_time_s = open ? r.tau / 2 : (load > c ? (load - c) / m.requests_per_s : 0.0);
-  m.ttft_s = m.queue_time_s + P * r.tau_prefill;
+  // Closed loop: every client cycles through the front end and the engine (load / (L + f))
+  // unless the engine is full (B running: B / L, the others waiting for a slot).
+  const bool full = !open && load * lifetime / (lifetime + f) > B;
+  m.requests_per_s =
+      open ? (m.overloaded ? c / lifetime : load) : (full ? c / lifetime : load / (lifetime + f));
+  m.queue_time_s =
+      open ? r.tau / 2 : std::max(0.0, load - c - m.requests_per_s * f) / m.requests_per_s;
+  m.ttft_s = f + m.queue_time_s + P * r.tau_prefill;
   m.itl_s = r.tau;
   m.itl_start_s = r.itl_at[0];
   m.itl_mid_s = r.itl_at[1];

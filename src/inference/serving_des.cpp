@@ -108,8 +108,10 @@ class Simulation {
         queues_[static_cast<size_t>(issued_ % pp)].push_back(issued_);
       }
     } else {
-      for (; issued_ < std::min(clients_, n_); ++issued_)
+      for (; issued_ < std::min(clients_, n_); ++issued_) {
+        req_[static_cast<size_t>(issued_)].arrival = st_.frontend_latency_s;
         queues_[static_cast<size_t>(issued_ % pp)].push_back(issued_);
+      }
     }
   }
 
@@ -271,8 +273,9 @@ class Simulation {
       r.done = end;
       releases_.push({end, r.blocks, static_cast<double>(r.input + r.output)});
       ++done_;
-      if (!open_ && issued_ < n_) {  // its client sends the next request at once
-        req_[static_cast<size_t>(issued_)].arrival = end;
+      if (!open_ && issued_ < n_) {  // its client sends the next request at once: the
+        // engine sees it after the front end's time
+        req_[static_cast<size_t>(issued_)].arrival = end + st_.frontend_latency_s;
         queues_[g].push_back(issued_++);
       }
       group[k] = group.back();
@@ -313,8 +316,9 @@ ReplicaMetrics Simulation::metrics(int64_t skip) const {
   int64_t with_gaps = 0;
   for (int64_t i = from; i < to; ++i) {
     const Request& r = req_[static_cast<size_t>(i)];
-    ttft.push_back(r.first_token - r.arrival);
-    e2es.push_back(r.done - r.arrival);
+    // As a client sees them: the front end's time before the engine (docs/inference.md).
+    ttft.push_back(st_.frontend_latency_s + r.first_token - r.arrival);
+    e2es.push_back(st_.frontend_latency_s + r.done - r.arrival);
     queue.push_back(r.admitted - r.arrival);
     out_tokens += static_cast<double>(r.output);
     in_tokens += static_cast<double>(r.input);

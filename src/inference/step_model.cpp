@@ -219,7 +219,7 @@ StepTime StepModel::time(const StepBatch& b) const {
   m.refresh();
   const bool graph =
       m.stack.cuda_graphs && b.prefill_tokens == 0 && b.decode_seqs <= m.stack.cuda_graph_max_batch;
-  const double issue = graph ? m.stack.graph_launch_s : m.stack.eager_launch_s;
+  const double issue = m.stack.eager_launch_s;
   // Hand-off to the next stage: the hidden states of the iteration's tokens.
   const double p2p = m.par.pp > 1
                          ? m.collectives.time(CollectiveKind::SendRecv,
@@ -233,10 +233,14 @@ StepTime StepModel::time(const StepBatch& b) const {
   const std::array<Accum, 2> layers = m.layers();
   for (int64_t st = 0; st < m.par.pp; ++st) {
     const Accum a = m.stage(st, layers);
-    // The host issues kernels while the GPU runs earlier ones: the stage takes the longer
-    // of the two (a queue that never runs dry when kernels outlast their launch).
+    // Every kernel leaves the GPU idle for its scheduling gap (graph_launch: the gap
+    // between kernels of a replayed graph, the same between queued eager kernels). Eager,
+    // the host also issues each kernel while the GPU runs earlier ones: the stage takes the
+    // longer of the GPU's time and the host's issue time (docs/inference.md "Host").
     const double gpu = a.gpu();
-    const double busy = std::max(gpu, a.kernels * issue);
+    const double kernels = static_cast<double>(a.kernels);
+    const double on_gpu = gpu + kernels * m.stack.graph_launch_s;
+    const double busy = graph ? on_gpu : std::max(on_gpu, kernels * issue);
     const double hand = st + 1 < m.par.pp ? p2p : 0.0;
     t.total_s += busy + hand;
     const double stage_s = busy + hand + (st == 0 ? host : 0.0);

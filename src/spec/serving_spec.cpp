@@ -67,6 +67,7 @@ void read_stack_keys(const YamlMap& m, ServingStack& s) {
       m.quantity_or("host_overhead_per_seq", Dimension::Time, s.host_overhead_per_seq_s);
   s.eager_launch_s = m.quantity_or("eager_launch", Dimension::Time, s.eager_launch_s);
   s.graph_launch_s = m.quantity_or("graph_launch", Dimension::Time, s.graph_launch_s);
+  s.frontend_latency_s = m.quantity_or("frontend_latency", Dimension::Time, s.frontend_latency_s);
   s.gpu_memory_utilization = fraction_or(m, "gpu_memory_utilization", s.gpu_memory_utilization);
   const std::vector<std::string> budgets(std::begin(kMemoryBudgetNames),
                                          std::end(kMemoryBudgetNames));

@@ -83,8 +83,13 @@ struct ServingStack {
   /// Per kernel issued eagerly (host launch, Python dispatch): the GPU idles when a
   /// kernel is shorter than this.
   double eager_launch_s = 5e-6;
-  /// Per kernel inside a CUDA graph (the GPU's own scheduling gap between kernels).
+  /// The GPU's own gap between consecutive kernels (inside a replayed CUDA graph, and
+  /// between eager kernels already queued): added to every kernel.
   double graph_launch_s = 1.5e-6;
+  /// Per request, outside the engine: the API server (HTTP, OpenAI protocol), tokenizing
+  /// the prompt and detokenizing and streaming the first token, added to the time to first
+  /// token and the end-to-end latency a client sees (a closed-loop client waits it too).
+  double frontend_latency_s = 0;
 
   /// Fraction of HBM the engine claims (weights + KV cache + activations + workspace).
   double gpu_memory_utilization = 0.9;

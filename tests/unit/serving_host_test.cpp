@@ -1,0 +1,106 @@
+// Host and launch costs of a serving iteration and the front end of a request
+// (docs/inference.md "Host"), each derived by hand from the step's own kernel count.
+#include <gtest/gtest.h>
+
+#include "rapid/inference/serving_analytical.hpp"
+#include "rapid/inference/serving_des.hpp"
+#include "rapid/inference/serving_memory.hpp"
+#include "rapid/inference/step_model.hpp"
+#include "test_support.hpp"
+
+namespace rapid {
+namespace {
+
+using test::shipped_hardware;
+using test::shipped_model;
+using test::shipped_network;
+
+/// Llama 2 7B on one H100 (dgx-h100-superpod), a stack with nothing on the host.
+struct HostCase {
+  HardwareSpec hw = shipped_hardware("h100-sxm5-80gb");
+  ModelSpec model = shipped_model("llama2-7b");
+  NetworkSpec net = shipped_network("dgx-h100-superpod");
+  ServingSpec s;
+  ParallelConfig par;
+  HostCase() {
+    s.stack.host_overhead_per_step_s = 0;
+    s.stack.host_overhead_per_seq_s = 0;
+    s.stack.eager_launch_s = 0;
+    s.stack.graph_launch_s = 0;
+    s.stack.frontend_latency_s = 0;
+    test::fixed_lengths(s, 256, 32);
+  }
+  StepTime step(const StepBatch& b) const { return StepModel(model, hw, net, s, par).time(b); }
+};
+
+StepBatch decode(int64_t seqs) {
+  StepBatch b;
+  b.decode_seqs = seqs;
+  b.decode_context_tokens = 1000.0 * static_cast<double>(seqs);
+  b.logits_seqs = seqs;
+  return b;
+}
+
+TEST(ServingHost, GraphGapAddsToEveryKernel) {
+  // A decode batch of 8 replays a CUDA graph: each of its k kernels leaves the GPU idle for
+  // the graph gap g, so the iteration takes the GPU's time plus k x g; no max() with the
+  // host's issue time (the host is out of the loop).
+  HostCase u;
+  const StepTime bare = u.step(decode(8));
+  ASSERT_GT(bare.kernels, 100);  // 32 layers of several kernels each
+  u.s.stack.graph_launch_s = 2e-6;
+  u.s.stack.eager_launch_s = 1e-3;  // not used under a graph
+  const StepTime gapped = u.step(decode(8));
+  EXPECT_NEAR(gapped.total_s - bare.total_s, static_cast<double>(bare.kernels) * 2e-6, 1e-12);
+  EXPECT_EQ(gapped.kernels, bare.kernels);
+}
+
+TEST(ServingHost, EagerKernelsTakeTheLongerOfGpuAndIssue) {
+  // Without CUDA graphs the host issues each kernel: max(GPU + k g, k e). With e = 1 ms per
+  // kernel the host bounds the iteration at exactly k x 1 ms; with e = 0, GPU + k x g.
+  HostCase u;
+  u.s.stack.cuda_graphs = false;
+  const StepTime bare = u.step(decode(8));
+  u.s.stack.graph_launch_s = 2e-6;
+  const StepTime gpu_bound = u.step(decode(8));
+  EXPECT_NEAR(gpu_bound.total_s - bare.total_s, static_cast<double>(bare.kernels) * 2e-6, 1e-12);
+  u.s.stack.eager_launch_s = 1e-3;
+  const StepTime host_bound = u.step(decode(8));
+  EXPECT_NEAR(host_bound.total_s, static_cast<double>(bare.kernels) * 1e-3, 1e-12);
+}
+
+TEST(ServingHost, PerSequenceHostCostScalesWithTheBatch) {
+  // host_overhead_per_step + per_seq x (decodes + prompts): 0.5 ms + 8 x 20 us = 0.66 ms
+  // more per iteration of 8 decodes, 0.5 ms + 32 x 20 us = 1.14 ms of 32.
+  HostCase u;
+  const StepTime b8 = u.step(decode(8)), b32 = u.step(decode(32));
+  u.s.stack.host_overhead_per_step_s = 0.5e-3;
+  u.s.stack.host_overhead_per_seq_s = 20e-6;
+  EXPECT_NEAR(u.step(decode(8)).total_s - b8.total_s, 0.66e-3, 1e-12);
+  EXPECT_NEAR(u.step(decode(32)).total_s - b32.total_s, 1.14e-3, 1e-12);
+}
+
+TEST(ServingHost, FrontEndAddsToFirstTokenAndEndToEndNotToItl) {
+  // One client (closed loop, concurrency 1) with a 4 ms front end: each request reaches the
+  // engine 4 ms after its client sent it, so TTFT and E2E grow by exactly 4 ms, ITL not at
+  // all, and the client's request rate is 1 / E2E. Both evaluators.
+  HostCase u;
+  u.s.num_requests = 12;
+  const ServingMemory mem = serving_memory(u.model, u.hw, u.s, u.par);
+  const StepModel step0(u.model, u.hw, u.net, u.s, u.par);
+  const ReplicaMetrics a0 = serving_closed_form(step0, u.s, mem, 1, 1.0);
+  const ReplicaMetrics d0 = serving_simulate(step0, u.s, mem, 1, 1.0);
+  u.s.stack.frontend_latency_s = 4e-3;
+  const StepModel step(u.model, u.hw, u.net, u.s, u.par);
+  const ReplicaMetrics a = serving_closed_form(step, u.s, mem, 1, 1.0);
+  const ReplicaMetrics d = serving_simulate(step, u.s, mem, 1, 1.0);
+  for (const auto& [with, without] : {std::pair{a, a0}, std::pair{d, d0}}) {
+    EXPECT_NEAR(with.ttft_s - without.ttft_s, 4e-3, 1e-9);
+    EXPECT_NEAR(with.e2e_latency_s - without.e2e_latency_s, 4e-3, 1e-9);
+    EXPECT_NEAR(with.itl_s, without.itl_s, 1e-12);
+    EXPECT_NEAR(with.requests_per_s, 1.0 / with.e2e_latency_s, 1e-9 * with.requests_per_s);
+  }
+}
+
+}  // namespace
+}  // namespace rapid
