@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lockstep.hpp"
+
 namespace rapid {
 
 namespace {
@@ -100,10 +102,11 @@ Regime regime(const StepModel& step, const ServingSpec& s, int64_t pp, double c,
 
 ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
                                    const ServingMemory& memory, int64_t pp, double load) {
+  const double B = static_cast<double>(memory.max_batch);
+  if (detail::runs_in_lockstep(s, pp, load, B)) return detail::lockstep_metrics(step, s, load);
   ReplicaMetrics m;
   const double I = std::max(1.0, std::round(s.input_tokens.mean));
   const double O = std::max(1.0, std::round(s.output_tokens.mean));
-  const double B = static_cast<double>(memory.max_batch);
   const bool open = s.load_kind == LoadKind::ArrivalRate;
   // Requests running: closed loop min(c, B); open loop the fixed point of Little's law.
   double c = open ? 1.0 : std::min(load, B);

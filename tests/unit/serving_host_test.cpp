@@ -104,3 +104,48 @@ TEST(ServingHost, FrontEndAddsToFirstTokenAndEndToEndNotToItl) {
 
 }  // namespace
 }  // namespace rapid
+
+namespace rapid {
+namespace {
+
+TEST(ServingLockstep, FixedLengthClientsPrefillTogether) {
+  // 8 clients, 256 in / 32 out, chunked prefill off, prompts and decodes in separate
+  // iterations, budget 1024 tokens: 4 whole prompts per iteration, 2 iterations of
+  // t = step(4 prompts) each. Prompts 0-3 get their first token
+  // at t, 4-7 at 2t: TTFT = f + 1.5 t. Then 31 decodes of all 8 at context 256 + 16 (the
+  // middle of the output), d each; prompts 0-3 wait t for the second prefill iteration in
+  // their first gap: ITL = d + 0.5 t / 31. E2E = f + 2t + 31 d for every request; 8 / E2E
+  // requests per second. The simulation runs the same lockstep.
+  HostCase u;
+  u.s.stack.chunked_prefill = false;
+  u.s.stack.mixed_batches = false;
+  u.s.stack.max_num_batched_tokens = 1024;
+  u.s.stack.frontend_latency_s = 4e-3;
+  u.s.load_kind = LoadKind::Concurrency;
+  u.s.num_requests = 64;
+  const StepModel step(u.model, u.hw, u.net, u.s, u.par);
+  StepBatch four;
+  four.prefill_tokens = 4 * 256;
+  four.prefill_seqs = 4;
+  four.prefill_attention_pairs = 4 * 256.0 * 256.0 / 2;
+  four.logits_seqs = 4;
+  const double t = step.time(four).total_s;
+  StepBatch dec;
+  dec.decode_seqs = 8;
+  dec.decode_context_tokens = 8 * (256 + 16.0);
+  dec.logits_seqs = 8;
+  const double d = step.time(dec).total_s;
+  const ServingMemory mem = serving_memory(u.model, u.hw, u.s, u.par);
+  const ReplicaMetrics a = serving_closed_form(step, u.s, mem, 1, 8.0);
+  EXPECT_NEAR(a.ttft_s, 4e-3 + 1.5 * t, 1e-12);
+  EXPECT_NEAR(a.itl_s, d + 0.5 * t / 31, 1e-12);
+  EXPECT_NEAR(a.e2e_latency_s, 4e-3 + 2 * t + 31 * d, 1e-12);
+  EXPECT_NEAR(a.requests_per_s, 8 / (4e-3 + 2 * t + 31 * d), 1e-9);
+  // The simulation: the same phases, its decode contexts exact instead of the middle one.
+  const ReplicaMetrics sim = serving_simulate(step, u.s, mem, 1, 8.0);
+  EXPECT_NEAR(sim.ttft_s, a.ttft_s, 0.02 * a.ttft_s);
+  EXPECT_NEAR(sim.itl_s, a.itl_s, 0.02 * a.itl_s);
+}
+
+}  // namespace
+}  // namespace rapid
