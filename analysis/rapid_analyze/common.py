@@ -46,7 +46,7 @@ WARNING_WORDS = {
     "warn_small_microbatch": "small micro-batch",
     "warn_latency_bound_comm": "latency-bound collectives",
     "warn_pipeline_bubble": "large bubble",
-    "warn_closed_form_risk": "closed form unreliable here (check with --precision high)",
+    "warn_closed_form_risk": "closed form unreliable here (check with the simulation)",
     "warn_prompt_over_budget": "prompt over the token budget (ran alone)",
 }
 

@@ -139,10 +139,13 @@ std::string describe_result(const SweepSpec& spec, const Point& p, const EvalRes
   if (r.flags & kFlagNearCapacity)
     out += "warning     peak memory above 95% of capacity: little headroom for fragmentation\n";
   if (r.flags & kFlagClosedFormRisk)
-    out +=
-        "warning     the closed form parts from the simulation by more than 2% on many layouts "
-        "like this one (per-micro-batch ZeRO traffic or pipeline transfers sharing links): "
-        "check it with --precision high\n";
+    out += spec.mode == JobMode::Inference
+               ? "warning     the closed form parts from the simulation by more than 10% on "
+                 "TTFT or ITL on points like this one (clients waiting for a slot, or pipeline "
+                 "groups of 32 or more): check it with --fidelity des\n"
+               : "warning     the closed form parts from the simulation by more than 2% on many "
+                 "layouts like this one (per-micro-batch ZeRO traffic or pipeline transfers "
+                 "sharing links): check it with --precision high\n";
   return out;
 }
 

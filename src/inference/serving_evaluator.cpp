@@ -19,6 +19,7 @@ struct Combined {
   void add(const ReplicaMetrics& m, double count) {
     const double w = m.requests_per_s * count;
     sum.overloaded |= m.overloaded;
+    sum.closed_form_risk |= m.closed_form_risk;
     for (auto [into, from] : {std::pair{&sum.ttft_s, m.ttft_s},
                               {&sum.ttft_p50_s, m.ttft_p50_s},
                               {&sum.ttft_p90_s, m.ttft_p90_s},
@@ -168,7 +169,8 @@ void evaluate_serving(const SweepSpec& spec, const Point& p, EvalResult& r, bool
     b.prefill_attention_pairs = 0.5 * b.prefill_tokens * b.prefill_tokens;
     return step.time(b).total_s;
   }();
-  if (p.par.tp > 1) r.flags |= kFlagLatencyBoundComm;     // decode all-reduces are KB-sized
+  if (p.par.tp > 1) r.flags |= kFlagLatencyBoundComm;  // decode all-reduces are KB-sized
+  if (!des && m.closed_form_risk) r.flags |= kFlagClosedFormRisk;
   if (s.over_budget()) r.flags |= kFlagPromptOverBudget;  // ran alone (refused: returned)
   if (r.peak_memory_bytes > 0.95 * hw.hbm_capacity_bytes) r.flags |= kFlagNearCapacity;
 }

@@ -149,3 +149,46 @@ TEST(ServingLockstep, FixedLengthClientsPrefillTogether) {
 
 }  // namespace
 }  // namespace rapid
+
+namespace rapid {
+namespace {
+
+TEST(ServingClosedLoop, FrontEndLandsInTheNextIteration) {
+  // 8 clients with spread lengths (no lockstep), a front end of f = 4 ms under the decode
+  // iteration tau: a request reaches the engine f after its predecessor's last iteration
+  // ended, while the others' next iteration runs, and waits tau - f for it. Its TTFT is
+  // therefore f + (tau - f) = tau longer than without a front end (the engine's share of
+  // the clients moves by f / (L + f), a fraction of a percent: 1% tolerance).
+  HostCase u;
+  u.s.load_kind = LoadKind::Concurrency;
+  u.s.input_tokens = {LengthDistribution::Uniform, 256, 0, 128, 384};
+  u.s.output_tokens = {LengthDistribution::Uniform, 64, 0, 32, 96};
+  const ServingMemory mem = serving_memory(u.model, u.hw, u.s, u.par);
+  const StepModel step0(u.model, u.hw, u.net, u.s, u.par);
+  const ReplicaMetrics without = serving_closed_form(step0, u.s, mem, 1, 8.0);
+  u.s.stack.frontend_latency_s = 4e-3;
+  const StepModel step(u.model, u.hw, u.net, u.s, u.par);
+  const ReplicaMetrics with = serving_closed_form(step, u.s, mem, 1, 8.0);
+  ASSERT_LT(4e-3, with.itl_s);
+  EXPECT_NEAR(with.ttft_s - without.ttft_s, with.itl_s, 0.01 * with.itl_s);
+  EXPECT_FALSE(with.closed_form_risk);
+}
+
+TEST(ServingClosedLoop, RiskWhereTheClosedFormPartsFromTheSimulation) {
+  // Flagged (docs/inference.md sec 4): more clients than the replica runs (they wait for a
+  // slot), and pipeline groups of 32 or more; not a single-stage replica below its limit.
+  HostCase u;
+  u.s.load_kind = LoadKind::Concurrency;
+  u.s.input_tokens = {LengthDistribution::Uniform, 256, 0, 128, 384};
+  const ServingMemory mem = serving_memory(u.model, u.hw, u.s, u.par);
+  const StepModel step(u.model, u.hw, u.net, u.s, u.par);
+  const double B = static_cast<double>(mem.max_batch);
+  EXPECT_FALSE(serving_closed_form(step, u.s, mem, 1, 64.0).closed_form_risk);
+  EXPECT_TRUE(serving_closed_form(step, u.s, mem, 1, B + 1).closed_form_risk);
+  // Two stages: 64 clients are two groups of 32 (flagged), 62 two of 31 (not).
+  EXPECT_TRUE(serving_closed_form(step, u.s, mem, 2, 64.0).closed_form_risk);
+  EXPECT_FALSE(serving_closed_form(step, u.s, mem, 2, 62.0).closed_form_risk);
+}
+
+}  // namespace
+}  // namespace rapid

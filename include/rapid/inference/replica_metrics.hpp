@@ -13,6 +13,9 @@ namespace rapid {
 struct ReplicaMetrics {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   bool overloaded = false;  ///< arrivals outpace what the replica can serve
+  /// The closed form is known to part from the simulation by more than 10% on TTFT or ITL
+  /// here (docs/inference.md sec 4): clients waiting for a slot, or pp groups of 32 or more.
+  bool closed_form_risk = false;
   // Percentiles (nearest rank over the measured requests and gaps): the simulation only.
   double ttft_s = kNaN, ttft_p50_s = kNaN, ttft_p90_s = kNaN, ttft_p99_s = kNaN;
   double itl_s = kNaN, itl_start_s = kNaN, itl_mid_s = kNaN, itl_end_s = kNaN;
