@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "iteration_dims.hpp"
@@ -86,15 +87,23 @@ struct StepModel::Impl {
     }
   }
 
-  /// A TP all-reduce of `bytes`: the stack's one-shot NVLink kernel below its size limit
-  /// inside a node (every GPU reads its peers' buffers: (tp - 1) x bytes in), else NCCL.
+  /// A TP all-reduce of `bytes`: the stack's NVLink kernel below its size limit inside a
+  /// node, else NCCL. One-shot below the stack's switch size for the TP (always at TP 2):
+  /// every GPU reads its peers' buffers, (tp - 1) x bytes in, behind one barrier. Two-shot
+  /// from it: a reduce-scatter then an all-gather, 2 (tp - 1) / tp x bytes, each phase
+  /// behind its barrier (vLLM csrc/custom_all_reduce.cuh; TensorRT-LLM
+  /// AllreducePlugin::selectImplementation; docs/inference.md "Serving stacks").
   double all_reduce(double bytes) const {
     if (stack.custom_all_reduce && bytes <= stack.custom_all_reduce_max_bytes &&
         par.tp <= gpus_per_node) {
       const double nv = hw.nvlink_bandwidth_Bps * hw.nvlink_efficiency;
-      const double one_shot = (par.tp - 1) * bytes / nv;
-      const double two_shot = 2.0 * (par.tp - 1) / par.tp * bytes / nv;  // reduce-scatter + gather
-      return stack.custom_all_reduce_latency_s + std::min(one_shot, two_shot);
+      const double tp = static_cast<double>(par.tp);
+      const double switch_bytes = par.tp <= 2   ? std::numeric_limits<double>::infinity()
+                                  : par.tp <= 4 ? stack.custom_all_reduce_one_shot_max_tp4_bytes
+                                                : stack.custom_all_reduce_one_shot_max_tp8_bytes;
+      const double L = stack.custom_all_reduce_latency_s;
+      return bytes < switch_bytes ? L + (tp - 1) * bytes / nv
+                                  : 2 * L + 2 * (tp - 1) / tp * bytes / nv;
     }
     return collectives.time(CollectiveKind::AllReduce, bytes, tp_group);
   }

@@ -80,6 +80,12 @@ void read_stack_keys(const YamlMap& m, ServingStack& s) {
       m.quantity_or("custom_all_reduce_max", Dimension::Size, s.custom_all_reduce_max_bytes);
   s.custom_all_reduce_latency_s =
       m.quantity_or("custom_all_reduce_latency", Dimension::Time, s.custom_all_reduce_latency_s);
+  s.custom_all_reduce_one_shot_max_tp4_bytes =
+      m.quantity_or("custom_all_reduce_one_shot_max_tp4", Dimension::Size,
+                    s.custom_all_reduce_one_shot_max_tp4_bytes);
+  s.custom_all_reduce_one_shot_max_tp8_bytes =
+      m.quantity_or("custom_all_reduce_one_shot_max_tp8", Dimension::Size,
+                    s.custom_all_reduce_one_shot_max_tp8_bytes);
 }
 
 /// A real number in [lo, hi] (`lo_open`: (lo, hi]); `what` completes the expected text.

@@ -2,6 +2,7 @@
 // (docs/inference.md "Host"), each derived by hand from the step's own kernel count.
 #include <gtest/gtest.h>
 
+#include "rapid/cost/collective_cost.hpp"
 #include "rapid/inference/serving_analytical.hpp"
 #include "rapid/inference/serving_des.hpp"
 #include "rapid/inference/serving_memory.hpp"
@@ -188,6 +189,32 @@ TEST(ServingClosedLoop, RiskWhereTheClosedFormPartsFromTheSimulation) {
   // Two stages: 64 clients are two groups of 32 (flagged), 62 two of 31 (not).
   EXPECT_TRUE(serving_closed_form(step, u.s, mem, 2, 64.0).closed_form_risk);
   EXPECT_FALSE(serving_closed_form(step, u.s, mem, 2, 62.0).closed_form_risk);
+}
+
+}  // namespace
+}  // namespace rapid
+
+namespace rapid {
+namespace {
+
+TEST(ServingCustomAllReduce, OneShotBelowTheSwitchTwoShotFrom) {
+  // Llama 2 7B at TP 8 (h 4096: 8192 B per token), vLLM's switch at TP 8: 256 KiB. 31
+  // decode tokens: 253,952 B, one-shot: L + 7 S / B; 32 tokens: 262,144 B, two-shot:
+  // 2 L + 1.75 S / B (B = 450 GB/s x 0.8). 65 all-reduces (two per layer, one after the
+  // embedding) and the logits' all-gather by NCCL (seqs x 32000 x 2 B).
+  HostCase u;
+  u.par.tp = 8;
+  u.s.stack.custom_all_reduce_latency_s = 5e-6;
+  u.s.stack.custom_all_reduce_one_shot_max_tp8_bytes = 256.0 * 1024;
+  const double B = u.hw.nvlink_bandwidth_Bps * u.hw.nvlink_efficiency;
+  const CollectiveCost nccl(u.hw, u.net);
+  const GroupShape g = group_shape(8, 1, u.net.gpus_per_node, 8);
+  for (int64_t seqs : {31, 32}) {
+    const double S = 8192.0 * static_cast<double>(seqs);
+    const double ar = seqs == 31 ? 5e-6 + 7 * S / B : 2 * 5e-6 + 1.75 * S / B;
+    const double gather = nccl.time(CollectiveKind::AllGather, 64000.0 * seqs, g);
+    EXPECT_NEAR(u.step(decode(seqs)).tp_comm_s, 65 * ar + gather, 1e-12) << seqs;
+  }
 }
 
 }  // namespace

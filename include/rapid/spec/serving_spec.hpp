@@ -109,6 +109,11 @@ struct ServingStack {
   double custom_all_reduce_max_bytes = 8.0 * (1 << 20);
   /// Start-up of one custom all-reduce (its two flag barriers over NVLink and the launch).
   double custom_all_reduce_latency_s = 6e-6;
+  /// One-shot (every GPU reads every peer: (tp - 1) S) below these sizes, two-shot
+  /// (reduce-scatter then all-gather, each behind its barrier: 2 (tp - 1) / tp S, twice the
+  /// start-up) from them: at TP 3-4 and at TP above 4; TP 2 always one-shot.
+  double custom_all_reduce_one_shot_max_tp4_bytes = 512.0 * 1024;
+  double custom_all_reduce_one_shot_max_tp8_bytes = 256.0 * 1024;
 };
 
 /// A length of the request mix: fixed, or drawn per request (the DES draws it; the
