@@ -143,9 +143,9 @@ ReplicaMetrics serving_closed_form(const StepModel& step, const ServingSpec& s,
   // of a request), at most B; the fixed point of that share.
   const double f = s.stack.frontend_latency_s;
   if (!open && f > 0)
-    for (int it = 0; it < 100; ++it) {
+    for (int it = 0; it < 100; ++it) {  // to 1e-4 of a request: L moves little with c
       const double next = std::min(B, std::max(1.0, load * e2e / (e2e + f)));
-      if (std::abs(next - c) < 1e-9 * c) break;
+      if (std::abs(next - c) < 1e-4 * c) break;
       c = next;
       solve(c);
     }
