@@ -19,3 +19,20 @@ TEST(ReferenceInference, NemoLlama2A100LatencyMapeAtMostEightPercent) {
 
 }  // namespace
 }  // namespace rapid
+
+namespace rapid {
+namespace {
+
+TEST(ReferenceInference, TrtllmV017A100ThroughputMapeAtMostTwelvePercent) {
+  // Issue 33's throughput bound (12%, out of sample: nothing was fitted on this table).
+  // Maximum output throughput of TensorRT-LLM v0.17, Llama 3.1 8B and 70B, A100 FP16, TP
+  // 1-8: every request queued at once, a closed loop of that many clients here.
+  const ValidationTable t = test::table("trtllm_v017_a100_fp16_throughput");
+  test::print_table(t);
+  ASSERT_EQ(t.rows.size(), 31u);
+  EXPECT_TRUE(t.infeasible.empty());
+  EXPECT_LE(t.mape(), 12.0);
+}
+
+}  // namespace
+}  // namespace rapid
