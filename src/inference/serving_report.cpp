@@ -112,6 +112,18 @@ std::string describe_serving(const SweepSpec& spec, const Point& p,
         r.ttft_s * 1e3, r.itl_s * 1e3, r.itl_start_s * 1e3, r.itl_end_s * 1e3, r.e2e_latency_s,
         r.output_tokens_per_s, r.tokens_per_s_per_gpu, r.running_batch);
   }
+  // The loads where the closed form is known to part from the simulation (warning bit 4,
+  // docs/inference.md sec 4).
+  std::string risky;
+  for (size_t k = 0; k < by_load.size(); ++k)
+    if (by_load[k].flags & kFlagClosedFormRisk)
+      risky += fmt::format("{}{:g}", risky.empty() ? "" : ", ", s.loads[k]);
+  if (!risky.empty())
+    out += fmt::format(
+        "warning     at {} {}: the closed form parts from the simulation by more than 10% on "
+        "TTFT or ITL on points like these (clients waiting for a slot, or pipeline groups of "
+        "32 or more): check them with --fidelity des\n",
+        closed ? "concurrency" : "rate", risky);
   out += describe_percentiles(spec, by_load);
   out += describe_serving_intervals(spec, p, by_load);
   const EvalResult& last = by_load.back();

@@ -9,6 +9,8 @@
 
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/eval/report.hpp"
+#include "rapid/inference/serving_evaluator.hpp"
+#include "rapid/inference/serving_report.hpp"
 #include "rapid/workload/workload.hpp"
 #include "test_support.hpp"
 
@@ -20,10 +22,10 @@ TEST(Report, LatencyWarningQuotesTheRunsTpCollective) {
   // layer's first TP collective is the SP all-gather of T h e = 64 x 4096 x 2 = 524,288 B
   // (0.52 MB, below 1 MiB: flag 2). The ring over 8 GPUs of one node
   // (configs/networks/dgx-a100-superpod.yaml, configs/hardware/a100-sxm4-80gb.yaml;
-  // docs/collectives.md sec 3): 7 steps,
-  //   latency = collective_latency + 7 x nvlink_step_latency = 31 + 7 x 3.3 = 54.1 us
-  //   bytes   = 7/8 x 524,288 x (7 + 0.58) / 7 = 496,968 B at 300 GB/s x 0.8 -> 2.07 us
-  //   time    = 56.2 us.
+  // docs/collectives.md sec 3 and 6b): 7 steps of NCCL's LL protocol (the fastest here),
+  //   latency = collective_latency - 1.8 + 7 x 0.6 = 31 - 1.8 + 4.2 = 33.4 us
+  //   bytes   = 7/8 x 524,288 x (7 + 0.58) / 7 = 496,968 B at 87.7 GB/s -> 5.67 us
+  //   time    = 39.1 us.
   setenv("RAPID_CONFIG_DIR", test::source_path("configs").c_str(), 1);
   const SweepSpec s = load_sweep_spec(
       test::write_temp("short-seq.yaml",
@@ -57,6 +59,28 @@ TEST(Report, LatencyWarningQuotesTheRunsTpCollective) {
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("5-10 us"), std::string::npos);
+}
+
+TEST(Report, ServingNamesTheLoadsWhereTheClosedFormIsAtRisk) {
+  // jobs/llama3-70b-serving-8xh100.yaml at tp 4 pp 2 (one replica of 8 GPUs, 731 requests
+  // at most): two pipeline groups, c / 2 requests each, flagged from 32 per group
+  // (docs/inference.md sec 4): concurrency 64, 128 and 256 of the job's 1-256.
+  setenv("RAPID_CONFIG_DIR", test::source_path("configs").c_str(), 1);
+  const SweepSpec s = load_sweep_spec(test::source_path("jobs/llama3-70b-serving-8xh100.yaml"));
+  Point p;
+  p.par.tp = 4;
+  p.par.pp = 2;
+  p.par.dp = 1;
+  std::vector<EvalResult> by_load(s.serving.loads.size());
+  for (size_t k = 0; k < by_load.size(); ++k) {
+    p.load = static_cast<int32_t>(k);
+    evaluate_serving(s, p, by_load[k], false);
+  }
+  const std::string text = describe_serving(s, p, by_load);
+  EXPECT_NE(text.find("warning     at concurrency 64, 128, 256: the closed form parts from the "
+                      "simulation"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace
