@@ -15,11 +15,6 @@ namespace {
 // Simple first: it wins ties, as the plans before protocols did.
 constexpr CollectiveProtocol kProtocols[] = {CollectiveProtocol::Simple, CollectiveProtocol::LL,
                                              CollectiveProtocol::LL128};
-// NCCL_NET_OVERHEAD's x86 Intel default: an intra-node step's floor once a call spans nodes
-// (nccl_protocol.cpp).
-constexpr double kNetOverheadFloor_s = 1e-6;
-// hwLat[NET][RING][SIMPLE], the network files' default network_step_latency (tuning.cc).
-constexpr double kNcclSimpleNetStep_s = 14e-6;
 
 // ceil(log2(N)) for N >= 1 nodes: the depth of NCCL's binary trees, in integers.
 double tree_depth(int64_t nodes) {
@@ -40,8 +35,6 @@ CollectiveCost::CollectiveCost(const HardwareSpec& hw, const NetworkSpec& net)
           hw.nvlink_efficiency),
       nic_Bps_(net.nic_bandwidth_per_gpu_Bps() * net.network_efficiency),
       nv_step_s_(net.nvlink_step_latency_s),
-      nv_step_ll_s_(net.nvlink_step_latency_ll_s),
-      nv_step_ll128_s_(net.nvlink_step_latency_ll128_s),
       net_step_s_(net.network_step_latency_s),
       // NCCL's NET step latency is measured inside one leaf (NIC-leaf-NIC); across the
       // spine a step crosses two more links (leaf-spine, spine-leaf).
@@ -52,14 +45,8 @@ CollectiveCost::CollectiveCost(const HardwareSpec& hw, const NetworkSpec& net)
       nodes_per_leaf_(net.nodes_per_leaf),
       oversubscription_(net.oversubscription),
       channels_nvlink_(net.nccl_channels_nvlink),
-      channels_network_(net.nccl_channels_network),
-      compute_capability_(hw.compute_capability),
-      arch_(nccl_arch(hw.compute_capability)),
-      nvlink_(net.nvlink_bandwidth_Bps > 0 || hw.nvlink_bandwidth_Bps > 0),
-      ll_(net.nccl_ll),
-      ll128_(net.nccl_ll128),
-      simple_(net.nccl_simple) {
-  tabulate_protocols();
+      channels_network_(net.nccl_channels_network) {
+  tabulate_protocols(hw, net);
 }
 
 double CollectiveCost::scale_up_Bps(int64_t members) const {
@@ -95,13 +82,16 @@ double CollectiveCost::Protocol::stretch(double B, int64_t channels) const {
 
 const CollectiveCost::Protocol& CollectiveCost::tabulated(CollectiveProtocol p, ProtocolAlgorithm a,
                                                           const GroupShape& g) const {
-  const int row = g.nodes <= 1 ? 0 : g.nodes == 2 ? 1 : 2;
-  return protocols_[static_cast<int>(a)][row][static_cast<int>(p)];
+  return protocols_[static_cast<int>(a)][nccl_node_row(g.nodes)][static_cast<int>(p)];
 }
 
-// The protocols' costs per algorithm and node row (1, 2, more nodes), made once: the
-// steps as the network file and NCCL's tables give them, the spine's extra per use.
-void CollectiveCost::tabulate_protocols() {
+// The protocols' costs per algorithm and node row (1, 2, more nodes), made once, and which
+// protocols NCCL may pick: the network file's (nccl_protocols) that NCCL enables here.
+void CollectiveCost::tabulate_protocols(const HardwareSpec& hw, const NetworkSpec& net) {
+  const NcclArch arch = nccl_arch(hw.compute_capability);
+  const bool nvlink = net.nvlink_bandwidth_Bps > 0 || hw.nvlink_bandwidth_Bps > 0;
+  // The network files' default NIC step, NCCL's hwLat[NET][RING][SIMPLE] (tuning.cc).
+  const double nccl_simple_net_step_s = NetworkSpec{}.network_step_latency_s;
   for (int ai = 0; ai < 2; ++ai)
     for (int row = 0; row < 3; ++row)
       for (CollectiveProtocol p : kProtocols) {
@@ -109,31 +99,22 @@ void CollectiveCost::tabulate_protocols() {
         const int64_t nodes = row + 1;  // 1, 2 or 3 (any count beyond 2 reads the same row)
         Protocol& r = protocols_[ai][row][static_cast<int>(p)];
         r.kind = p;
-        r.costs = protocol_costs(p, a, arch_, nodes, nvlink_);
+        r.costs = protocol_costs(p, a, arch, nodes, nvlink,
+                                 p == CollectiveProtocol::LL ? net.nvlink_step_latency_ll_s
+                                                             : net.nvlink_step_latency_ll128_s);
         r.total_channels = nodes > 1 ? channels_network_ : channels_nvlink_;
         const bool simple = p == CollectiveProtocol::Simple;
         r.nv_step_s = simple ? nv_step_s_ : r.costs.intra_step_s;
-        // The network file's NVLink ring steps of LL and LL128 (NCCL's by default) replace
-        // the table's, with NCCL's floor once a call spans nodes.
-        if (!simple && a == ProtocolAlgorithm::Ring && nvlink_)
-          r.nv_step_s = std::max(p == CollectiveProtocol::LL ? nv_step_ll_s_ : nv_step_ll128_s_,
-                                 nodes > 1 ? kNetOverheadFloor_s : 0.0);
         // What the network file's NIC step has beyond NCCL's Simple one (a slower fabric,
         // the timeouts of a lossy link: fault_network.cpp) every protocol's step has too.
-        r.net_step_s = simple
-                           ? net_step_s_
-                           : r.costs.net_step_s + std::max(0.0, net_step_s_ - kNcclSimpleNetStep_s);
-        // The ring's pipeline bubble is the ring's (a loop of chunk transfers), whatever
-        // the protocol.
-        r.nv_bubble = nv_bubble_;
-        r.net_bubble = net_bubble_;
+        r.net_step_s =
+            simple ? net_step_s_
+                   : r.costs.net_step_s + std::max(0.0, net_step_s_ - nccl_simple_net_step_s);
       }
-  for (CollectiveProtocol p : kProtocols) {
-    const bool chosen = p == CollectiveProtocol::LL      ? ll_
-                        : p == CollectiveProtocol::LL128 ? ll128_
-                                                         : simple_;
-    enabled_[static_cast<int>(p)] = chosen && protocol_enabled(p, compute_capability_, nvlink_);
-  }
+  const bool chosen[] = {net.nccl_simple, net.nccl_ll, net.nccl_ll128};  // CollectiveProtocol order
+  for (CollectiveProtocol p : kProtocols)
+    enabled_[static_cast<int>(p)] =
+        chosen[static_cast<int>(p)] && protocol_enabled(p, hw.compute_capability, nvlink);
 }
 
 double CollectiveCost::latency_of(ProtocolAlgorithm a, double passes, const GroupShape& g,
@@ -174,7 +155,9 @@ CollectivePlan CollectiveCost::ring(double passes, double bytes, const GroupShap
   p.crosses_spine = g.nodes > nodes_per_leaf_;
   const double sent = passes * (n - 1.0) / n * bytes;  // per GPU
   const double B_nv = scale_up_Bps(g.per_node), B_net = network_Bps(g.nodes);
-  const double nv_loop = (steps + pr.nv_bubble) / steps * pr.stretch(B_nv, channels);
+  // The ring's pipeline bubble is the ring's (a loop of chunk transfers), whatever the
+  // protocol.
+  const double nv_loop = (steps + nv_bubble_) / steps * pr.stretch(B_nv, channels);
   if (g.nodes <= 1) {
     p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false, sent * nv_loop, 1.0, B_nv};
     return p;
@@ -182,9 +165,9 @@ CollectivePlan CollectiveCost::ring(double passes, double bytes, const GroupShap
   if (g.per_node > 1)
     p.tiers[p.num_tiers++] = {FlowPattern::IntraRing, false, (l - 1.0) / l * sent * nv_loop, 1.0,
                               B_nv};
-  p.tiers[p.num_tiers++] = {
-      FlowPattern::InterRing, true,
-      sent / l * (steps + pr.net_bubble) / steps * pr.stretch(B_net, channels), 1.0, B_net};
+  p.tiers[p.num_tiers++] = {FlowPattern::InterRing, true,
+                            sent / l * (steps + net_bubble_) / steps * pr.stretch(B_net, channels),
+                            1.0, B_net};
   return p;
 }
 
@@ -238,8 +221,7 @@ CollectivePlan CollectiveCost::tree(double bytes, const GroupShape& g, const Pro
   // time at full channels / share: skipped when that bound is no better than the best so
   // far (exact: the same tiers and bubbles).
   auto full_channels_s = [](const CollectivePlan& c, const Protocol& t, int64_t nc) {
-    const double tiers = c.time_s() - c.latency_s;
-    return nc >= t.total_channels ? tiers : tiers / t.stretch(1.0, nc);
+    return (c.time_s() - c.latency_s) / t.stretch(1.0, nc);  // Simple's stretch: C / nc or 1
   };
   for (ProtocolAlgorithm a : {ProtocolAlgorithm::Ring, ProtocolAlgorithm::Tree}) {
     if (a == ProtocolAlgorithm::Tree && (!all_reduce || g.nodes <= 1)) continue;
@@ -273,9 +255,8 @@ CollectivePlan CollectiveCost::plan(CollectiveKind kind, double bytes, const Gro
   switch (kind) {
     case CollectiveKind::AllReduce:
     case CollectiveKind::AllGather:
-    case CollectiveKind::ReduceScatter: {
+    case CollectiveKind::ReduceScatter:
       return choose(kind, bytes, g);
-    }
     case CollectiveKind::AllToAll: {
       // Pairwise exchange: (l-1)/n of the buffer to local peers over NVLink, (n-l)/n
       // through the NICs, the tiers concurrently; one step per peer.

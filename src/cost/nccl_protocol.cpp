@@ -16,8 +16,10 @@ constexpr double kGBps = 1e9;
 // the measured start-up of a Simple call (docs/collectives.md sec 7).
 constexpr double kBase[2][3] = {{6.6, 14.0, 8.4}, {6.8, 14.0, 8.4}};  // Ring, Tree
 
-// hwLat [TU], microseconds per step, {LL, LL128} of the NVLINK, PCI and NET rows.
-constexpr double kRingStep[3][2] = {{0.6, 1.9}, {1.0, 2.5}, {2.7, 4.0}};
+// hwLat [TU], microseconds per step, {LL, LL128} of the NVLINK, PCI and NET rows. The ring's
+// NVLINK row comes from the network file (nvlink_step_latency_ll/_ll128, NCCL's 0.6 / 1.9
+// us by default), so it is not repeated here.
+constexpr double kRingStep[3][2] = {{0, 0}, {1.0, 2.5}, {2.7, 4.0}};
 constexpr double kTreeStep[3][2] = {{0.6, 1.25}, {1.0, 1.9}, {5.0, 8.5}};
 
 // NCCL_NET_OVERHEAD's default on x86 Intel hosts, 1 us per network post: the floor of an
@@ -42,11 +44,11 @@ constexpr double kTreeLl128PerCh[4][3] = {
 // the same stores carries 0.5 / 0.92 of LL128's payload (our derivation, docs/collectives.md).
 constexpr double kLlPerLl128 = 0.5 / 0.92;
 
-int node_row(int64_t nodes) {
+}  // namespace
+
+int nccl_node_row(int64_t nodes) {
   return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
 }
-
-}  // namespace
 
 const char* protocol_name(CollectiveProtocol p) {
   static const char* names[] = {"Simple", "LL", "LL128"};
@@ -61,15 +63,16 @@ NcclArch nccl_arch(double cc) {
 }
 
 ProtocolCosts protocol_costs(CollectiveProtocol p, ProtocolAlgorithm a, NcclArch arch,
-                             int64_t nodes, bool nvlink) {
+                             int64_t nodes, bool nvlink, double nvlink_ring_step_s) {
   ProtocolCosts c;
   if (p == CollectiveProtocol::Simple) return c;
   const int ai = a == ProtocolAlgorithm::Ring ? 0 : 1;
   const int pi = p == CollectiveProtocol::LL ? 0 : 1;
-  const int row = node_row(nodes);
+  const int row = nccl_node_row(nodes);
   const auto& step = a == ProtocolAlgorithm::Ring ? kRingStep : kTreeStep;
   c.base_offset_s = (kBase[ai][pi] - kBase[ai][2]) * kUs;
-  c.intra_step_s = step[nvlink ? 0 : 1][pi] * kUs;
+  c.intra_step_s =
+      a == ProtocolAlgorithm::Ring && nvlink ? nvlink_ring_step_s : step[nvlink ? 0 : 1][pi] * kUs;
   if (nodes > 1) c.intra_step_s = std::max(c.intra_step_s, kNetOverheadUs * kUs);
   c.net_step_s = step[2][pi] * kUs;
   const int gi = static_cast<int>(arch);
@@ -95,6 +98,5 @@ bool protocol_enabled(CollectiveProtocol p, double cc, bool nvlink) {
   return nvlink &&
          (major_minor == 70 || major_minor == 80 || major_minor == 90 || major_minor == 100);
 }
-
 
 }  // namespace rapid

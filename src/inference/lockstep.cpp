@@ -30,6 +30,7 @@ ReplicaMetrics lockstep_metrics(const StepModel& step, const ServingSpec& s, dou
   // comes with the iteration that holds its last token.
   StepTime prefill_sum;
   double prefill_s = 0, first_token_sum = 0;
+  int64_t prefill_iterations = 0;
   auto iteration = [&](int64_t tokens, int64_t seqs, int64_t finishing, double pairs) {
     StepBatch b;
     b.prefill_tokens = tokens;
@@ -42,6 +43,7 @@ ReplicaMetrics lockstep_metrics(const StepModel& step, const ServingSpec& s, dou
   };
   if (st.chunked_prefill) {
     const int64_t total = c * I, n = (total + budget - 1) / budget;
+    prefill_iterations = n;
     const double share = static_cast<double>(total) / static_cast<double>(n);
     // Every iteration alike: `share` tokens over the prompts it touches (share / I + 1 at
     // most), a token seeing half a prompt before it on average (I / 2 pairs per token).
@@ -58,6 +60,7 @@ ReplicaMetrics lockstep_metrics(const StepModel& step, const ServingSpec& s, dou
     // Whole prompts: as many as the budget holds, at least one (a prompt over the budget
     // runs alone: over_budget_prompt, refused stacks never get here).
     const int64_t per = std::max<int64_t>(1, budget / I), n = (c + per - 1) / per;
+    prefill_iterations = n;
     const double pairs_one = static_cast<double>(I) * static_cast<double>(I) / 2;
     for (int64_t k = 0; k < n; ++k) {
       const int64_t here = std::min(per, c - k * per);
@@ -100,11 +103,7 @@ ReplicaMetrics lockstep_metrics(const StepModel& step, const ServingSpec& s, dou
   // The mean iteration by class: the prefill iterations and the decodes, weighted by count.
   StepTime mean = prefill_sum;
   mean.add(mid, decodes);
-  const double iterations =
-      static_cast<double>(st.chunked_prefill ? (c * I + budget - 1) / budget
-                                             : (c + std::max<int64_t>(1, budget / I) - 1) /
-                                                   std::max<int64_t>(1, budget / I)) +
-      decodes;
+  const double iterations = static_cast<double>(prefill_iterations) + decodes;
   m.set_classes(mean, 1.0 / iterations);
   m.step_s = (prefill_s + decodes * mid.total_s) / iterations;
   return m;

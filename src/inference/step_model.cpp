@@ -228,7 +228,6 @@ StepTime StepModel::time(const StepBatch& b) const {
   m.refresh();
   const bool graph =
       m.stack.cuda_graphs && b.prefill_tokens == 0 && b.decode_seqs <= m.stack.cuda_graph_max_batch;
-  const double issue = m.stack.eager_launch_s;
   // Hand-off to the next stage: the hidden states of the iteration's tokens.
   const double p2p = m.par.pp > 1
                          ? m.collectives.time(CollectiveKind::SendRecv,
@@ -249,7 +248,7 @@ StepTime StepModel::time(const StepBatch& b) const {
     const double gpu = a.gpu();
     const double kernels = static_cast<double>(a.kernels);
     const double on_gpu = gpu + kernels * m.stack.graph_launch_s;
-    const double busy = graph ? on_gpu : std::max(on_gpu, kernels * issue);
+    const double busy = graph ? on_gpu : std::max(on_gpu, kernels * m.stack.eager_launch_s);
     const double hand = st + 1 < m.par.pp ? p2p : 0.0;
     t.total_s += busy + hand;
     const double stage_s = busy + hand + (st == 0 ? host : 0.0);

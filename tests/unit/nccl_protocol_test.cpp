@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "rapid/cost/collective_cost.hpp"
+#include "rapid/spec/network_spec.hpp"
 
 namespace rapid {
 namespace {
@@ -25,10 +26,12 @@ TEST(NcclProtocol, ChannelsFollowNcclsThreadThresholds) {
 }
 
 TEST(NcclProtocol, TablesPerArchitectureAndNodes) {
-  // Hopper, one node, ring LL: base 6.6 - 8.4 = -1.8 us, 0.6 us per NVLink step, half of
+  // Hopper, one node, ring LL: base 6.6 - 8.4 = -1.8 us, 0.6 us per NVLink step (the
+  // network file's default, NCCL's hwLat[NVLINK][RING][LL]), half of
   // the link, LL128's 36.7 GB/s per channel x 0.5 / 0.92, at most llMaxBw 141 GB/s.
   ProtocolCosts ll =
-      protocol_costs(CollectiveProtocol::LL, ProtocolAlgorithm::Ring, NcclArch::Hopper, 1, true);
+      protocol_costs(CollectiveProtocol::LL, ProtocolAlgorithm::Ring, NcclArch::Hopper, 1, true,
+                     NetworkSpec{}.nvlink_step_latency_ll_s);
   EXPECT_NEAR(ll.base_offset_s, -1.8e-6, 1e-15);
   EXPECT_NEAR(ll.intra_step_s, 0.6e-6, 1e-15);
   EXPECT_NEAR(ll.net_step_s, 2.7e-6, 1e-15);
@@ -37,17 +40,18 @@ TEST(NcclProtocol, TablesPerArchitectureAndNodes) {
   EXPECT_NEAR(ll.total_cap_Bps, 141e9, 1.0);
   // Ampere's cap is 87.7 GB/s; across 3+ nodes 20.4 GB/s, and an intra-node step is at
   // least NCCL's 1 us network overhead.
-  EXPECT_NEAR(
-      protocol_costs(CollectiveProtocol::LL, ProtocolAlgorithm::Ring, NcclArch::Ampere, 1, true)
-          .total_cap_Bps,
-      87.7e9, 1.0);
-  ProtocolCosts far =
-      protocol_costs(CollectiveProtocol::LL, ProtocolAlgorithm::Ring, NcclArch::Hopper, 4, true);
+  EXPECT_NEAR(protocol_costs(CollectiveProtocol::LL, ProtocolAlgorithm::Ring, NcclArch::Ampere, 1,
+                             true, 0.6e-6)
+                  .total_cap_Bps,
+              87.7e9, 1.0);
+  ProtocolCosts far = protocol_costs(CollectiveProtocol::LL, ProtocolAlgorithm::Ring,
+                                     NcclArch::Hopper, 4, true, 0.6e-6);
   EXPECT_NEAR(far.total_cap_Bps, 20.4e9, 1.0);
   EXPECT_NEAR(far.intra_step_s, 1.0e-6, 1e-15);
-  // Tree LL128 on PCIe: 14.0 - 8.4 = 5.6 us, 1.9 us per PCI step, 120/128 of the link.
+  // Tree LL128 on PCIe: 14.0 - 8.4 = 5.6 us, 1.9 us per PCI step (the NVLink ring step
+  // given does not apply), 120/128 of the link.
   ProtocolCosts t = protocol_costs(CollectiveProtocol::LL128, ProtocolAlgorithm::Tree,
-                                   NcclArch::Hopper, 4, false);
+                                   NcclArch::Hopper, 4, false, 7e-6);
   EXPECT_NEAR(t.base_offset_s, 5.6e-6, 1e-15);
   EXPECT_NEAR(t.intra_step_s, 1.9e-6, 1e-15);
   EXPECT_NEAR(t.per_channel_Bps, 29.0e9, 1.0);

@@ -119,13 +119,13 @@ class CollectiveCost {
   struct Protocol {
     CollectiveProtocol kind = CollectiveProtocol::Simple;
     ProtocolCosts costs;
-    int64_t total_channels = 1;  ///< the communicator's channels
-    double nv_step_s = 0, net_step_s = 0, nv_bubble = 0, net_bubble = 0;  // net: one leaf
+    int64_t total_channels = 1;            ///< the communicator's channels
+    double nv_step_s = 0, net_step_s = 0;  ///< per step over NVLink; through the NICs, one leaf
     /// Factor on a tier's bytes: its Simple bandwidth over the protocol's rate on it, the
     /// call running on `channels` channels.
     double stretch(double tier_Bps, int64_t channels) const;
   };
-  void tabulate_protocols();
+  void tabulate_protocols(const HardwareSpec& hw, const NetworkSpec& net);
   /// plan() of an all-reduce, all-gather or reduce-scatter: the fastest enabled algorithm
   /// and protocol.
   CollectivePlan choose(CollectiveKind kind, double bytes, const GroupShape& g) const;
@@ -144,11 +144,9 @@ class CollectiveCost {
 
   ScaleUp scale_up_;  // the nodes' wiring and size (scale_up_share)
   int64_t gpus_per_node_;
-  double nvlink_Bps_;    // achievable NVLink per GPU per direction
-  double nic_Bps_;       // achievable scale-out bandwidth per GPU per direction
-  double nv_step_s_;     // NCCL step latency over NVLink (Simple)
-  double nv_step_ll_s_;  // the same, LL and LL128 rings
-  double nv_step_ll128_s_;
+  double nvlink_Bps_;     // achievable NVLink per GPU per direction
+  double nic_Bps_;        // achievable scale-out bandwidth per GPU per direction
+  double nv_step_s_;      // NCCL step latency over NVLink (Simple)
   double net_step_s_;     // NCCL step latency through the NICs, inside one leaf
   double spine_extra_s_;  // two more links per step when a group spans leaves
   double launch_s_;       // start-up of one collective call
@@ -158,10 +156,6 @@ class CollectiveCost {
   double oversubscription_;
   int64_t channels_nvlink_;  // NCCL channels of a call inside one node / across nodes
   int64_t channels_network_;
-  double compute_capability_;  // which protocols NCCL enables
-  NcclArch arch_;              // which row of NCCL's per-architecture caps
-  bool nvlink_;                // NVLink inside a node (else PCIe: NCCL's PCI latencies)
-  bool ll_, ll128_, simple_;   // the network's nccl_protocols
   // Per algorithm (ring, tree), node row (1, 2, more) and protocol, what does not depend
   // on the call's size; and which protocols NCCL may pick here.
   Protocol protocols_[2][3][3];

@@ -48,10 +48,14 @@ struct ProtocolCosts {
   double total_cap_Bps = 0;
 };
 
+/// NCCL's row of its per-node-count tables: 0 for one node, 1 for two, 2 for more.
+int nccl_node_row(int64_t nodes);
+
 /// The protocol's costs for `arch`, `nodes` nodes (NCCL's rows: 1, 2, more), inside nodes
-/// wired by NVLink or not.
+/// wired by NVLink or not; `nvlink_ring_step_s` is p's ring step over NVLink (the network
+/// file's nvlink_step_latency_ll / _ll128), at least NCCL's 1 us once a call spans nodes.
 ProtocolCosts protocol_costs(CollectiveProtocol p, ProtocolAlgorithm a, NcclArch arch,
-                             int64_t nodes, bool nvlink);
+                             int64_t nodes, bool nvlink, double nvlink_ring_step_s);
 
 /// Whether NCCL enables `p` by default: LL and Simple always; LL128 only on sm_70/80/90/100
 /// GPUs with NVLink inside the node ("other cases are not tested and may cause silent data
