@@ -4,6 +4,10 @@
 // model (evaluate_serving, docs/inference.md).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+#include <optional>
+
 #include "rapid/common/error.hpp"
 #include "rapid/inference/serving_evaluator.hpp"
 #include "rapid/spec/legality.hpp"
@@ -19,8 +23,27 @@ double inference_quantity(const std::string& q, const EvalResult& r, const std::
   if (q == "ttft_s") return r.ttft_s;
   if (q == "itl_s") return r.itl_s;
   if (q == "output_tokens_per_s") return r.output_tokens_per_s;
-  throw InputError(where, "quantity", q, "e2e_latency_s, ttft_s, itl_s or output_tokens_per_s");
+  // The medians a benchmark client reports (sglang.bench_serving, vLLM benchmark_serving):
+  // the simulation's only (a table giving them says `fidelity: des`).
+  if (q == "ttft_p50_s") return r.ttft_p50_s;
+  if (q == "itl_p50_s") return r.itl_p50_s;
+  if (q == "e2e_p50_s") return r.e2e_p50_s;
+  throw InputError(where, "quantity", q,
+                   "e2e_latency_s, ttft_s, itl_s, output_tokens_per_s, ttft_p50_s, itl_p50_s or "
+                   "e2e_p50_s");
 }
+
+bool simulation_only(const std::string& q) {
+  return q == "ttft_p50_s" || q == "itl_p50_s" || q == "e2e_p50_s";
+}
+
+// The serving keys an inference table may give (docs/validation.md "Inference tables").
+constexpr const char* kServingKeys[] = {"input_tokens",      "input_tokens_distribution",
+                                        "input_tokens_min",  "input_tokens_max",
+                                        "output_tokens",     "output_tokens_distribution",
+                                        "output_tokens_min", "output_tokens_max",
+                                        "concurrency",       "arrival_rate",
+                                        "requests",          "metrics_window"};
 
 }  // namespace
 
@@ -33,19 +56,25 @@ std::vector<ValidationTable> run_inference_table(const TableSpec& spec, const Re
     if (!x) throw InputError(spec.path, key, "<not given>", "a value for every row");
     return *x;
   };
-  auto serving = [&](const char* key) {
+  // A serving key's text for this row (nullopt: not given, or the row's field is empty).
+  auto field = [&](const std::string& key) -> std::optional<std::string> {
     auto it = spec.serving.find(key);
-    if (it == spec.serving.end())
-      throw InputError(spec.path, std::string("serving.") + key, "<missing>", "this field");
-    return v.integer(key, text(it->second, std::string("serving.") + key));
+    if (it == spec.serving.end()) return std::nullopt;
+    return v.get(it->second);
   };
   for (const auto& [key, ref] : spec.serving)
-    if (key != "input_tokens" && key != "output_tokens" && key != "concurrency")
+    if (std::find(std::begin(kServingKeys), std::end(kServingKeys), key) == std::end(kServingKeys))
       throw InputError(spec.path, "serving." + key, "<given>",
-                       "input_tokens, output_tokens or concurrency");
+                       "input_tokens, output_tokens (each with _distribution, _min, _max), "
+                       "concurrency or arrival_rate, requests, metrics_window");
   if (!spec.model.given())
     throw InputError(spec.path, "model.name", "<not given>",
                      "a config in configs/models (inference tables name their model)");
+  for (const Measure& m : spec.measures)
+    if (simulation_only(m.quantity) && !spec.simulate && !simulate)
+      throw InputError(spec.path, "measures", m.quantity,
+                       "fidelity: des for a median (the closed form has no distribution)");
+  simulate = simulate || spec.simulate;
 
   std::vector<ValidationTable> out;
   for (const Measure& m : spec.measures) out.push_back(measure_table(spec, m));
@@ -61,22 +90,54 @@ std::vector<ValidationTable> run_inference_table(const TableSpec& spec, const Re
 
     ServingSpec& sv = s.serving;
     sv.stack = load_serving(ctx, text(spec.stack, "stack"), spec.path);
-    auto fixed = [&](const char* key) {
-      const int64_t n = serving(key);
-      if (n < 1) throw InputError(v.where(), key, std::to_string(n), "at least 1 token");
+    auto count = [&](const std::string& key, int64_t least) {
+      const auto x = field(key);
+      if (!x) throw InputError(spec.path, "serving." + key, "<not given>", "a value for every row");
+      const int64_t n = v.integer(key, *x);
+      if (n < least)
+        throw InputError(v.where(), key, std::to_string(n), fmt::format("at least {}", least));
+      return n;
+    };
+    // A length: fixed at its column's value, or exponential with that mean, clamped to
+    // [_min, _max] (a chat data set's lengths, as the job's `distribution: exponential`).
+    auto length = [&](const std::string& key) {
       LengthSpec l;
-      l.distribution = LengthDistribution::Fixed;
-      l.mean = static_cast<double>(n);
-      l.min = l.max = n;
+      l.mean = static_cast<double>(count(key, 1));
+      const std::string dist = field(key + "_distribution").value_or("fixed");
+      if (dist == "fixed") {
+        l.min = l.max = static_cast<int64_t>(l.mean);
+        return l;
+      }
+      if (dist != "exponential")
+        throw InputError(spec.path, "serving." + key + "_distribution", dist,
+                         "fixed or exponential");
+      l.distribution = LengthDistribution::Exponential;
+      l.min = count(key + "_min", 1);
+      l.max = count(key + "_max", l.min);
+      if (l.mean < static_cast<double>(l.min) || l.mean > static_cast<double>(l.max))
+        throw InputError(v.where(), key, fmt::format("{:g}", l.mean),
+                         fmt::format("a mean between {} and {}", l.min, l.max));
       return l;
     };
-    sv.input_tokens = fixed("input_tokens");
-    sv.output_tokens = fixed("output_tokens");
-    const int64_t concurrency = serving("concurrency");
-    if (concurrency < 1)
-      throw InputError(v.where(), "concurrency", std::to_string(concurrency), "at least 1");
-    sv.load_kind = LoadKind::Concurrency;
-    sv.loads = {static_cast<double>(concurrency)};
+    sv.input_tokens = length("input_tokens");
+    sv.output_tokens = length("output_tokens");
+    // The load: an arrival rate (requests/s, Poisson) where the row gives one, else the
+    // requests in flight (a closed loop; every request queued at once is one of that size).
+    if (const auto rate = field("arrival_rate")) {
+      const double r = v.number("arrival_rate", *rate);
+      if (!(r > 0)) throw InputError(v.where(), "arrival_rate", *rate, "a rate above 0 per s");
+      sv.load_kind = LoadKind::ArrivalRate;
+      sv.loads = {r};
+    } else {
+      sv.load_kind = LoadKind::Concurrency;
+      sv.loads = {static_cast<double>(count("concurrency", 1))};
+    }
+    if (field("requests")) sv.num_requests = count("requests", 1);
+    if (const auto w = field("metrics_window")) {
+      if (*w != "steady" && *w != "all")
+        throw InputError(spec.path, "serving.metrics_window", *w, "steady or all");
+      sv.metrics_window = *w == "all" ? MetricsWindow::All : MetricsWindow::Steady;
+    }
     if (spec.dtype.given()) {
       const std::string d = text(spec.dtype, "dtype");
       const auto dt = dtype_from_name(d);

@@ -111,6 +111,7 @@ TableSpec load_table_spec(const std::string& path) {
   t.layout = parse_refs(m, "layout");
   t.shape = parse_refs(m, "shape");
   t.serving = parse_refs(m, "serving");
+  t.simulate = m.choice_or("fidelity", {"analytical", "des"}, 0) == 1;
   if (m.has("cases")) {
     const YamlMap c = m.map("cases");
     t.cases_column = c.string("column");

@@ -67,6 +67,9 @@ struct TableSpec {
   // (input_tokens, output_tokens, concurrency); `layout` gives tp, pp, ep and dp (replicas).
   ValueRef stack;
   std::map<std::string, ValueRef> serving;
+  /// `fidelity: des`: rows predicted by the serving simulation (a table of medians needs
+  /// it); `analytical` (the default): by the closed form.
+  bool simulate = false;
 
   // Kernel tables: shape fields (gemm m n k; collective bytes gpus_per_node nodes;
   // attention impl direction head_dim seq batch heads causal).

@@ -4,6 +4,14 @@
 // our output; no model constant was tuned on this table.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "rapid/common/error.hpp"
+
 #include "validation/validation_support.hpp"
 
 namespace rapid {
@@ -32,6 +40,82 @@ TEST(ReferenceInference, TrtllmV017A100ThroughputMapeAtMostTwelvePercent) {
   ASSERT_EQ(t.rows.size(), 31u);
   EXPECT_TRUE(t.infeasible.empty());
   EXPECT_LE(t.mape(), 12.0);
+}
+
+TEST(ReferenceInference, SglangV030OfflineThroughputMapeAtMostTwelvePercent) {
+  // Issue 33's throughput bound (12%, out of sample: nothing was fitted on this table), on
+  // its second source and GPU type: SGLang v0.3.0, 5000 ShareGPT prompts at once, Llama 3.1
+  // 8B on one A100 and 70B on four H100 (a closed loop of 5000 clients here).
+  const ValidationTable t = test::table("sglang_v030_sharegpt_offline");
+  test::print_table(t);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_TRUE(t.infeasible.empty());
+  EXPECT_LE(t.mape(), 12.0);
+  // Both tables of issue 33's throughput rows together: 33 rows, two sources, two GPU types.
+  const double pooled = pooled_mape({t, test::table("trtllm_v017_a100_fp16_throughput")});
+  std::printf("serving throughput, both sources: MAPE %.1f%% over 33 rows\n", pooled);
+  EXPECT_LE(pooled, 12.0);
+}
+
+TEST(ReferenceInference, SglangV030OnlineMediansAreSimulatedForEveryRow) {
+  // SGLang v0.3.0 at 4 and 8 ShareGPT requests/s (A100 8B, H100 70B TP 4): the medians of
+  // TTFT, ITL and E2E come from the serving simulation (fidelity: des), every request of the
+  // run counted. Each measure predicts all 4 rows, and doubling the rate lengthens every
+  // median as it does in the table (rows: 8B at 4/s, 8/s, then 70B at 4/s, 8/s): more
+  // running requests per iteration and more prompts between a request's tokens. Issue
+  // 33's bounds (TTFT 15%, ITL 12%) are not met on this table yet (docs/validation.md
+  // "Serving tables"); the MAPEs are printed for the record, not bounded.
+  for (size_t measure = 0; measure < 3; ++measure) {
+    const ValidationTable t = test::table("sglang_v030_sharegpt_online", measure);
+    const double mape = test::print_table(t);
+    ASSERT_EQ(t.rows.size(), 4u);
+    EXPECT_TRUE(t.infeasible.empty());
+    for (size_t i : {0u, 2u}) {
+      EXPECT_GT(t.rows[i + 1].measured, t.rows[i].measured);
+      EXPECT_GT(t.rows[i + 1].predicted, t.rows[i].predicted) << t.rows[i + 1].label;
+    }
+    std::printf("%s: MAPE %.1f%%\n", t.metric.c_str(), mape);
+  }
+}
+
+// An inference table's request mix and load, refused where they are wrong: the message
+// names the description and the key. Built from the shipped SGLang description, one key
+// changed at a time, in a scratch copy beside its CSV.
+std::string refusal(const std::string& from, const std::string& to) {
+  const ReferenceContext ctx = test::reference_context();
+  const std::string dir = ::testing::TempDir() + "/rapid_inference_table";
+  std::filesystem::create_directories(dir);
+  for (const char* ext : {".csv", ".yaml"})
+    std::filesystem::copy_file(ctx.reference_dir + "/sglang_v030_sharegpt_online" + ext,
+                               dir + "/sglang_v030_sharegpt_online" + ext,
+                               std::filesystem::copy_options::overwrite_existing);
+  const std::string path = dir + "/sglang_v030_sharegpt_online.yaml";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  std::ofstream(path) << text;
+  try {
+    run_table(load_table_spec(path), ctx);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(InferenceTableSpec, RefusesAnUnknownLengthDistributionAMedianWithoutTheSimulation) {
+  EXPECT_NE(refusal("input_tokens_distribution: exponential", "input_tokens_distribution: zipf")
+                .find("serving.input_tokens_distribution"),
+            std::string::npos);
+  // A median has no closed form: a table asking for one must say fidelity: des.
+  EXPECT_NE(refusal("fidelity: des", "fidelity: analytical").find("fidelity: des"),
+            std::string::npos);
+  EXPECT_NE(refusal("  metrics_window: all", "  metrics_window: warm").find("steady or all"),
+            std::string::npos);
+  EXPECT_NE(refusal("  requests: {column: num_prompts}", "  request: {column: num_prompts}")
+                .find("serving.request"),
+            std::string::npos);
 }
 
 }  // namespace
