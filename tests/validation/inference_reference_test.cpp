@@ -42,6 +42,16 @@ TEST(ReferenceInference, TrtllmV017A100ThroughputMapeAtMostTwelvePercent) {
   EXPECT_LE(t.mape(), 12.0);
 }
 
+TEST(ReferenceInference, TrtllmV017H100Fp8ThroughputMapeAtMostTwelvePercent) {
+  // The same page's H100 FP8 column (issue 33's second GPU type, throughput bound 12%, out of
+  // sample): Llama 3.1 8B at TP 1 and 70B at TP 2/4/8, every request queued at once.
+  const ValidationTable t = test::table("trtllm_v017_h100_fp8_throughput");
+  test::print_table(t);
+  ASSERT_EQ(t.rows.size(), 31u);
+  EXPECT_TRUE(t.infeasible.empty());
+  EXPECT_LE(t.mape(), 12.0);
+}
+
 TEST(ReferenceInference, SglangV030OfflineThroughputMapeAtMostTwelvePercent) {
   // Issue 33's throughput bound (12%, out of sample: nothing was fitted on this table), on
   // its second source and GPU type: SGLang v0.3.0, 5000 ShareGPT prompts at once, Llama 3.1
@@ -51,9 +61,13 @@ TEST(ReferenceInference, SglangV030OfflineThroughputMapeAtMostTwelvePercent) {
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_TRUE(t.infeasible.empty());
   EXPECT_LE(t.mape(), 12.0);
-  // Both tables of issue 33's throughput rows together: 33 rows, two sources, two GPU types.
-  const double pooled = pooled_mape({t, test::table("trtllm_v017_a100_fp16_throughput")});
-  std::printf("serving throughput, both sources: MAPE %.1f%% over 33 rows\n", pooled);
+  // Issue 33's throughput rows together: 64 rows, two sources, two GPU types.
+  size_t rows = 0;
+  const double pooled = pooled_mape({t, test::table("trtllm_v017_a100_fp16_throughput"),
+                                     test::table("trtllm_v017_h100_fp8_throughput")},
+                                    &rows);
+  std::printf("serving throughput, both sources: MAPE %.1f%% over %zu rows\n", pooled, rows);
+  EXPECT_EQ(rows, 64u);
   EXPECT_LE(pooled, 12.0);
 }
 
