@@ -3,6 +3,7 @@
 // mix at one load) and its one point (a replica layout) predicted by the analytical serving
 // model (evaluate_serving, docs/inference.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
@@ -65,8 +66,7 @@ std::vector<ValidationTable> run_inference_table(const TableSpec& spec, const Re
   for (const auto& [key, ref] : spec.serving)
     if (std::find(std::begin(kServingKeys), std::end(kServingKeys), key) == std::end(kServingKeys))
       throw InputError(spec.path, "serving." + key, "<given>",
-                       "input_tokens, output_tokens (each with _distribution, _min, _max), "
-                       "concurrency or arrival_rate, requests, metrics_window");
+                       fmt::format("one of {}", fmt::join(kServingKeys, ", ")));
   if (!spec.model.given())
     throw InputError(spec.path, "model.name", "<not given>",
                      "a config in configs/models (inference tables name their model)");
