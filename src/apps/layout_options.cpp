@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <type_traits>
 
 #include "rapid/common/error.hpp"
 #include "rapid/inference/serving_evaluator.hpp"
@@ -53,8 +54,69 @@ void add_layout_options(CLI::App& cmd, LayoutOptions& o) {
   cmd.add_option("--hardware-index", o.hardware, "hardware variant of the job (default 0)");
 }
 
-Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o) {
-  ParallelConfig c = spec.baseline.value_or(ParallelConfig{});
+namespace {
+
+/// Without a baseline: the job's search where an axis has one value (a job that searches
+/// one layout names it there), ParallelConfig's defaults elsewhere. `axes` gets the names
+/// of the axes whose one value differs from the default.
+ParallelConfig single_valued_search(const SearchSpace& s, std::vector<std::string>& axes) {
+  ParallelConfig c;
+  auto take = [&](const char* name, const auto& values, auto& field) {
+    if (values.size() != 1) return;
+    const auto v = static_cast<std::remove_reference_t<decltype(field)>>(values.front());
+    if (v != field) axes.emplace_back(name);  // named where it differs from the default
+    field = v;
+  };
+  take("tp", s.tp, c.tp);
+  take("pp", s.pp, c.pp);
+  take("cp", s.cp, c.cp);
+  take("ep", s.ep, c.ep);
+  take("etp", s.etp, c.etp);
+  take("vpp", s.vpp, c.vpp);
+  take("mbs", s.mbs, c.mbs);
+  take("zero_stage", s.zero_stage, c.zero_stage);
+  take("recompute", s.recompute, c.recompute);
+  take("recompute_method", s.recompute_method, c.recompute_method);
+  take("recompute_num_layers", s.recompute_layers, c.recompute_layers);
+  take("cpu_offload_layers", s.offload_layers, c.offload_layers);
+  if (s.sp.size() == 1) {
+    if (s.sp.front() != c.sp) axes.emplace_back("sp");
+    c.sp = s.sp.front();
+  }
+  return c;
+}
+
+}  // namespace
+
+Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o, std::string* origin) {
+  std::vector<std::string> axes;
+  ParallelConfig c = spec.baseline ? *spec.baseline : single_valued_search(spec.search, axes);
+  std::string from;
+  {
+    from = spec.baseline  ? "the job's baseline"
+           : axes.empty() ? "defaults (the job has no baseline and no single-valued search axis)"
+                          : fmt::format("the job's single-valued search ({}), defaults elsewhere",
+                                        fmt::join(axes, ", "));
+    std::vector<std::string> flags;
+    for (const auto& [name, given] : std::initializer_list<std::pair<const char*, bool>>{
+             {"--tp", o.tp.has_value()},
+             {"--pp", o.pp.has_value()},
+             {"--cp", o.cp.has_value()},
+             {"--ep", o.ep.has_value()},
+             {"--etp", o.etp.has_value()},
+             {"--vpp", o.vpp.has_value()},
+             {"--mbs", o.mbs.has_value()},
+             {"--zero", o.zero.has_value()},
+             {"--sp", o.sp.has_value()},
+             {"--recompute", o.recompute.has_value()},
+             {"--recompute-method", o.recompute_method.has_value()},
+             {"--recompute-num-layers", o.recompute_layers.has_value()},
+             {"--cpu-offload-layers", o.offload_layers.has_value()},
+             {"--gpus", o.gpus.has_value()}})
+      if (given) flags.emplace_back(name);
+    if (!flags.empty()) from += fmt::format("; {} from the command line", fmt::join(flags, ", "));
+  }
+  if (origin) *origin = from;
   if (o.tp) c.tp = *o.tp;
   if (o.pp) c.pp = *o.pp;
   if (o.cp) c.cp = *o.cp;
@@ -87,7 +149,7 @@ Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o) {
     throw InputError(
         "<command line>", "layout",
         serving ? fmt::format("dp{} tp{} pp{} ep{}", c.dp, c.tp, c.pp, c.ep) : c.describe(),
-        fmt::format("a legal layout ({})", why));
+        fmt::format("a legal layout ({}; the layout is {})", why, from));
   Point p;
   p.hardware = o.hardware.value_or(0);
   if (p.hardware < 0 || p.hardware >= static_cast<int>(spec.hardware.size()))

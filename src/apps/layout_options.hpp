@@ -23,11 +23,13 @@ struct LayoutOptions {
 /// Declares the layout options on `cmd` (stored in `o`).
 void add_layout_options(CLI::App& cmd, LayoutOptions& o);
 
-/// The point the options name in `spec`: its baseline layout (or the default one) with the
-/// options applied, dp from the GPU count (--gpus, default the job's first), the hardware
-/// variant --hardware-index. Throws InputError naming the option, its value and what was
+/// The point the options name in `spec`: its baseline layout (without one: the search's
+/// value on every axis that has one value, the defaults elsewhere) with the options applied,
+/// dp from the GPU count (--gpus, default the job's first), the hardware variant
+/// --hardware-index. `origin`, when given, says where the layout came from (the line a
+/// command prints with it). Throws InputError naming the option, its value and what was
 /// expected for a value out of range or an illegal layout (serving jobs: their legality).
-Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o);
+Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o, std::string* origin = nullptr);
 
 /// The index of the job's scenario `name` (`--scenario`): a scenario name first, then an
 /// index. Throws InputError listing the job's scenarios.

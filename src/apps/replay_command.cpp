@@ -16,6 +16,7 @@
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 #include "rapid/trace/job_replay.hpp"
+#include "rapid/trace/trace_check.hpp"
 #include "rapid/trace/trace_replay.hpp"
 
 namespace rapid {
@@ -137,9 +138,10 @@ int run_replay(const ChakraReplayOptions& o, const LayoutOptions& layout) {
   std::vector<trace::RankTrace> ranks;
   int64_t world = 0;
   for (const auto& [rank, file] : set.files) {
-    ranks.push_back({rank, file, trace::read_et_file(file)});
+    ranks.push_back(trace::read_rank_trace(rank, file));
     world = std::max(world, rank + 1);
   }
+  trace::check_traces(set, ranks);  // inspect's checks, before anything is replayed
   std::unique_ptr<trace::JobReplay> on_job;
   trace::ReplayInputs in;
   if (job) {

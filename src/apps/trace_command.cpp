@@ -55,7 +55,8 @@ int TraceCommand::run() const {
   const SweepSpec spec = load_sweep_spec(job_);
   if (spec.mode != JobMode::Training)
     throw InputError(job_, "mode", "inference", "a training job (a trace is one training step)");
-  const Point p = resolve_layout(spec, layout_);
+  std::string origin;
+  const Point p = resolve_layout(spec, layout_, &origin);
   const HardwareSpec& hw = spec.hardware[static_cast<size_t>(p.hardware)];
   const NetworkSpec& net = spec.network_of(static_cast<size_t>(p.hardware));
   // The step as the model runs it on this GPU (the overlaps it credits there, stack_training).
@@ -84,6 +85,7 @@ int TraceCommand::run() const {
               spec.name.c_str(), meta.layout.c_str(), static_cast<long long>(first),
               static_cast<long long>(last), static_cast<long long>(world), out_.c_str(),
               prefix_.c_str());
+  std::printf("layout      %s: %s\n", meta.layout.c_str(), origin.c_str());
   std::printf(
       "            %llu nodes (%llu COMP, %llu COLL, %llu SEND, %llu RECV), %.1f MB, "
       "%zu process groups in %s\n",

@@ -60,11 +60,54 @@ class NodeDecoder {
            "a count from 0 to 2^53 (a size that fits a double exactly)");
     return v;
   }
+  /// An integer attribute in any of protobuf's integer kinds, as ASTRA-sim's current
+  /// feeder reads them (feeder_v3 converts every integer kind; a double or a string is
+  /// refused there too; docs/chakra.md "Attributes").
+  long double integer(const pb::AttributeProto& a, const char* kind_text) const {
+    switch (a.value_case()) {
+      case pb::AttributeProto::kInt32Val:
+        return a.int32_val();
+      case pb::AttributeProto::kInt64Val:
+        return static_cast<long double>(a.int64_val());
+      case pb::AttributeProto::kUint32Val:
+        return a.uint32_val();
+      case pb::AttributeProto::kUint64Val:
+        return static_cast<long double>(a.uint64_val());
+      case pb::AttributeProto::kSint32Val:
+        return a.sint32_val();
+      case pb::AttributeProto::kSint64Val:
+        return static_cast<long double>(a.sint64_val());
+      case pb::AttributeProto::kFixed32Val:
+        return a.fixed32_val();
+      case pb::AttributeProto::kFixed64Val:
+        return static_cast<long double>(a.fixed64_val());
+      case pb::AttributeProto::kSfixed32Val:
+        return a.sfixed32_val();
+      case pb::AttributeProto::kSfixed64Val:
+        return static_cast<long double>(a.sfixed64_val());
+      default:
+        fail("attribute " + a.name(), kind_name(a),
+             fmt::format("an integer kind ({} as we write it; any integer kind is read, as "
+                         "ASTRA-sim's feeder reads it; docs/chakra.md)",
+                         kind_text));
+    }
+  }
+  /// A count (FLOPs, bytes) in any integer kind, from 0 to 2^53.
+  int64_t count(const pb::AttributeProto& a, const char* kind_text) const {
+    return static_cast<int64_t>(count(a, static_cast<double>(integer(a, kind_text))));
+  }
   int32_t rank(const pb::AttributeProto& a) const {
-    expect(a, pb::AttributeProto::kInt32Val, "int32_val");
-    if (a.int32_val() < 0)
-      fail("attribute " + a.name(), std::to_string(a.int32_val()), "a rank >= 0");
-    return a.int32_val();
+    const long double v = integer(a, "int32_val");
+    if (v < 0 || v > std::numeric_limits<int32_t>::max())
+      fail("attribute " + a.name(), fmt::format("{}", static_cast<double>(v)),
+           "a rank from 0 to 2^31 - 1");
+    return static_cast<int32_t>(v);
+  }
+  int32_t tag(const pb::AttributeProto& a) const {
+    const long double v = integer(a, "int32_val");
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+      fail("attribute " + a.name(), fmt::format("{}", static_cast<double>(v)), "an int32 value");
+    return static_cast<int32_t>(v);
   }
   std::vector<int64_t> int64s(const pb::AttributeProto& a, int size) const {
     expect(a, pb::AttributeProto::kInt64List, "int64_list");
@@ -94,31 +137,25 @@ class NodeDecoder {
       expect(a, pb::AttributeProto::kBoolVal, "bool_val");
       out.is_cpu_op = a.bool_val();
     } else if (k == "num_ops") {
-      expect(a, pb::AttributeProto::kInt64Val, "int64_val");
-      out.num_ops = static_cast<int64_t>(count(a, static_cast<double>(a.int64_val())));
+      out.num_ops = count(a, "int64_val");
     } else if (k == "tensor_size") {
-      expect(a, pb::AttributeProto::kUint64Val, "uint64_val");
-      count(a, static_cast<double>(a.uint64_val()));
-      out.tensor_size = a.uint64_val();
+      out.tensor_size = static_cast<uint64_t>(count(a, "uint64_val"));
     } else if (k == "comm_type") {
-      expect(a, pb::AttributeProto::kInt64Val, "int64_val");
-      if (a.int64_val() < 0 || a.int64_val() > kMaxCommType)
-        fail("attribute comm_type", std::to_string(a.int64_val()),
+      const long double v = integer(a, "int64_val");
+      if (v < 0 || v > kMaxCommType)
+        fail("attribute comm_type", fmt::format("{}", static_cast<double>(v)),
              "a CollectiveCommType 0-9 (et_def.proto)");
-      out.comm_type = a.int64_val();
+      out.comm_type = static_cast<int64_t>(v);
     } else if (k == "comm_size") {
-      expect(a, pb::AttributeProto::kInt64Val, "int64_val");
-      out.comm_size = static_cast<int64_t>(count(a, static_cast<double>(a.int64_val())));
+      out.comm_size = count(a, "int64_val");
     } else if (k == "comm_src") {
       out.comm_src = rank(a);
     } else if (k == "comm_dst") {
       out.comm_dst = rank(a);
     } else if (k == "comm_tag") {
-      expect(a, pb::AttributeProto::kInt32Val, "int32_val");
-      out.comm_tag = a.int32_val();
+      out.comm_tag = tag(a);
     } else if (k == "comm_priority") {
-      expect(a, pb::AttributeProto::kInt32Val, "int32_val");
-      out.comm_priority = a.int32_val();
+      out.comm_priority = tag(a);
     } else if (k == "pg_name") {
       expect(a, pb::AttributeProto::kStringVal, "string_val");
       out.pg_name = a.string_val();

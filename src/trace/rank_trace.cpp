@@ -1,5 +1,6 @@
 #include "rapid/trace/rank_trace.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "rapid/common/error.hpp"
@@ -35,6 +36,19 @@ uint64_t micros(double seconds) {
 }
 int64_t rounded(double v) {
   return static_cast<int64_t>(std::llround(v));
+}
+
+/// A compute node's `num_ops` and `tensor_size` as ASTRA-sim's roofline reads them: time =
+/// num_ops / min(peak, bandwidth x num_ops / tensor_size) (feeder_v3 Workload::issue_comp;
+/// docs/chakra.md "COMP nodes"). Both stay >= 1 (num_ops 0 makes that time 0/0). A node
+/// with few FLOPs per byte (elementwise ops, the optimizer step: no FLOPs counted) carries
+/// one operation per 2-byte element it touches: 0.5 FLOP/B sits far below every GPU's ridge
+/// point (H100: 989 TFLOP/s / 3.35 TB/s = 295 FLOP/B), so its roofline time stays
+/// tensor_size / bandwidth, the memory-bound time it has in our model.
+void set_roofline_counts(TraceNode& n, double flops, double bytes) {
+  const int64_t size = std::max<int64_t>(1, rounded(bytes));
+  n.tensor_size = static_cast<uint64_t>(size);
+  n.num_ops = std::max<int64_t>({1, rounded(flops), (size + 1) / 2});
 }
 
 RapidGroup rapid_group(const GroupShape& g) {
@@ -91,8 +105,7 @@ uint64_t RankTraceBuilder::emit_compute(const Op& op, std::vector<uint64_t> deps
   n.type = NodeType::Comp;
   n.data_deps = std::move(deps);
   n.duration_micros = micros(in_.compute->time(op) / in_.step_efficiency);
-  n.num_ops = rounded(op.flops);
-  n.tensor_size = static_cast<uint64_t>(rounded(op.bytes));
+  set_roofline_counts(n, op.flops, op.bytes);
   RapidOp r;
   r.kind = static_cast<RapidOpKind>(op.kind);  // Gemm 0, Attention 1, MemoryBound 2
   r.m = op.m, r.n = op.n, r.k = op.k, r.batch = op.batch;
@@ -113,7 +126,13 @@ uint64_t RankTraceBuilder::emit_collective(const char* name, CollectiveKind kind
   n.ctrl_deps = std::move(ctrl);
   n.duration_micros = micros(in_.collective->time(kind, bytes, g));
   n.comm_type = comm_type_of(kind);
-  n.comm_size = rounded(bytes);
+  // Our sizes are nccl-tests' (an all-gather's gathered output); ASTRA-sim's all-gather
+  // takes each rank's input and multiplies it by the group (Ring.cc: final_data_size =
+  // data_size x nodes_in_ring), as Chakra's PyTorch converter records it (the kernel's
+  // input tensors). Reduce-scatter, all-reduce and all-to-all take the whole buffer on both
+  // sides (docs/chakra.md "Collective sizes").
+  n.comm_size =
+      rounded(kind == CollectiveKind::AllGather ? bytes / static_cast<double>(g.size) : bytes);
   n.rapid_bytes = bytes;
   n.pg_name = std::to_string(groups_->add(group, rank_, g, world_));
   n.involved_dim = {g.per_node > 1, g.nodes > 1};
@@ -285,8 +304,7 @@ void RankTraceBuilder::build(int64_t rank, std::vector<TraceNode>& out, ProcessG
   opt.type = NodeType::Comp;
   opt.data_deps = c.deps;
   opt.duration_micros = micros(in_.compute->memory_time(sp.optimizer_bytes));
-  opt.num_ops = 0;
-  opt.tensor_size = static_cast<uint64_t>(rounded(sp.optimizer_bytes));
+  set_roofline_counts(opt, 0.0, sp.optimizer_bytes);
   RapidOp r;
   r.kind = RapidOpKind::Optimizer;
   r.bytes = sp.optimizer_bytes;

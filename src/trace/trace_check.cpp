@@ -39,6 +39,7 @@ void check_rank(const RankTrace& t, const ProcessGroups* groups, RankStats& st) 
   const auto& nodes = t.et.nodes;
   st = RankStats{};
   st.rank = t.rank;
+  double micros = 0;  // the rank's durations so far
   std::unordered_map<uint64_t, uint32_t> index;
   index.reserve(nodes.size());
   for (uint32_t i = 0; i < nodes.size(); ++i)
@@ -60,7 +61,17 @@ void check_rank(const RankTrace& t, const ProcessGroups* groups, RankStats& st) 
         ++pending[i];
       }
     ++st.by_type[static_cast<size_t>(n.type)];
-    st.duration_s += static_cast<double>(n.duration_micros) * 1e-6;
+    micros += static_cast<double>(n.duration_micros);
+    if (micros > kMaxRankMicros)
+      broken(
+          t.file, n, fmt::format("duration_micros {}", n.duration_micros),
+          fmt::format("durations summing to at most {:.4g} us per rank (2^62 ps: the replay's "
+                      "clock counts integer picoseconds){}",
+                      kMaxRankMicros,
+                      micros > static_cast<double>(n.duration_micros)
+                          ? fmt::format("; the rank's nodes up to this one last {:.4g} us", micros)
+                          : ""));
+    st.duration_s = micros * 1e-6;
     if (n.type == NodeType::Comp) {
       if (n.num_ops) st.flops += static_cast<double>(*n.num_ops);
       if (n.tensor_size) st.tensor_bytes += static_cast<double>(*n.tensor_size);
@@ -101,7 +112,10 @@ void check_rank(const RankTrace& t, const ProcessGroups* groups, RankStats& st) 
 CrossRankCheck::CrossRankCheck(const TraceSet& set) : set_(set) {
   const int64_t top = set.files.empty() ? 0 : set.files.back().first + 1;
   present_.assign(static_cast<size_t>(top), false);
-  for (const auto& f : set.files) present_[static_cast<size_t>(f.first)] = true;
+  for (const auto& f : set.files) {
+    present_[static_cast<size_t>(f.first)] = true;
+    all_ranks_.push_back(f.first);
+  }
 }
 
 bool CrossRankCheck::present(int64_t rank) const {
@@ -164,8 +178,11 @@ void CrossRankCheck::finish(InspectReport& r) const {
   for (const auto& [key, sites] : colls_) {
     const auto& [pg, rank] = key;
     const std::vector<int64_t>* members = nullptr;
-    if (set_.groups && !pg.empty() && pg != "0") members = set_.groups->find(std::stoll(pg));
-    if (!members) {  // the default group (all ranks) or no group file: the other files
+    if (pg.empty() || pg == "0")
+      members = &all_ranks_;  // the default group: every rank (ASTRA-sim's reading)
+    else if (set_.groups)
+      members = set_.groups->find(std::stoll(pg));
+    if (!members) {  // a named group without a group file: its members are unknown
       r.collectives_unchecked += sites.size();
       continue;
     }
@@ -199,7 +216,18 @@ InspectReport inspect_trace(const std::string& dir) {
   InspectReport r;
   CrossRankCheck cross(set);
   for (const auto& [rank, file] : set.files) {
-    RankTrace t{rank, file, read_et_file(file)};
+    const RankTrace t = read_rank_trace(rank, file);
+    check_rank(t, set.groups ? &*set.groups : nullptr, r.ranks.emplace_back());
+    cross.add(t);
+  }
+  cross.finish(r);
+  return r;
+}
+
+InspectReport check_traces(const TraceSet& set, const std::vector<RankTrace>& ranks) {
+  InspectReport r;
+  CrossRankCheck cross(set);
+  for (const RankTrace& t : ranks) {
     check_rank(t, set.groups ? &*set.groups : nullptr, r.ranks.emplace_back());
     cross.add(t);
   }

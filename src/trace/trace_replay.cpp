@@ -146,8 +146,13 @@ void Replay::push_changed() {
 void Replay::start_comm(uint32_t g, CollectiveKind kind, const std::vector<int64_t>* m,
                         std::vector<uint32_t> nodes, Transfer* transfer) {
   const TraceNode& n = node(g);
-  const double bytes = n.rapid_bytes.value_or(static_cast<double>(n.comm_size.value_or(0)));
-  const CollectivePlan plan = in_.collective->plan(kind, bytes, shape(g, m));
+  const GroupShape group = shape(g, m);
+  // comm_size is each rank's input for an all-gather (ASTRA-sim's convention, as we write
+  // it); our collective model takes the gathered output (docs/chakra.md "Collective sizes").
+  const double bytes = n.rapid_bytes.value_or(
+      static_cast<double>(n.comm_size.value_or(0)) *
+      (kind == CollectiveKind::AllGather ? static_cast<double>(group.size) : 1.0));
+  const CollectivePlan plan = in_.collective->plan(kind, bytes, group);
   int32_t c;
   if (free_comms_.empty()) {
     c = static_cast<int32_t>(comms_.size());

@@ -47,4 +47,14 @@ TraceSet scan_trace_dir(const std::string& dir) {
   return t;
 }
 
+RankTrace read_rank_trace(int64_t rank, const std::string& file) {
+  RankTrace t{rank, file, read_et_file(file)};
+  const auto self = static_cast<int32_t>(rank);
+  for (TraceNode& n : t.et.nodes) {
+    if (n.type == NodeType::CommSend && !n.comm_src) n.comm_src = self;
+    if (n.type == NodeType::CommRecv && !n.comm_dst) n.comm_dst = self;
+  }
+  return t;
+}
+
 }  // namespace rapid::trace

@@ -44,13 +44,26 @@ def dangling_trace(path):
         f.write(message(meta) + message(n0) + message(n1))
 
 
+def long_trace(path):
+    """One COMP node lasting 1e13 us (Node 7 duration_micros): past the replay's clock."""
+    meta = field(1, 2, varint(5) + b"0.0.4")
+    n0 = (field(1, 0, varint(0)) + field(2, 2, varint(1) + b"a") + field(3, 0, varint(4)) +
+          field(7, 0, varint(10**13)))
+    with open(path, "wb") as f:
+        f.write(message(meta) + message(n0))
+
+
 def snapshot(root):
     return sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
+
+
+MESSAGES = {}
 
 
 def check(name, cmd, expect, root, errors):
     before = snapshot(root)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    MESSAGES[name] = p.stderr
     lines = [l for l in p.stderr.splitlines() if l.strip()]
     if p.returncode != 2:
         errors.append(f"{name}: exit {p.returncode}, expected 2: {p.stderr.strip()[-300:]}")
@@ -80,6 +93,14 @@ def main():
         f.truncate(size - 3)
     os.makedirs(dang)
     dangling_trace(os.path.join(dang, "rapid.0.et"))
+    # Bytes after the last node: ten 0xff (no varint) and a 2^62 length prefix.
+    trailing, huge, longd = (os.path.join(work, d) for d in ("trailing", "huge", "long"))
+    for d, tail in ((trailing, b"\xff" * 10), (huge, varint(2**62))):
+        shutil.copytree(good, d)
+        with open(os.path.join(d, "rapid.1.et"), "ab") as f:
+            f.write(tail)
+    os.makedirs(longd)
+    long_trace(os.path.join(longd, "rapid.0.et"))
     net = ["--hardware", "h100-sxm5-80gb", "--network", "dgx-h100-superpod"]
     out = os.path.join(work, "out")
     errors = []
@@ -90,6 +111,18 @@ def main():
         ("inspect dangling", [rapid, "trace", "inspect", dang], ["rapid.0.et", "node 1", "node 7"]),
         ("replay dangling", [rapid, "predict", "--from-chakra", dang] + net,
          ["rapid.0.et", "node 1", "node 7"]),
+        ("inspect trailing", [rapid, "trace", "inspect", trailing],
+         ["rapid.1.et", f"at byte {size}", "above 2^64"]),
+        ("replay trailing", [rapid, "predict", "--from-chakra", trailing] + net,
+         ["rapid.1.et", f"at byte {size}", "above 2^64"]),
+        ("inspect huge prefix", [rapid, "trace", "inspect", huge],
+         ["rapid.1.et", "length prefix of 4611686018427387904 bytes"]),
+        ("replay huge prefix", [rapid, "predict", "--from-chakra", huge] + net,
+         ["rapid.1.et", "length prefix of 4611686018427387904 bytes"]),
+        ("inspect long duration", [rapid, "trace", "inspect", longd],
+         ["rapid.0.et", "node 0 (a)", "duration_micros 10000000000000"]),
+        ("replay long duration", [rapid, "predict", "--from-chakra", longd] + net,
+         ["rapid.0.et", "node 0 (a)", "duration_micros 10000000000000"]),
         ("inspect missing", [rapid, "trace", "inspect", os.path.join(work, "nowhere")],
          ["nowhere"]),
         ("replay missing", [rapid, "predict", "--from-chakra", os.path.join(work, "nowhere")] + net,
@@ -105,6 +138,11 @@ def main():
     ]
     for name, cmd, expect in cases:
         check(name, cmd, expect, work, errors)
+    # One message per fault: inspect and replay word each fault the same.
+    for name in MESSAGES:
+        twin = "replay" + name[len("inspect"):]
+        if name.startswith("inspect") and twin in MESSAGES and MESSAGES[name] != MESSAGES[twin]:
+            errors.append(f"{name} and {twin} differ: {MESSAGES[name]!r} vs {MESSAGES[twin]!r}")
     if os.path.exists(out):
         errors.append(f"{out} was created")
     for e in errors:

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
 
 #include "rapid/common/error.hpp"
 #include "rapid/trace/et_file.hpp"
@@ -148,6 +151,69 @@ TEST(TraceBad, CollectiveOfDifferentSizesOnItsGroup) {
   const std::string msg = error_of([&] { trace::inspect_trace(dir); });
   EXPECT_NE(msg.find("node 0 (all_reduce)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("group 1"), std::string::npos) << msg;
+}
+
+// Bytes after the last message (issue 34): ten 0xff bytes are no varint (a length prefix
+// above 2^64); a length prefix of 2^62 is past the end of the file. Each names the file,
+// the message position and its byte offset.
+TEST(TraceBad, TrailingBytesAndImpossibleLengthsAreNamed) {
+  const std::string dir = fresh_dir("trailing");
+  write(dir, 0, {comp(0), comp(1, {0})});
+  const std::string path = trace::et_path(dir, "bad", 0);
+  const auto size = std::filesystem::file_size(path);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << std::string(10, '\xff');
+  }
+  std::string msg = error_of([&] { trace::read_et_file(path); });
+  EXPECT_NE(msg.find("bad.0.et"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(fmt::format("node 2 (after node 1) at byte {}", size)), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("above 2^64"), std::string::npos) << msg;
+  // 2^62 as a varint: nine bytes, 0x80 x 8 then 0x40 (62 = 8 x 7 + 6).
+  std::filesystem::resize_file(path, size);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << std::string(8, '\x80') << '\x40';
+  }
+  msg = error_of([&] { trace::inspect_trace(dir); });
+  EXPECT_NE(msg.find("a length prefix of 4611686018427387904 bytes with 0 bytes left"),
+            std::string::npos)
+      << msg;
+}
+
+// A duration past the replay's clock (2^62 ps = 4.6e12 us per rank) is named as such, in
+// inspect and before a replay.
+TEST(TraceBad, DurationBeyondTheReplaysClockIsNamed) {
+  const std::string dir = fresh_dir("duration");
+  TraceNode n = comp(0);
+  n.duration_micros = 10000000000000ull;  // 1e13 us
+  write(dir, 0, {n});
+  const std::string msg = error_of([&] { trace::inspect_trace(dir); });
+  EXPECT_NE(msg.find("node 0 (gemm)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("duration_micros 10000000000000"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("4.612e+12 us per rank"), std::string::npos) << msg;
+}
+
+// The checks a replay runs first are inspect's: a collective whose size differs between
+// ranks gets the same message from both.
+TEST(TraceBad, ReplayRefusesWhatInspectRefusesWithTheSameMessage) {
+  const std::string dir = fresh_dir("same-message");
+  auto coll = [](int64_t size) {
+    TraceNode n;
+    n.id = 0, n.name = "all_reduce", n.type = NodeType::CommColl;
+    n.comm_type = 0, n.comm_size = size;  // no pg_name: every rank
+    return n;
+  };
+  write(dir, 0, {coll(4096)});
+  write(dir, 1, {coll(8192)});
+  const std::string inspect = error_of([&] { trace::inspect_trace(dir); });
+  const trace::TraceSet set = trace::scan_trace_dir(dir);
+  std::vector<trace::RankTrace> ranks;
+  for (const auto& [rank, file] : set.files) ranks.push_back(trace::read_rank_trace(rank, file));
+  const std::string replay = error_of([&] { trace::check_traces(set, ranks); });
+  EXPECT_NE(inspect.find("comm_size 4096"), std::string::npos) << inspect;
+  EXPECT_EQ(inspect, replay);
 }
 
 }  // namespace

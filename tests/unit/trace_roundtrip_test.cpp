@@ -20,6 +20,7 @@ struct RoundTrip {
   int32_t peak_flows = 0;  // the most flows the DES had on one link at once
   int32_t replay_peak_flows = 0;
   trace::InspectReport inspect;
+  std::vector<trace::RankTrace> ranks;
 };
 
 // Writes every rank of `par` to a directory, inspects it, replays it, and simulates the
@@ -60,8 +61,7 @@ RoundTrip round_trip(SweepSpec spec, const ParallelConfig& par, const std::strin
   rt.inspect = trace::inspect_trace(dir);
   const trace::TraceSet set = trace::scan_trace_dir(dir);
   std::vector<trace::RankTrace> ranks;
-  for (const auto& [rank, file] : set.files)
-    ranks.push_back({rank, file, trace::read_et_file(file)});
+  for (const auto& [rank, file] : set.files) ranks.push_back(trace::read_rank_trace(rank, file));
   trace::ReplayInputs ri;
   ri.compute = &eval.compute_cost();
   ri.collective = &eval.collective_cost();
@@ -71,6 +71,7 @@ RoundTrip round_trip(SweepSpec spec, const ParallelConfig& par, const std::strin
   rt.replay_s = rr.step_time_s;
   rt.replay_peak_flows = rr.peak_flows;
   rt.des_s = res.step_time_s;
+  rt.ranks = std::move(ranks);
   for (const des::LinkStat& l : res.links) rt.peak_flows = std::max(rt.peak_flows, l.peak_flows);
   return rt;
 }
@@ -126,17 +127,39 @@ TEST(TraceRoundTrip, InterleavedScheduleWithASharedLinkEqualsDes) {
 }
 
 TEST(TraceRoundTrip, PerRankTotalsFollowTheWorkload) {
-  // Every rank of a stage runs the stage's ops: its compute FLOPs are the workload's FLOPs
-  // of the stage, and summed over the 8 ranks they are workload_step_flops (with the
-  // recompute replay) within the int64 rounding of num_ops (< 1 FLOP per node).
+  // Every rank of a stage runs the stage's ops: its GEMM and attention nodes' num_ops are
+  // the workload's FLOPs of those ops, and with the other ops' FLOPs (rapid_flops) they sum
+  // over the 8 ranks to workload_step_flops (with the recompute replay) within the int64
+  // rounding of num_ops (< 1 FLOP per node).
   const SweepSpec spec =
       test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 8, 8192);
   const RoundTrip rt = round_trip(spec, layout(1, 4, 2, 1), "rt-flops");
   Workload w;
   build_workload(spec.model, spec.training, spec.network, layout(1, 4, 2, 1), w);
   double flops = 0;
-  uint64_t comp = 0;
-  for (const trace::RankStats& s : rt.inspect.ranks) flops += s.flops, comp += s.by_type[4];
+  uint64_t comp = 0, memory_bound = 0;
+  // ASTRA-sim's roofline (docs/chakra.md "COMP nodes"): time = num_ops / min(peak, bw x
+  // num_ops / tensor_size). A memory-bound node must sit below the ridge point, 989.4
+  // TFLOP/s / 3.35 TB/s = 295 FLOP/B on the H100, for its time to be tensor_size / bw, and
+  // carry num_ops >= 1 (0 makes it 0/0).
+  const double ridge = 989.4e12 / 3.35e12;
+  for (const trace::RankTrace& r : rt.ranks)
+    for (const trace::TraceNode& n : r.et.nodes) {
+      if (n.type != trace::NodeType::Comp) continue;
+      ++comp;
+      ASSERT_TRUE(n.num_ops && n.tensor_size && n.rapid_op) << n.name;
+      EXPECT_GE(*n.num_ops, 1) << n.name;
+      EXPECT_GE(*n.tensor_size, 1u) << n.name;
+      const bool matmul = n.rapid_op->kind == trace::RapidOpKind::Gemm ||
+                          n.rapid_op->kind == trace::RapidOpKind::Attention;
+      flops += matmul ? static_cast<double>(*n.num_ops) : n.rapid_op->flops;
+      if (!matmul) {
+        ++memory_bound;
+        EXPECT_LT(static_cast<double>(*n.num_ops) / static_cast<double>(*n.tensor_size), ridge)
+            << n.name;
+      }
+    }
+  EXPECT_GT(memory_bound, 0u);
   EXPECT_NEAR(flops, workload_step_flops(w, true), static_cast<double>(comp));
 }
 

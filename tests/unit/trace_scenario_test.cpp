@@ -138,8 +138,7 @@ std::vector<trace::RankTrace> own_trace(const SweepSpec& spec, const Point& p,
   trace::write_trace(in, trace::TraceMetadata{}, dir, "own", 0, p.par.num_gpus() - 1);
   const trace::TraceSet set = trace::scan_trace_dir(dir);
   std::vector<trace::RankTrace> ranks;
-  for (const auto& [rank, file] : set.files)
-    ranks.push_back({rank, file, trace::read_et_file(file)});
+  for (const auto& [rank, file] : set.files) ranks.push_back(trace::read_rank_trace(rank, file));
   return ranks;
 }
 

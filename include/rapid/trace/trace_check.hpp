@@ -2,7 +2,8 @@
 // "Inspect"). Ranks are read one at a time; across ranks only the point-to-point and
 // collective signatures are kept. A broken trace throws InputError naming the file, the
 // node id and name, and the problem:
-//  - per rank: node ids unique, every ctrl/data dependency present, no cycle, a send's
+//  - per rank: node ids unique, durations within the replay's clock (kMaxRankMicros), every
+//  ctrl/data dependency present, no cycle, a send's
 //    comm_src / a recv's comm_dst is the rank itself, communication nodes carry their size
 //    (and type, tag, peer), a collective's pg_name is a group of the group file that holds
 //    the rank;
@@ -59,14 +60,24 @@ class CrossRankCheck {
   };
   using P2PKey = std::tuple<int64_t, int64_t, int64_t>;  // src, dst, tag
   const TraceSet& set_;
-  std::vector<bool> present_;  // by rank
+  std::vector<bool> present_;       // by rank
+  std::vector<int64_t> all_ranks_;  // the files' ranks: the default group's members
   std::map<P2PKey, std::vector<Site>> sends_, recvs_;
   std::map<std::pair<std::string, int64_t>, std::vector<Site>> colls_;  // (pg, rank)
   bool present(int64_t rank) const;
 };
 
-/// Reads every file of `dir` and runs both checks.
+/// Reads every file of `dir` (read_rank_trace, one at a time) and runs both checks.
 InspectReport inspect_trace(const std::string& dir);
+
+/// Both checks on ranks already read: what `rapid predict --from-chakra` runs before it
+/// replays, so a trace it takes is one `rapid trace inspect` takes, with the same message
+/// for each fault.
+InspectReport check_traces(const TraceSet& set, const std::vector<RankTrace>& ranks);
+
+/// The most microseconds one rank's nodes may last in all: 2^62 ps (the replay's clock
+/// counts integer picoseconds in an int64; half its range, the rest left to waits).
+inline constexpr double kMaxRankMicros = 4611686018427.387904;
 
 /// The report as text (`rapid trace inspect`).
 std::string describe_inspect(const TraceSet& set, const InspectReport& r);

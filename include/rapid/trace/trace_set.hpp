@@ -31,4 +31,10 @@ struct RankTrace {
   EtFile et;
 };
 
+/// Reads `file` as rank `rank`'s trace with the defaults ASTRA-sim's feeder gives missing
+/// attributes: a send without `comm_src` is sent by the file's rank, a recv without
+/// `comm_dst` received by it (feeder_v3 Workload::issue_comm; docs/chakra.md "Reading").
+/// Every command reads a trace through here, so all see the same trace.
+RankTrace read_rank_trace(int64_t rank, const std::string& file);
+
 }  // namespace rapid::trace
