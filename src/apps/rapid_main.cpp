@@ -180,10 +180,21 @@ int run_predict(const PredictOptions& o) {
             thermal, spec.hardware[static_cast<size_t>(p.hardware)].hbm_bandwidth_Bps, timeline);
     }
     if (o.timeline) {
-      std::ofstream out(*o.timeline);
-      if (out) timeline.write_chrome_trace(out);
-      if (!out)
-        throw rapid::InputError("<command line>", "--timeline", *o.timeline, "a writable file");
+      // Provenance (Trace Event Format "otherData"): what made the timeline.
+      timeline.set_metadata(
+          "producer", fmt::format("rapid-sweep {} ({})", rapid::version(), rapid::git_revision()));
+      timeline.set_metadata("job", o.job);
+      timeline.set_metadata("job_name", spec.name);
+      timeline.set_metadata("layout", p.par.describe());
+      timeline.set_metadata("hardware", spec.hardware[static_cast<size_t>(p.hardware)].name);
+      timeline.set_metadata("network", spec.network_of(static_cast<size_t>(p.hardware)).name);
+      timeline.set_metadata("scenario", spec.scenarios.empty()
+                                            ? std::string("healthy")
+                                            : spec.scenarios[static_cast<size_t>(p.scenario)].name);
+      timeline.set_metadata("fidelity", o.full ? "des --full" : "des");
+      timeline.set_metadata("step_time_s", fmt::format("{:.6g}", r.step_time_s));
+      timeline.set_metadata("time_unit", "microseconds (ts, dur); counters per GPU");
+      timeline.write_file(*o.timeline, "--timeline");
       std::printf("timeline    %zu events written to %s (chrome://tracing or ui.perfetto.dev)\n",
                   timeline.slices().size(), o.timeline->c_str());
     }

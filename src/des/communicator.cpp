@@ -1,5 +1,8 @@
 #include "communicator.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace rapid::des {
 
 void Communicator::clear(const Fabric* fabric) {
@@ -99,6 +102,24 @@ void Communicator::on_drain(SimTime now, int32_t bundle) {
   ActiveOp& op = ops[id];
   op.last = now;
   if (--op.pending == 0) queue_.push(now + op.latency, kOpDone, id, op.version);
+}
+
+std::array<double, 2> Communicator::busiest_link_seconds(const CommDesc& d) const {
+  std::vector<std::pair<int32_t, double>> per_class;  // (class, seconds), tiers summed
+  for_each_layout(d, [&](int32_t layout, double bytes) {
+    for (const ResourceUse& u : layouts_.uses(layout)) {
+      auto it = std::find_if(per_class.begin(), per_class.end(),
+                             [&](const auto& p) { return p.first == u.res; });
+      if (it == per_class.end()) it = per_class.insert(per_class.end(), {u.res, 0.0});
+      it->second += bytes * u.mult / net.capacity(u.res);
+    }
+  });
+  std::array<double, 2> busiest{};
+  for (const auto& [c, seconds] : per_class) {
+    double& b = busiest[topo->link(layouts_.class_links(c).front()).network() ? 1 : 0];
+    b = std::max(b, seconds);
+  }
+  return busiest;
 }
 
 }  // namespace rapid::des

@@ -92,6 +92,11 @@ class Communicator {
     return l >= 0 ? layouts_.flows(l) : 0;
   }
 
+  /// Seconds of capacity desc d takes on its busiest NVLink and its busiest network link
+  /// (bytes a link carries / its capacity, over d's tiers): divided by the op's span, the
+  /// utilisation its timeline counters show.
+  std::array<double, 2> busiest_link_seconds(const CommDesc& d) const;
+
   /// The bundles of desc d (each tier's layouts that carry bytes), in the order start()
   /// starts them, into `out`.
   void bundles_of(const CommDesc& d, std::vector<OpBundle>& out) const;

@@ -18,7 +18,10 @@ void Simulator::Impl::on_op_done(int32_t id) {
   const CommDesc& d = comm.descs[static_cast<size_t>(op.desc)];
   auto record = [&](int32_t who, Timeline::Track track, int32_t mb, bool bwd) {
     if (!opt.timeline) return;
-    opt.timeline->add({who, track, d.name, op.start, now, d.bytes[0], comm.flows(d), mb, bwd});
+    Timeline::Slice sl{who, track, d.name, op.start, now, d.bytes[0], comm.flows(d), mb, bwd};
+    const auto busy = comm.busiest_link_seconds(d);
+    sl.nvlink_busy_s = busy[0], sl.network_busy_s = busy[1];
+    opt.timeline->add(sl);
   };
   switch (op.role()) {
     case CommRole::Unit: {
@@ -43,6 +46,9 @@ void Simulator::Impl::on_op_done(int32_t id) {
       r.arrived[static_cast<size_t>(t.message)] = now;
       const bool bwd = t.message >= vpp * m;
       record(t.sender, Timeline::kPpComm, static_cast<int32_t>(t.message % m), bwd);
+      if (opt.timeline)  // the arrow to the receiver's next compute op (the pass it feeds)
+        opt.timeline->add_flow({t.sender, Timeline::kPpComm, op.start, t.receiver,
+                                Timeline::kCompute, now, bwd ? "gradient" : "activation"});
       Inst& s = inst[static_cast<size_t>(t.sender)];
       s.sends_done = std::max(s.sends_done, now);
       const bool sender_wakes = --s.sends == 0 && s.wait == Wait::Sends;
@@ -70,7 +76,12 @@ void Simulator::Impl::on_op_done(int32_t id) {
         return true;
       });
       ds.waiters.erase(it, ds.waiters.end());
-      for (int32_t i : woken) wake(i);
+      for (int32_t i : woken) {
+        if (opt.timeline)  // the compute op that waited for this DP collective
+          opt.timeline->add_flow(
+              {i, Timeline::kDpComm, op.start, i, Timeline::kCompute, now, d.name});
+        wake(i);
+      }
       try_start_dp(run.stage);
       break;
     }

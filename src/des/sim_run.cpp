@@ -178,14 +178,20 @@ void Simulator::Impl::run_block(Inst& s, Item& it, int64_t k) {
         const PassRef& pr =
             programs[static_cast<size_t>(s.stage)].passes[static_cast<size_t>(s.pass)];
         const bool bwd = pr.dir == PassDir::Backward;
-        if (e.compute > 0)
-          opt.timeline->add(
-              {id, Timeline::kCompute, e.op->name, s.t, s.t + e.compute, 0, 0, pr.mb, bwd});
+        if (e.compute > 0) {
+          Timeline::Slice sl{id, Timeline::kCompute, e.op->name, s.t, s.t + e.compute, 0, 0, pr.mb,
+                             bwd};
+          sl.hbm_bytes = e.op->bytes;
+          opt.timeline->add(sl);
+        }
         for (int32_t d : {e.comm, e.comm2})
           if (d >= 0) {
             const CommDesc& c = comm.descs[static_cast<size_t>(d)];
-            opt.timeline->add({id, Timeline::kTpComm, c.name, s.t, s.t + c.alone, c.bytes[0],
-                               comm.flows(c), pr.mb, bwd});
+            Timeline::Slice sl{id,         Timeline::kTpComm, c.name, s.t, s.t + c.alone,
+                               c.bytes[0], comm.flows(c),     pr.mb,  bwd};
+            const auto busy = comm.busiest_link_seconds(c);
+            sl.nvlink_busy_s = busy[0], sl.network_busy_s = busy[1];
+            opt.timeline->add(sl);
           }
       }
       if (opt.power)
@@ -356,9 +362,13 @@ bool Simulator::Impl::comm_waiting(Inst& s, const PassCursor& c) {
   const Item& it = items[static_cast<size_t>(cp.item_begin + s.item)];
   const SimTime compute_end = s.post + it.compute + it.interference;
   const SimTime end = std::max(compute_end, s.unit_done);
-  if (opt.timeline && it.compute_op)
-    opt.timeline->add({c.id, Timeline::kCompute, it.compute_op->name, s.post, compute_end, 0, 0,
-                       c.pr.mb, c.pr.dir == PassDir::Backward});
+  if (opt.timeline && it.compute_op) {
+    Timeline::Slice sl{
+        c.id,    Timeline::kCompute,           it.compute_op->name, s.post, compute_end, 0, 0,
+        c.pr.mb, c.pr.dir == PassDir::Backward};
+    sl.hbm_bytes = it.compute_op->bytes;
+    opt.timeline->add(sl);
+  }
   if (opt.power)
     opt.power->add(static_cast<size_t>(c.id), s.post, compute_end, it.compute, it.energy);
   if (it.compute_op) s.compute[op_class(it.compute_op->kind)] += it.compute;
@@ -431,7 +441,11 @@ void Simulator::Impl::optimizer_step(Inst& s, const StageProgram& sp) {
     o.bytes = sp.optimizer_bytes;
     opt.power->add(static_cast<size_t>(id), s.t, s.t + d, d, in.power->op_energy(o, opt_s));
   }
-  if (opt.timeline) opt.timeline->add({id, Timeline::kCompute, "optimizer_step", s.t, s.t + d});
+  if (opt.timeline) {
+    Timeline::Slice sl{id, Timeline::kCompute, "optimizer_step", s.t, s.t + d};
+    sl.hbm_bytes = sp.optimizer_bytes;
+    opt.timeline->add(sl);
+  }
   s.opt += d;
   s.t += d;
   if (static_cast<size_t>(sp.end_posts_begin) < sp.dp_ops.size())

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <hdf5.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/io/hdf5_handle.hpp"
 #include "rapid/io/output_check.hpp"
+#include "rapid/io/output_sink.hpp"
 #include "rapid/io/result_schema.hpp"
 
 namespace fs = std::filesystem;
@@ -37,49 +37,6 @@ std::string field(std::string_view s) {
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
-
-/// Plain or gzip output with every write and the close checked: a failure (disk full,
-/// quota, file size limit) is bad input naming --csv and `target`.
-class Sink {
- public:
-  Sink(const std::string& path, bool gz, std::string target) : gz_(gz), target_(std::move(target)) {
-    if (gz_)
-      z_ = gzopen(path.c_str(), "wb6");
-    else
-      f_ = std::fopen(path.c_str(), "wb");
-    if (!(gz_ ? static_cast<void*>(z_) : static_cast<void*>(f_)))
-      throw InputError(
-          "<command line>", "--csv", target_,
-          fmt::format("a writable path (cannot create {}: {})", path, std::strerror(errno)));
-  }
-  ~Sink() {
-    if (z_) gzclose(z_);
-    if (f_) std::fclose(f_);
-  }
-  void write(const std::string& s) {
-    const bool ok =
-        gz_ ? gzwrite(z_, s.data(), static_cast<unsigned>(s.size())) == static_cast<int>(s.size())
-            : std::fwrite(s.data(), 1, s.size(), f_) == s.size();
-    if (!ok) fail();
-  }
-  void close() {
-    const int rc = gz_ ? gzclose(z_) : std::fclose(f_);
-    z_ = nullptr;
-    f_ = nullptr;
-    if (rc != 0) fail();
-  }
-
- private:
-  [[noreturn]] void fail() const {
-    throw InputError("<command line>", "--csv", target_,
-                     "room to write the CSV file (writing failed: disk full, quota or file "
-                     "size limit?)");
-  }
-  bool gz_;
-  std::string target_;
-  gzFile z_ = nullptr;
-  std::FILE* f_ = nullptr;
-};
 
 /// Whether `ds` holds the storage `c` reads: numbers (integer or float) or, for an enum
 /// column, a one-byte enum (read into one byte per row).
@@ -159,7 +116,7 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
 
   const std::string temp = temporary_path_beside(csv_path);
   try {
-    Sink out(temp, csv_path.ends_with(".gz"), csv_path);
+    OutputSink out(temp, csv_path.ends_with(".gz"), "--csv", csv_path);
     // `point` first: the file's /points/point (netcdf_layout.hpp): the point of the row.
     std::string line = "point,hardware,scenario_name";
     for (const ColumnValues& c : cols) line += fmt::format(",{}", c.column->name);

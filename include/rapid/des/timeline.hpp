@@ -1,13 +1,20 @@
 // A record of what a simulation did, written as a Chrome trace (the JSON "Trace Event
-// Format" that chrome://tracing and Perfetto load): one process per simulated GPU (a stage
-// instance: its TP/CP ranks run in lock step), one track per stream (compute, TP/CP
-// communication, pipeline p2p, DP communication), ops and flows as complete ("X") events
-// in microseconds, with bytes, flows and micro-batch as arguments.
+// Format" that chrome://tracing and Perfetto load; docs/des.md "Timeline"): one process per
+// simulated GPU (a stage instance: its TP/CP ranks run in lock step), one track per stream
+// (compute, TP/CP communication, pipeline p2p, DP communication), ops and flows as complete
+// ("X") events in microseconds, with bytes, flows and micro-batch as arguments; flow events
+// ("s"/"f") from each pipeline send to the receiver's next compute op and from each DP
+// collective to the compute op that waited for it; counter ("C") tracks per GPU of the HBM
+// bandwidth its compute ops draw and of the utilisation of the busiest NVLink and network
+// (NIC, switch) link its communication crosses
+// (each op's average over its span, summed where ops overlap), plus the thermal model's;
+// provenance in "otherData".
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rapid/des/event_queue.hpp"
@@ -27,6 +34,22 @@ class Timeline {
     int32_t flows = 0;  ///< member flows (communication)
     int32_t mb = -1;    ///< micro-batch (-1: none)
     bool backward = false;
+    double hbm_bytes = 0;  ///< compute: the op's HBM traffic (its bandwidth counter)
+    /// Communication: seconds of its busiest NVLink and network link's capacity it used
+    /// (bytes on that link / its capacity): over the span, the links' utilisation.
+    double nvlink_busy_s = 0, network_busy_s = 0;
+  };
+
+  /// A dependency drawn as a flow arrow: from the slice of `from_inst`'s track `from_track`
+  /// around `from_t` to the next slice of `to_inst`'s `to_track` from `to_t` on.
+  struct Flow {
+    int32_t from_inst = 0;
+    Track from_track = kCompute;
+    SimTime from_t = 0;
+    int32_t to_inst = 0;
+    Track to_track = kCompute;
+    SimTime to_t = 0;
+    const char* name = "";  ///< static string
   };
 
   /// A sample of a counter track of instance `inst` (temperature, power, clock: the
@@ -41,6 +64,13 @@ class Timeline {
     slices_.clear();
     names_.clear();
     counters_.clear();
+    flows_.clear();
+  }
+  void add_flow(const Flow& f) { flows_.push_back(f); }
+  const std::vector<Flow>& flows() const { return flows_; }
+  /// A provenance entry ("producer", "job", "layout", ...) written in "otherData".
+  void set_metadata(std::string key, std::string value) {
+    metadata_.emplace_back(std::move(key), std::move(value));
   }
   void add_counter(const Counter& c) { counters_.push_back(c); }
   const std::vector<Counter>& counters() const { return counters_; }
@@ -62,11 +92,16 @@ class Timeline {
   /// Writes the Chrome trace JSON (object form with "traceEvents"). Throws nothing; the
   /// caller checks the stream.
   void write_chrome_trace(std::ostream& out) const;
+  /// Writes it to `path`, gzip-compressed when the name ends in ".gz"; a failure is an
+  /// InputError naming `option` and the path.
+  void write_file(const std::string& path, const std::string& option) const;
 
  private:
   std::vector<Slice> slices_;
   std::vector<std::string> names_;
   std::vector<Counter> counters_;
+  std::vector<Flow> flows_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
 }  // namespace rapid::des
