@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "apps/calibrate_command.hpp"
+#include "apps/cli_suggest.hpp"
 #include "apps/layout_options.hpp"
 #include "apps/model_command.hpp"
 #include "apps/netcheck_command.hpp"
@@ -249,13 +250,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : rapid::kExitBadInput;
+    const int rc = app.exit(e);
+    if (rc == 0) return 0;
+    // CLI11's message, then what the unknown word was likely meant to be.
+    if (const std::string hint = rapid::parse_error_hint(app, e); !hint.empty())
+      std::fprintf(stderr, "rapid: %s\n", hint.c_str());
+    return rapid::kExitBadInput;
   }
   if (app.get_subcommands().empty()) {
-    std::fprintf(stderr,
-                 "rapid: a subcommand is required: predict, trace, validate, op, model, "
-                 "calibrate or export (--help for more)\n");
+    const std::vector<std::string> names = rapid::subcommand_names(app);
+    std::fprintf(stderr, "rapid: a subcommand is required: %s (--help for more)\n",
+                 fmt::format("{}", fmt::join(names, ", ")).c_str());
     return rapid::kExitBadInput;
   }
   try {
