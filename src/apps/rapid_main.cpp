@@ -7,6 +7,7 @@
 //   validate [--reference-dir D]      predictions vs published measurements, MAPE per table
 //   calibrate --hardware H --measurements M -o OUT   fit efficiencies to measured rows
 //   op attention --hardware F ...     one operator's time per candidate tile (op_command.hpp)
+//   list [models|hardware|networks|frameworks|serving]   what a job may name (list_command.hpp)
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@
 #include "apps/calibrate_command.hpp"
 #include "apps/cli_suggest.hpp"
 #include "apps/layout_options.hpp"
+#include "apps/list_command.hpp"
 #include "apps/model_command.hpp"
 #include "apps/netcheck_command.hpp"
 #include "apps/op_command.hpp"
@@ -235,6 +237,7 @@ int main(int argc, char** argv) {
   rapid::ModelCommand model(app);        // `rapid model import ...` (src/apps/model_command.hpp)
   rapid::TraceCommand trace(app);        // `rapid trace JOB -o DIR`, `rapid trace inspect DIR`
   rapid::NetcheckCommand netcheck(app);  // `rapid netcheck --workload W ... -o DIR` (docs/ns3.md)
+  rapid::ListCommand list(app);          // `rapid list [KIND]`: what a job may name
 
   rapid::CalibrateOptions co;
   CLI::App* calibrate = app.add_subcommand(
@@ -274,6 +277,7 @@ int main(int argc, char** argv) {
     if (predict->parsed()) return run_predict(po);
     if (trace.parsed()) return trace.run();
     if (netcheck.parsed()) return netcheck.run();
+    if (list.parsed()) return list.run();
     if (exporter->parsed()) {
       const int64_t rows = rapid::export_csv(export_file, export_csv);
       std::printf("%lld rows written to %s\n", static_cast<long long>(rows), export_csv.c_str());
