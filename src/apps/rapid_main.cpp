@@ -253,11 +253,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    if (rc == 0) return 0;
-    // CLI11's message, then what the unknown word was likely meant to be.
-    if (const std::string hint = rapid::parse_error_hint(app, e); !hint.empty())
-      std::fprintf(stderr, "rapid: %s\n", hint.c_str());
+    // CLI11's message with what an unknown word was likely meant to be, on its one line.
+    const std::string hint = rapid::parse_error_hint(app, e);
+    if (hint.empty()) return app.exit(e) == 0 ? 0 : rapid::kExitBadInput;
+    std::fprintf(stderr, "%s (%s)\nRun with --help for more information.\n", e.what(),
+                 hint.c_str());
     return rapid::kExitBadInput;
   }
   if (app.get_subcommands().empty()) {

@@ -59,9 +59,9 @@ def main():
 
     # Did you mean: a kind, a subcommand, a flag of each program, a job key, a name.
     expect([rapid, "list", "modls"], 2, err=["key 'kind'", "did you mean models?"])
-    expect([rapid, "prdict"], 2, err=["not expected: prdict", "rapid: did you mean predict?"])
+    expect([rapid, "prdict"], 2, err=["not expected: prdict (did you mean predict?)"])
     expect([rapid, "predict", "jobs/llama3-8b-8xh100.yaml", "--fidelty", "des"], 2,
-           err=["not expected", "rapid: did you mean --fidelity?"])
+           err=["not expected: des --fidelty (did you mean --fidelity?)"])
     expect([sweep, "jobs/llama3-8b-8xh100.yaml", "-o", "/nonexistent/x.h5", "--thredas", "4"],
            2, err=["--thredas", "did you mean --threads?"])
     expect([rapid, "predict", "tests/bad_inputs/job/unknown-key-search.yaml"], 2,
