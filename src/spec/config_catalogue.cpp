@@ -144,7 +144,7 @@ std::vector<CatalogueEntry> list_configs(const ConfigKind& kind, const std::stri
         e.facts = stack_facts(e.path, [&] { load_framework(name, anchor, e.path, "name"); });
       if (dir == "serving")
         e.facts = stack_facts(e.path, [&] { load_serving_stack(name, anchor, e.path, "name"); });
-    } catch (const Error& err) {
+    } catch (const std::exception& err) {  // listed, not fatal: one bad file hides no other
       e.readable = false;
       e.facts = fmt::format("(unreadable: {})", err.what());
     }
