@@ -9,7 +9,7 @@ import sys
 
 import rapid_results as rr
 
-from . import common, sections, textout
+from . import __version__, common, sections, textout
 
 PROG = "rapid-analyze"
 
@@ -63,6 +63,8 @@ def _budgets(text: str) -> tuple:
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Tables and figures of a design review from a "
                 "rapid-sweep result file (HDF5).")
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}",
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND",
                            parser_class=_Parser)
     for name, text in HELP.items():

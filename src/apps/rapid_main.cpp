@@ -7,6 +7,7 @@
 //   validate [--reference-dir D]      predictions vs published measurements, MAPE per table
 //   calibrate --hardware H --measurements M -o OUT   fit efficiencies to measured rows
 //   op attention --hardware F ...     one operator's time per candidate tile (op_command.hpp)
+//   list [models|hardware|networks|frameworks|serving]   what a job may name (list_command.hpp)
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
@@ -17,7 +18,9 @@
 #include <optional>
 
 #include "apps/calibrate_command.hpp"
+#include "apps/cli_suggest.hpp"
 #include "apps/layout_options.hpp"
+#include "apps/list_command.hpp"
 #include "apps/model_command.hpp"
 #include "apps/netcheck_command.hpp"
 #include "apps/op_command.hpp"
@@ -245,6 +248,7 @@ int main(int argc, char** argv) {
   rapid::ModelCommand model(app);        // `rapid model import ...` (src/apps/model_command.hpp)
   rapid::TraceCommand trace(app);        // `rapid trace JOB -o DIR`, `rapid trace inspect DIR`
   rapid::NetcheckCommand netcheck(app);  // `rapid netcheck --workload W ... -o DIR` (docs/ns3.md)
+  rapid::ListCommand list(app);          // `rapid list [KIND]`: what a job may name
 
   rapid::CalibrateOptions co;
   CLI::App* calibrate = app.add_subcommand(
@@ -260,13 +264,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : rapid::kExitBadInput;
+    // CLI11's message with what an unknown word was likely meant to be, on its one line.
+    const std::string hint = rapid::parse_error_hint(app, e);
+    if (hint.empty()) return app.exit(e) == 0 ? 0 : rapid::kExitBadInput;
+    std::fprintf(stderr, "%s (%s)\nRun with --help for more information.\n", e.what(),
+                 hint.c_str());
+    return rapid::kExitBadInput;
   }
   if (app.get_subcommands().empty()) {
-    std::fprintf(stderr,
-                 "rapid: a subcommand is required: predict, trace, validate, op, model, "
-                 "calibrate or export (--help for more)\n");
+    const std::vector<std::string> names = rapid::subcommand_names(app);
+    std::fprintf(stderr, "rapid: a subcommand is required: %s (--help for more)\n",
+                 fmt::format("{}", fmt::join(names, ", ")).c_str());
     return rapid::kExitBadInput;
   }
   try {
@@ -280,6 +288,7 @@ int main(int argc, char** argv) {
     if (predict->parsed()) return run_predict(po);
     if (trace.parsed()) return trace.run();
     if (netcheck.parsed()) return netcheck.run();
+    if (list.parsed()) return list.run();
     if (exporter->parsed()) {
       const int64_t rows = rapid::export_csv(export_file, export_csv);
       std::printf("%lld rows written to %s\n", static_cast<long long>(rows), export_csv.c_str());

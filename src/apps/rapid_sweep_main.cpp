@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_suggest.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/common/mpi_env.hpp"
 #include "rapid/common/version.hpp"
@@ -521,9 +522,11 @@ int main(int argc, char** argv) {
     // Every rank parses the same argv; only rank 0 prints: --help and --version as CLI11
     // does, a bad command line as one line like every other bad input.
     if (e.get_exit_code() == 0) return mpi->is_root() ? app.exit(e) : 0;
-    if (mpi->is_root())
-      std::fprintf(stderr, "rapid-sweep: <command line>: %s (rapid-sweep --help lists them)\n",
-                   e.what());
+    if (mpi->is_root()) {
+      const std::string hint = rapid::parse_error_hint(app, e);  // "did you mean --threads?"
+      std::fprintf(stderr, "rapid-sweep: <command line>: %s (%srapid-sweep --help lists them)\n",
+                   e.what(), hint.empty() ? "" : (hint + "; ").c_str());
+    }
     return rapid::kExitBadInput;
   }
   if (o.threads > 0) omp_set_num_threads(o.threads);

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/suggest.hpp"
 #include "rapid/common/utf8.hpp"
 
 namespace fs = std::filesystem;
@@ -50,11 +52,34 @@ std::pair<YAML::Node, Source> resolve_config(const YamlMap& job, const YAML::Nod
                             ? ""
                             : fmt::format(", and {}.yaml beside {}", ref, job.file()));
   }
-  if (path.empty()) job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
+  if (path.empty()) {
+    if (ref.find('/') != std::string::npos || ref.ends_with(".yaml"))
+      job.fail(key, ref, fmt::format("an existing config (looked for {})", tried));
+    // A name: the known ones (the nearest first when it looks like a typo of one), then
+    // where they were looked for.
+    const std::string& where = anchor.empty() ? job.file() : anchor;
+    std::vector<std::string> known = known_configs(kind, where);
+    if (!also.empty())
+      for (const std::string& n : known_configs(also, where)) known.push_back(n);
+    std::sort(known.begin(), known.end());
+    known.erase(std::unique(known.begin(), known.end()), known.end());
+    job.fail(key, ref, unknown_name_expectation(ref, kind, known, tried));
+  }
   if (!is_utf8(path))
     job.fail(key, "<not UTF-8>", "a config path in UTF-8 (it is stored in the result file)");
   std::string text = read_text_file(path);
   return {load_yaml_text(text, path), Source{path, text}};
+}
+
+std::string unknown_name_expectation(const std::string& name, const std::string& kind,
+                                     const std::vector<std::string>& known,
+                                     const std::string& looked_for, const std::string& what) {
+  std::string out = fmt::format("{} in configs/{}/", what.empty() ? "a name" : what, kind);
+  const std::string hint = did_you_mean(suggest(name, known));
+  if (!hint.empty()) out += " (" + hint + ")";
+  out += known.empty() ? "; none is known" : "; known: " + list_names(known, kMaxNamesListed);
+  if (!looked_for.empty()) out += fmt::format(" (looked for {})", looked_for);
+  return out + fmt::format("; `rapid list {}` shows them", kind.substr(0, kind.find('/')));
 }
 
 std::vector<std::string> known_configs(const std::string& kind, const std::string& anchor) {
@@ -80,8 +105,7 @@ std::vector<ChainLink> load_base_chain(const std::string& kind, const std::strin
                                  : find_named_config(kind, next, anchor);
     if (path.empty())
       throw InputError(from, from_key, next,
-                       fmt::format("{} in configs/{}/ (known: {})", what, kind,
-                                   fmt::join(known_configs(kind, anchor), ", ")));
+                       unknown_name_expectation(next, kind, known_configs(kind, anchor), "", what));
     for (const ChainLink& l : chain)
       if (l.path == path) throw InputError(from, "base", next, "a base chain without a cycle");
     YAML::Node node = load_yaml_file(path);

@@ -33,6 +33,16 @@ namespace rapid::detail {
 /// Names of the files configs/<kind>/*.yaml in the config directories of `anchor`, sorted.
 std::vector<std::string> known_configs(const std::string& kind, const std::string& anchor);
 
+/// Names listed in an unknown name's message before "and N more".
+inline constexpr size_t kMaxNamesListed = 16;
+
+/// What an unknown config name was expected to be: "WHAT in configs/KIND/ (did you mean
+/// X?); known: a, b, ... (looked for LOOKED_FOR); `rapid list` shows them" (WHAT "a name"
+/// when empty; no "looked for" when LOOKED_FOR is empty).
+std::string unknown_name_expectation(const std::string& name, const std::string& kind,
+                                     const std::vector<std::string>& known,
+                                     const std::string& looked_for, const std::string& what = "");
+
 /// One file of a `base:` chain.
 struct ChainLink {
   std::string path;

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/suggest.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 #include "stack_keys.hpp"
@@ -268,9 +269,14 @@ ServingSpec parse_serving(const YamlMap& m, const std::string& anchor) {
     m.fail("requests", "<missing>", "a mapping {input_tokens, output_tokens, count, seed}");
   const YamlMap r = m.map("requests");
   // A misspelt key is named as such before a required one is reported missing.
+  const std::vector<std::string> request_keys = {"input_tokens", "output_tokens", "count", "seed"};
   for (const std::string& key : r.keys())
-    if (key != "input_tokens" && key != "output_tokens" && key != "count" && key != "seed")
-      r.fail(key, key, "input_tokens, output_tokens, count or seed");
+    if (std::find(request_keys.begin(), request_keys.end(), key) == request_keys.end()) {
+      const std::string hint = did_you_mean(suggest(key, request_keys), r.key_path(""));
+      r.fail(
+          key, key,
+          "input_tokens, output_tokens, count or seed" + (hint.empty() ? "" : " (" + hint + ")"));
+    }
   spec.input_tokens = read_length(r, "input_tokens");
   spec.output_tokens = read_length(r, "output_tokens");
   spec.num_requests = r.integer_or("count", spec.num_requests, 1, kMaxRequests);

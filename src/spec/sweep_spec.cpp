@@ -12,6 +12,7 @@
 #include "config_resolve.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/common/install_dirs.hpp"
+#include "rapid/common/suggest.hpp"
 #include "rapid/spec/hardware_variant.hpp"
 #include "rapid/spec/legality.hpp"
 #include "rapid/spec/yaml_reader.hpp"
@@ -138,11 +139,15 @@ SearchSpace parse_search(const YamlMap& s, int64_t gpus_per_node) {
 /// `search:` of a serving job (mode: inference): tp, pp and ep are swept (dp = replicas =
 /// gpus / (tp * pp)); every training knob keeps its single neutral value.
 SearchSpace parse_serving_search(const YamlMap& s, int64_t gpus_per_node) {
+  const std::vector<std::string> known = {"tp", "pp", "ep", "allow_tp_across_nodes"};
   for (const std::string& key : s.keys())
-    if (key != "tp" && key != "pp" && key != "ep" && key != "allow_tp_across_nodes")
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      const std::string hint = did_you_mean(suggest(key, known), s.key_path(""));
       s.fail(key, key,
              "tp, pp, ep or allow_tp_across_nodes (a mode: inference job sweeps no training "
-             "knob)");
+             "knob" +
+                 (hint.empty() ? "" : "; " + hint) + ")");
+    }
   SearchSpace sp;
   std::vector<int64_t> tp_default;
   for (int64_t t = 1; t <= gpus_per_node; t *= 2) tp_default.push_back(t);
@@ -239,10 +244,14 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
     spec.hardware.push_back(parse_resolved(r, root));
     spec.hardware_sources.push_back(Source{r.path, r.text});
     const std::string& factors_from = spec.hardware.back().stack_factors_from;
-    if (!factors_from.empty() && find_named_config("hardware", factors_from, job_path).empty())
+    if (!factors_from.empty() && find_named_config("hardware", factors_from, job_path).empty()) {
+      const std::string hint =
+          did_you_mean(suggest(factors_from, detail::known_configs("hardware", job_path)));
       throw InputError(r.file, "stack_factors_from", factors_from,
                        "the name of a hardware file of configs/hardware (the GPU with the same "
-                       "die whose stack factors this one runs)");
+                       "die whose stack factors this one runs)" +
+                           (hint.empty() ? "" : "; " + hint));
+    }
     for (size_t i = 0; i + 1 < spec.hardware.size(); ++i)
       if (spec.hardware[i].name == spec.hardware.back().name)
         throw InputError(r.file, "name", spec.hardware.back().name,

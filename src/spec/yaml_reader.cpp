@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/suggest.hpp"
 
 namespace rapid {
 
@@ -358,7 +359,12 @@ YAML::Node YamlMap::node(const std::string& key) const {
 void YamlMap::finish() const {
   for (const auto& kv : node_) {
     std::string k = kv.first.Scalar();
-    if (!read_->count(k)) fail_at(kv.first, key_path(k), k, "a known key (unknown key)");
+    if (read_->count(k)) continue;
+    // The keys asked for are the ones this mapping takes: the nearest is the likely typo.
+    const std::string hint =
+        did_you_mean(suggest(k, {read_->begin(), read_->end()}), path_.empty() ? "" : path_ + ".");
+    fail_at(kv.first, key_path(k), k,
+            hint.empty() ? "a known key (unknown key)" : "a known key (unknown key; " + hint + ")");
   }
 }
 

@@ -244,7 +244,8 @@ TEST(LinkFaultParse, BadInputNamesKeyAndValue) {
             "nonideal.link_faults[0].link = nik : one of nic_up, nic_down, nic, leaf_spine, "
             "nvlink, most_loaded");
   EXPECT_EQ(parse_error("[{link: nic, gpu: 1, helth: 0.5}]"),
-            "nonideal.link_faults[0].helth = helth : a known key (unknown key)");
+            "nonideal.link_faults[0].helth = helth : a known key (unknown key; did you mean "
+            "nonideal.link_faults[0].health?)");
   EXPECT_EQ(parse_error("[{link: leaf_spine, leaf: 0, failed: true}]"),
             "nonideal.link_faults[0].spine = <missing> : this key to be present");
   EXPECT_EQ(parse_error("[{link: nvlink, gpu: 0, loss_rate: 0.1}]"),
