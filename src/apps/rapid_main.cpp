@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "apps/calibrate_command.hpp"
+#include "apps/launch_command.hpp"
 #include "apps/layout_options.hpp"
 #include "apps/model_command.hpp"
 #include "apps/netcheck_command.hpp"
@@ -234,6 +235,7 @@ int main(int argc, char** argv) {
   rapid::ModelCommand model(app);        // `rapid model import ...` (src/apps/model_command.hpp)
   rapid::TraceCommand trace(app);        // `rapid trace JOB -o DIR`, `rapid trace inspect DIR`
   rapid::NetcheckCommand netcheck(app);  // `rapid netcheck --workload W ... -o DIR` (docs/ns3.md)
+  rapid::LaunchCommand launch(app);      // `rapid launch JOB --stack S` (docs/launch.md)
 
   rapid::CalibrateOptions co;
   CLI::App* calibrate = app.add_subcommand(
@@ -269,6 +271,7 @@ int main(int argc, char** argv) {
     if (predict->parsed()) return run_predict(po);
     if (trace.parsed()) return trace.run();
     if (netcheck.parsed()) return netcheck.run();
+    if (launch.parsed()) return launch.run();
     if (exporter->parsed()) {
       const int64_t rows = rapid::export_csv(export_file, export_csv);
       std::printf("%lld rows written to %s\n", static_cast<long long>(rows), export_csv.c_str());
