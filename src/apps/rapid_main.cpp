@@ -19,6 +19,7 @@
 
 #include "apps/calibrate_command.hpp"
 #include "apps/cli_suggest.hpp"
+#include "apps/launch_command.hpp"
 #include "apps/layout_options.hpp"
 #include "apps/list_command.hpp"
 #include "apps/model_command.hpp"
@@ -249,6 +250,7 @@ int main(int argc, char** argv) {
   rapid::TraceCommand trace(app);        // `rapid trace JOB -o DIR`, `rapid trace inspect DIR`
   rapid::NetcheckCommand netcheck(app);  // `rapid netcheck --workload W ... -o DIR` (docs/ns3.md)
   rapid::ListCommand list(app);          // `rapid list [KIND]`: what a job may name
+  rapid::LaunchCommand launch(app);      // `rapid launch JOB --stack S` (docs/launch.md)
 
   rapid::CalibrateOptions co;
   CLI::App* calibrate = app.add_subcommand(
@@ -289,6 +291,7 @@ int main(int argc, char** argv) {
     if (trace.parsed()) return trace.run();
     if (netcheck.parsed()) return netcheck.run();
     if (list.parsed()) return list.run();
+    if (launch.parsed()) return launch.run();
     if (exporter->parsed()) {
       const int64_t rows = rapid::export_csv(export_file, export_csv);
       std::printf("%lld rows written to %s\n", static_cast<long long>(rows), export_csv.c_str());
