@@ -104,6 +104,11 @@ def top_section(res: rr.Results, opts: Options) -> Section:
     table = top.top_layouts(pts, job_baseline(res, opts), opts.top, res.baseline_missing(),
                             float(res.attrs.get("interval_coverage", "nan")))
     table.title += _scope(opts)
+    if not table.frame.empty and str(res.attrs.get("mode", "training")) == "training":
+        # A row again, with its simulation and timeline, without retyping its layout.
+        best = int(table.frame["point"].iloc[0])
+        table.notes.append(f"A row's simulation and timeline: rapid predict --result {res.path} "
+                           f"--point {best} --fidelity des --timeline step.json.gz")
     return Section(table)
 
 

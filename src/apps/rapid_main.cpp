@@ -26,6 +26,7 @@
 #include "apps/netcheck_command.hpp"
 #include "apps/op_command.hpp"
 #include "apps/replay_command.hpp"
+#include "apps/result_point.hpp"
 #include "apps/trace_command.hpp"
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/common/error.hpp"
@@ -54,6 +55,8 @@ struct PredictOptions {
   std::optional<std::string> scenario;
   bool power = false;
   rapid::ChakraReplayOptions replay;  ///< --from-chakra DIR --hardware H --network N
+  std::optional<std::string> result;  ///< --result F.h5 --point N: a sweep's row
+  std::optional<int64_t> point;
 };
 
 // `--fidelity analytical|des` (`--precision high` is `des`, `standard` is `analytical`).
@@ -99,13 +102,25 @@ void refuse_training_flags(const PredictOptions& o) {
                                           o.job));
 }
 
-int run_predict(const PredictOptions& o) {
-  rapid::SweepSpec spec = rapid::load_sweep_spec(o.job);
-  if (spec.mode == rapid::JobMode::Inference) refuse_training_flags(o);
+int run_predict(PredictOptions o) {
+  rapid::SweepSpec spec;
+  std::optional<int> row_scenario;
+  if (o.result) {  // the job and the layout come from the result file's row
+    rapid::ResultPoint rp = rapid::load_result_point(*o.result, *o.point);
+    for (const std::string& line : rp.lines) std::printf("%s\n", line.c_str());
+    spec = std::move(rp.spec);
+    o.job = spec.job.path;
+    o.layout = rp.layout;
+    if (spec.mode == rapid::JobMode::Training) row_scenario = rp.scenario;
+  } else {
+    spec = rapid::load_sweep_spec(o.job);
+    if (spec.mode == rapid::JobMode::Inference) refuse_training_flags(o);
+  }
   if (o.power)  // the power columns for this prediction whatever the job says
     for (rapid::NonIdealSpec& s : spec.scenarios) s.power = true;
   rapid::Point p = rapid::resolve_layout(spec, o.layout);
   const bool serving = spec.mode == rapid::JobMode::Inference;
+  if (row_scenario) p.scenario = *row_scenario;
   if (o.scenario) p.scenario = rapid::resolve_scenario(spec, *o.scenario);
   const rapid::Fidelity fidelity = predict_fidelity(o);
   if (o.timeline && fidelity != rapid::Fidelity::Des)
@@ -236,6 +251,11 @@ int main(int argc, char** argv) {
   predict->add_option("--precision", po.precision, "high (= --fidelity des) or standard");
   predict->add_option("--timeline", po.timeline,
                       "with --fidelity des: write a Chrome trace (Perfetto) of the step");
+  predict->add_option("--result", po.result,
+                      "a rapid-sweep result file: predict its row --point (the job, layout, "
+                      "GPU count, hardware and scenario the row was swept with)");
+  predict->add_option("--point", po.point, "with --result: the row's point index (its `point`)")
+      ->check(CLI::NonNegativeNumber);
   predict->add_flag("--full", po.full,
                     "with --fidelity des: simulate every DP replica and every micro-batch (no "
                     "replica-equivalence or steady-state shortcut)");
@@ -285,7 +305,20 @@ int main(int argc, char** argv) {
       po.replay.scenario = po.scenario;
       return rapid::run_replay(po.replay, po.layout);
     }
-    if (predict->parsed() && po.job.empty())
+    if (predict->parsed() && (po.result.has_value() != po.point.has_value()))
+      throw rapid::InputError("<command line>", po.result ? "--point" : "--result", "<none>",
+                              "--result F.h5 and --point N together");
+    if (predict->parsed() && po.result) {
+      const rapid::LayoutOptions& l = po.layout;
+      const bool layout_given = l.tp || l.pp || l.cp || l.ep || l.etp || l.vpp || l.mbs || l.zero ||
+                                l.gpus || l.hardware || l.sp || l.recompute || l.recompute_method ||
+                                l.recompute_layers || l.offload_layers;
+      if (!po.job.empty() || layout_given)
+        throw rapid::InputError("<command line>", "--result", *po.result,
+                                "no job file and no layout option beside it (the row gives "
+                                "them; --fidelity, --timeline, --scenario and --power apply)");
+    }
+    if (predict->parsed() && po.job.empty() && !po.result)
       throw rapid::InputError("<command line>", "job", "<none>", "a job YAML file");
     if (predict->parsed()) return run_predict(po);
     if (trace.parsed()) return trace.run();

@@ -205,8 +205,12 @@ SweepSpec load_sweep_spec(const std::string& job_path) {
   if (!is_utf8(job_path))
     throw InputError("<command line>", "job", "<not UTF-8>",
                      "a job path in UTF-8 (it is stored in the result file)");
+  return load_sweep_spec_text(job_path, read_text_file(job_path));
+}
+
+SweepSpec load_sweep_spec_text(const std::string& job_path, const std::string& yaml) {
   SweepSpec spec;
-  spec.job = Source{job_path, read_text_file(job_path)};
+  spec.job = Source{job_path, yaml};
   YamlMap job(load_yaml_text(spec.job.yaml, job_path), job_path);
   spec.name = job.string_or("name", fs::path(job_path).stem().string());
   job.has("description");

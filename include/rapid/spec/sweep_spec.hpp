@@ -111,5 +111,8 @@ std::string find_named_config(const std::string& kind, const std::string& name,
 /// model/hardware/network/gpus/global_batch_size, unresolvable config names, GPU counts not
 /// divisible by any layout, a baseline that is not a legal point.
 SweepSpec load_sweep_spec(const std::string& job_path);
+/// The same from the job's text as given (a result file's `job_yaml`); `job_path` names it
+/// and anchors the search for the configs it names, as the file at that path would.
+SweepSpec load_sweep_spec_text(const std::string& job_path, const std::string& yaml);
 
 }  // namespace rapid
