@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "rapid/common/error.hpp"
-#include "rapid/io/result_row.hpp"
+#include "rapid/io/stored_row.hpp"
 
 namespace rapid {
 
@@ -26,8 +26,8 @@ std::string file_text(const std::string& path) {
 }  // namespace
 
 ResultPoint load_result_point(const std::string& result, int64_t point) {
-  const ResultRow row =
-      read_result_row(result, point,
+  const StoredRow row =
+      read_stored_row(result, point,
                       {"tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "zero_stage", "sp", "recompute",
                        "recompute_method", "recompute_num_layers", "cpu_offload_layers", "num_gpus",
                        "hardware_index", "scenario", "step_time_s", "fidelity"});

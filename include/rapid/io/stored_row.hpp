@@ -11,7 +11,7 @@
 
 namespace rapid {
 
-struct ResultRow {
+struct StoredRow {
   std::string job_path, job_yaml, model_yaml, network_yaml, mode;
   int64_t point = -1, row = -1;
   /// The row's values of the columns asked for, as doubles (enums as their codes).
@@ -20,7 +20,7 @@ struct ResultRow {
 
 /// Reads point `point` (the `point` column's value; row = point under --keep all) of
 /// `path`, with the columns `columns`.
-ResultRow read_result_row(const std::string& path, int64_t point,
+StoredRow read_stored_row(const std::string& path, int64_t point,
                           std::initializer_list<const char*> columns);
 
 }  // namespace rapid

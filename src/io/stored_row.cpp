@@ -1,4 +1,4 @@
-#include "rapid/io/result_row.hpp"
+#include "rapid/io/stored_row.hpp"
 
 #include <fmt/format.h>
 #include <hdf5.h>
@@ -46,7 +46,7 @@ double read_element(hid_t file, const std::string& name, hsize_t row, const std:
 
 }  // namespace
 
-ResultRow read_result_row(const std::string& path, int64_t point,
+StoredRow read_stored_row(const std::string& path, int64_t point,
                           std::initializer_list<const char*> columns) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
@@ -55,7 +55,7 @@ ResultRow read_result_row(const std::string& path, int64_t point,
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) throw InputError(path, "file", path, "an HDF5 file written by rapid-sweep");
   h5::File file(id, "H5Fopen");
-  ResultRow r;
+  StoredRow r;
   if (string_attribute(file.get(), "format", path) != "rapid-sweep results")
     throw InputError(path, "attribute format", "missing", "a rapid-sweep result file");
   r.job_path = string_attribute(file.get(), "job_path", path);
