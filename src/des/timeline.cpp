@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "rapid/io/output_sink.hpp"
+#include "rapid/common/output_sink.hpp"
 
 namespace rapid::des {
 

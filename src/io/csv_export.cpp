@@ -14,7 +14,7 @@
 #include "rapid/common/error.hpp"
 #include "rapid/io/hdf5_handle.hpp"
 #include "rapid/io/output_check.hpp"
-#include "rapid/io/output_sink.hpp"
+#include "rapid/common/output_sink.hpp"
 #include "rapid/io/result_schema.hpp"
 
 namespace fs = std::filesystem;

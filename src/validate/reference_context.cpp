@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/install_dirs.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
@@ -17,8 +18,13 @@ namespace rapid {
 
 std::string default_reference_dir() {
   if (const char* env = std::getenv("RAPID_REFERENCE_DIR"); env && *env) return env;
-  const fs::path in_source = fs::path(RAPID_SOURCE_DIR) / "data" / "reference";
   std::error_code ec;
+  // An installed program's (<prefix>/share/rapid-sweep/reference), then the source tree's.
+  if (const std::string data = installed_data_dir(); !data.empty()) {
+    const fs::path installed = fs::path(data) / "reference";
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+  const fs::path in_source = fs::path(RAPID_SOURCE_DIR) / "data" / "reference";
   if (fs::is_directory(in_source, ec)) return in_source.string();
   return "data/reference";
 }

@@ -7,7 +7,9 @@ moved elsewhere.
 
     check_install.py CMAKE BUILD_DIR PREFIX JOB.yaml
 """
+import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +50,46 @@ def sweep_from_elsewhere(prefix, job, env, errors):
         proc = run([sys.executable, report, "out.h5"], work, env)
         if proc.returncode != 0:
             errors.append(f"installed analysis/report.py: exit {proc.returncode}")
+        # rapid-analyze from the prefix's bin (a relative link into share/.../analysis).
+        proc = run([os.path.join(prefix, "bin", "rapid-analyze"), "top", "out.h5"], work, env)
+        if proc.returncode != 0 or "Best layouts" not in proc.stdout:
+            errors.append(f"installed bin/rapid-analyze top: exit {proc.returncode}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def without_source(prefix, env, errors):
+    """What an installed, moved prefix does on its own (issue 34 part 3): `rapid validate`
+    reads the installed reference tables; `import rapid` (PYTHONPATH at the prefix's
+    dist-packages) predicts the shipped demo job's baseline with the step time `rapid
+    predict` prints (4 decimals)."""
+    env = {k: v for k, v in env.items() if k not in ("RAPID_REFERENCE_DIR", "PYTHONPATH")}
+    work = tempfile.mkdtemp(prefix="rapid-install-nosrc-")
+    try:
+        rapid = os.path.join(prefix, "bin", "rapid")
+        if not os.path.isfile(rapid):
+            return
+        proc = run([rapid, "validate", "--max-rows", "1"], work, env)
+        reference = os.path.join(prefix, "share", "rapid-sweep", "reference")
+        if proc.returncode != 0 or "overall MAPE" not in proc.stdout:
+            errors.append(f"installed rapid validate: exit {proc.returncode}")
+        if not os.path.isfile(os.path.join(reference, "README.md")):
+            errors.append(f"{reference}/README.md not installed")
+        job = os.path.join(prefix, "share", "rapid-sweep", "jobs", "llama3-70b-256xh100.yaml")
+        proc = run([rapid, "predict", job], work, env)
+        m = re.search(r"^step time\s+([0-9.]+) s", proc.stdout, re.M)
+        sites = glob.glob(os.path.join(prefix, "lib", "python3*", "dist-packages"))
+        if not sites:
+            return  # built without pybind11: no Python module to check
+        code = ("import rapid, sys; r = rapid.predict(sys.argv[1]); "
+                "print(f\"{r['step_time_s']:.4f}\"); print(rapid.__file__)")
+        py = run(["/usr/bin/python3", "-c", code, job], work, dict(env, PYTHONPATH=sites[0]))
+        lines = py.stdout.split()
+        if py.returncode != 0 or not m or len(lines) < 2 or lines[0] != m.group(1):
+            errors.append(f"import rapid from the moved prefix: exit {py.returncode}, "
+                          f"{lines[:1]} against rapid predict's {m.group(1) if m else None}")
+        elif not lines[1].startswith(prefix):
+            errors.append(f"import rapid took {lines[1]}, not the prefix's")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -82,6 +124,7 @@ def main(cmake, build, prefix, job):
     # Relocatable: the same install moved elsewhere still finds its configs.
     os.rename(prefix, moved)
     sweep_from_elsewhere(moved, job, env, errors)
+    without_source(moved, env, errors)
     shutil.rmtree(moved, ignore_errors=True)
     for e in errors:
         print("FAIL:", e)

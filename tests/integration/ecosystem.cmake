@@ -18,3 +18,14 @@ add_test(NAME integration.install_relocatable
 set_tests_properties(integration.install_relocatable PROPERTIES
                      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
                      TIMEOUT 300 LABELS "integration")
+
+# `import rapid` from the build tree against the programs: predict, evaluate, sweep (the
+# tiny job's points as rapid-sweep wrote them), load, InputError (docs/python.md).
+if(TARGET rapid_python_core AND TARGET rapid)
+  add_test(NAME integration.python_api
+           COMMAND ${RAPID_TEST_PYTHON} ${_dir}/check_python_api.py ${CMAKE_BINARY_DIR}/python
+                   $<TARGET_FILE:rapid> ${CMAKE_SOURCE_DIR}/jobs/llama3-70b-256xh100.yaml
+                   ${_tiny} ${_out}/ecosystem.h5)
+  set_tests_properties(integration.python_api PROPERTIES FIXTURES_REQUIRED ecosystem
+                       ENVIRONMENT "${_env}" TIMEOUT 120 LABELS "integration")
+endif()

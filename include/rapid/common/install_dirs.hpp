@@ -14,4 +14,8 @@ namespace rapid {
 /// its build tree has none).
 std::string installed_data_dir();
 
+/// Sets what installed_data_dir() returns, for a process that is not an installed program
+/// (the Python module inside python3 finds <prefix>/share/rapid-sweep from its own path).
+void set_installed_data_dir(std::string dir);
+
 }  // namespace rapid

@@ -1,4 +1,4 @@
-#include "rapid/io/output_sink.hpp"
+#include "rapid/common/output_sink.hpp"
 
 #include <fmt/format.h>
 
