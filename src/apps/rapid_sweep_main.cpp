@@ -410,6 +410,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   run.hostnames = mpi.hostnames();
   run.keep = o.keep;
   run.points_swept = n;
+  run.baseline_kept_extra = p.keep == rapid::Keep::TopK && scheduler.baseline_kept_extra();
   run.phase_s = {{"enumerate", phases[0]},
                  {"evaluate", phases[1]},
                  {"pack", phases[2]},
