@@ -405,13 +405,16 @@ void Scheduler::print_progress(bool final) {
   const auto now = std::chrono::steady_clock::now();
   const int64_t total = total_;
   const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
-  // A terminal gets the line once a second; a log file (Slurm's, CI's) every 30 s, or
-  // sooner after each 5% of the points but never twice within 2 s (a sweep of a second
-  // writes one line, not twenty), and no final line repeating the last one.
+  // A terminal gets the line once a second; a log file or a pipe (Slurm's, CI's, mpirun's)
+  // every progress_interval_s (30 s), or sooner after each 5% of the points but never
+  // twice within 2 s (or the interval when shorter: a sweep of a second writes one line,
+  // not twenty), and no final line repeating the last one.
   if (!final) {
-    if (tty_ && now - last_print_ < std::chrono::seconds(1)) return;
-    if (!tty_ && now - last_print_ < std::chrono::seconds(30) &&
-        (20 * (done - printed_) < total || now - last_print_ < std::chrono::seconds(2)))
+    const std::chrono::duration<double> since = now - last_print_;
+    const double interval = options_.progress_interval_s;
+    if (tty_ && since < std::chrono::seconds(1)) return;
+    if (!tty_ && since.count() < interval &&
+        (20 * (done - printed_) < total || since.count() < std::min(2.0, interval)))
       return;
   } else if (!tty_ && printed_ == done) {
     return;

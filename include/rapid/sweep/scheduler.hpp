@@ -83,6 +83,10 @@ void evaluate_row(const PointEvaluator& evaluator, const Point& p, Workload& scr
 struct SchedulerOptions {
   int64_t fixed_chunk = 0;  ///< > 0: every chunk this size (`--chunk`); 0: guided
   bool progress = true;     ///< rank 0 prints a progress line to stderr (<= 1 per second)
+  /// stderr not a terminal (a pipe under mpirun, a log file): the longest gap between
+  /// progress lines; each line ends with a newline (no carriage return), and the last one,
+  /// at the end, is always printed.
+  double progress_interval_s = 30;
   /// `--fidelity auto`: > 0 keeps each rank's best `top_k` feasible points per (GPU count,
   /// hardware variant) during run(), for refine().
   int64_t top_k = 0;
