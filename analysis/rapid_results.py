@@ -118,8 +118,16 @@ class Results:
         if self.keep == "all":
             return []
         total = int(self.attrs.get("num_points", len(self.points)))
+        extra = (f" (the baseline, point {self.baseline_index}, kept besides the best of its "
+                 "group for the speedups)" if self.baseline_kept_extra else "")
         return [f"--keep {self.keep}: {len(self.points)} of the sweep's {total} points are in "
-                f"this file; /dropped counts the others by status and step time."]
+                f"this file{extra}; /dropped counts the others by status and step time."]
+
+    @property
+    def baseline_kept_extra(self) -> bool:
+        """--keep top-K: the baseline's row is in the file besides the best K of its group
+        (root attribute baseline_kept_extra; it is no rank K+1)."""
+        return int(self.attrs.get("baseline_kept_extra", 0)) == 1
 
     def baseline_missing(self) -> str:
         """Why there is no baseline row: the job has none, or --keep dropped it."""

@@ -6,7 +6,7 @@ A thin wrapper over analysis/rapid-analyze: its `top` table and `heatmap` figure
 with the baseline and point counts around them.
 
     /usr/bin/python3 analysis/report.py results/llama3-70b-256xh100.h5 [--top N]
-        [--png PATH] [--hardware NAME]
+        [--png PATH] [--format png|svg|pdf] [--dpi N] [--hardware NAME]
 
 Exit codes: 0 done, 2 the file is missing or not a rapid-sweep result (or a bad option).
 """
@@ -22,19 +22,29 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import rapid_results as rr  # noqa: E402
-from rapid_analyze import sections, textout  # noqa: E402
+from rapid_analyze import cli, common, sections, textout  # noqa: E402
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("file", help="HDF5 file written by rapid-sweep")
     p.add_argument("--top", type=int, default=10, metavar="N", help="layouts listed (10)")
-    p.add_argument("--png", metavar="PATH",
-                   help="heatmap path (default: next to the file, NAME-tp-pp.png)")
+    p.add_argument("--png", "--figure", dest="png", metavar="PATH",
+                   help="heatmap path, in the format its extension names (.png, .svg, .pdf) "
+                        "or --format's (default: next to the file, NAME-tp-pp.png)")
+    p.add_argument("--format", dest="figure_format", choices=common.FIGURE_FORMATS,
+                   help="the heatmap's format (default: --png's extension, else png)")
+    p.add_argument("--dpi", metavar="N", type=cli._dpi, default=common.FIGURE_DPI,
+                   help=f"pixels per inch of a PNG heatmap ({common.FIGURE_DPI})")
     p.add_argument("--hardware", metavar="NAME", help="only this hardware variant")
     args = p.parse_args(argv)
     if args.top < 1:
         p.error("--top must be at least 1")
+    if args.png:
+        try:
+            args.figure_format = cli.figure_format("--png", args.png, args.figure_format)
+        except common.UsageError as e:
+            p.error(str(e))
     return args
 
 
@@ -165,11 +175,13 @@ def main(argv=None):
         print("Heatmap: none (nothing fits)")
         return 0
     png = args.png
+    fmt = args.figure_format or "png"
     if not png:
         stem = os.path.splitext(args.file)[0]
-        png = f"{stem}-{args.hardware}-tp-pp.png" if args.hardware else f"{stem}-tp-pp.png"
+        png = (f"{stem}-{args.hardware}-tp-pp.{fmt}" if args.hardware
+               else f"{stem}-tp-pp.{fmt}")
     from rapid_analyze import plots
-    plots.save_png(sections.heatmap_section(res, opts).draw(), png)
+    plots.save_figure(sections.heatmap_section(res, opts).draw(), png, fmt, args.dpi)
     print(f"Heatmap: {png}")
     return 0
 

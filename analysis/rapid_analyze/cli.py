@@ -48,6 +48,19 @@ def _positive(text: str) -> int:
     return value
 
 
+def _dpi(text: str) -> int:
+    """--dpi: pixels per inch, 10 to 1200 (an 18 x 14 inch heatmap at 1200 is 21600 x 16800
+    pixels, about what matplotlib's Agg renderer draws; 2^16 pixels a side is its limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 10 <= value <= 1200:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of pixels per "
+                                         "inch from 10 to 1200")
+    return value
+
+
 def _budgets(text: str) -> tuple:
     """"20,50,100" -> (20.0, 50.0, 100.0): ITL budgets in ms, each > 0."""
     try:
@@ -90,6 +103,11 @@ def parser() -> argparse.ArgumentParser:
                            help="column across: a layout column, hardware, num_gpus or a "
                                 "/variants parameter (hbm_bandwidth, l2_size, ...) (tp)")
             s.add_argument("--y", default="pp", metavar="KNOB", help="column down (pp)")
+        if name != "top":
+            s.add_argument("--dpi", metavar="N", type=_dpi, default=common.FIGURE_DPI,
+                           help="pixels per inch of a PNG figure (and of the raster parts of "
+                                f"an SVG or PDF) ({common.FIGURE_DPI})"
+                                + ("; the page's figures are PNG" if name == "report" else ""))
         if name == "report":
             s.add_argument("-o", "--output", metavar="HTML",
                            help="page to write (default: next to the file, NAME-report.html)")
@@ -98,9 +116,15 @@ def parser() -> argparse.ArgumentParser:
                        help="print the table as CSV (raw values; notes on stderr)")
         if name != "top":
             where = s.add_mutually_exclusive_group()
-            where.add_argument("--png", metavar="PATH", help="draw the figure to PATH")
+            where.add_argument("--png", "--figure", dest="png", metavar="PATH",
+                               help="draw the figure to PATH, in the format its extension "
+                                    "names (.png, .svg, .pdf) or --format's")
             where.add_argument("--out", metavar="DIR",
-                               help=f"draw the figure to DIR/NAME-{name}.png")
+                               help=f"draw the figure to DIR/NAME-{name}.png (.svg, .pdf "
+                                    "with --format)")
+            s.add_argument("--format", choices=common.FIGURE_FORMATS, dest="figure_format",
+                           help="the figure's format (default: the extension of --png's "
+                                "PATH; png for --out)")
     return p
 
 
@@ -126,18 +150,44 @@ def _writable(option: str, path: str, what: str) -> str:
     return path
 
 
-def _figure_path(args) -> str | None:
-    """Where the figure goes: --png PATH (its directory must exist), or DIR/NAME-SUB.png
-    for --out DIR (DIR must not be a file; run() creates it); checked before anything is
+def figure_format(option: str, path: str, fmt: str | None) -> str:
+    """The format of the figure written to `path`: `fmt` (--format) when given, else the
+    path's extension (.png, .svg, .pdf, any case); UsageError naming the option when the
+    extension names none of them and no --format is given, or names another than
+    --format's."""
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    names = ", ".join(f".{f}" for f in common.FIGURE_FORMATS)
+    if fmt is not None:
+        if ext in common.FIGURE_FORMATS and ext != fmt:
+            raise common.UsageError(f"--format {fmt}: {option} {path} ends in .{ext} "
+                                    f"(expected the extension and --format to agree)")
+        return fmt
+    if ext not in common.FIGURE_FORMATS:
+        raise common.UsageError(f"{option} {path}: no figure format in its extension "
+                                f"(expected a name ending in {names}, or --format "
+                                f"{'|'.join(common.FIGURE_FORMATS)})")
+    return ext
+
+
+def _figure_path(args) -> tuple[str, str] | None:
+    """Where the figure goes and in which format: --png PATH (its directory must exist;
+    the format its extension's or --format's), or DIR/NAME-SUB.FORMAT for --out DIR (DIR
+    must not be a file; run() creates it; png unless --format); checked before anything is
     read or printed."""
+    fmt = getattr(args, "figure_format", None)
     if getattr(args, "png", None):
-        return _writable("--png", args.png, "a PNG file")
+        fmt = figure_format("--png", args.png, fmt)
+        return _writable("--png", args.png, f"a {fmt.upper()} file"), fmt
     if getattr(args, "out", None):
         if os.path.exists(args.out) and not os.path.isdir(args.out):
             raise common.UsageError(f"--out {args.out}: not a directory (expected a "
                                     "directory for the figure, created when missing)")
         stem = os.path.splitext(os.path.basename(args.file))[0]
-        return os.path.join(args.out, f"{stem}-{args.command}.png")
+        fmt = fmt or "png"
+        return os.path.join(args.out, f"{stem}-{args.command}.{fmt}"), fmt
+    if fmt is not None:
+        raise common.UsageError(f"--format {fmt}: no figure to write (expected --png PATH "
+                                "or --out DIR with it)")
     return None
 
 
@@ -145,7 +195,7 @@ def run(args) -> int:
     report = args.command == "report"
     if report and args.output:
         _writable("-o", args.output, "an HTML file")
-    png = None if report else _figure_path(args)
+    figure = None if report else _figure_path(args)
     res = rr.load_for_cli(args.file, PROG)
     if res is None:
         return 2
@@ -154,7 +204,7 @@ def run(args) -> int:
         from . import html_report
         out = args.output or _writable("-o", os.path.splitext(args.file)[0] + "-report.html",
                                        "an HTML file")
-        html_report.write(res, opts, out)
+        html_report.write(res, opts, out, dpi=args.dpi)
         print(f"Report: {out}")
         return 0
     section = sections.SECTIONS[args.command](res, opts)
@@ -166,10 +216,11 @@ def run(args) -> int:
             print(f"{PROG}: note: {note}", file=sys.stderr)
     else:
         print(textout.as_text(section.table))
-    if png and section.draw is not None:
+    if figure and section.draw is not None:
         from . import plots
-        plots.save_png(section.draw(), png)
-        print(f"Figure: {png}", file=sys.stderr if args.csv else sys.stdout)
+        path, fmt = figure
+        plots.save_figure(section.draw(), path, fmt, args.dpi)
+        print(f"Figure: {path}", file=sys.stderr if args.csv else sys.stdout)
     return 0
 
 

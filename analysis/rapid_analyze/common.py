@@ -11,6 +11,14 @@ import pandas as pd
 import rapid_results as rr
 
 
+# The figure formats a figure command writes, chosen by the file's extension or --format.
+FIGURE_FORMATS = ("png", "svg", "pdf")
+# Pixels per inch of a PNG (and of any raster part of an SVG or PDF; --dpi): the project's
+# default since its first figures, a little above matplotlib's own figure.dpi, 100
+# (matplotlibrc).
+FIGURE_DPI = 110
+
+
 class UsageError(Exception):
     """A bad option value; the message is the one line rapid-analyze prints (exit 2)."""
 

@@ -149,8 +149,8 @@ def provenance(res: rr.Results, points: pd.DataFrame) -> list[tuple[str, str]]:
     return [(k, hardware if k == "hardware" else _e(v)) for k, v in rows]
 
 
-def page(res: rr.Results, opts: sections.Options) -> str:
-    """The whole page as a string."""
+def page(res: rr.Results, opts: sections.Options, dpi: int = common.FIGURE_DPI) -> str:
+    """The whole page as a string; figures as PNG at `dpi`."""
     points = common.with_gpus(res.points)
     job = res.attrs.get("job_name", os.path.basename(res.path))
     shown = sections.report_sections(res)
@@ -159,11 +159,19 @@ def page(res: rr.Results, opts: sections.Options) -> str:
              f"<h1>{_e(job)}: design review</h1>",
              '<table class="prov" id="provenance">'
              + "".join(f"<tr><td>{_e(k)}</td><td>{v}</td></tr>"
-                       for k, v in provenance(res, points)) + "</table>",
-             "<nav>" + "".join(f'<a href="#{_e(k)}">{_e(k)}</a>' for k in shown)
-             + "</nav>"]
+                       for k, v in provenance(res, points)) + "</table>"]
+    gone = sections.left_out(res)
+    built = {}
     for key, build in shown.items():
         section = build(res, opts)
+        if section.table.frame.empty and key not in ("top", "latency"):
+            # Nothing to show: named with the reason its notes give, not an empty section.
+            gone[key] = " ".join(section.table.notes) or "no rows"
+        else:
+            built[key] = section
+    parts.append("<nav>" + "".join(f'<a href="#{_e(k)}">{_e(k)}</a>' for k in built)
+                 + ('<a href="#left-out">left out</a>' if gone else "") + "</nav>")
+    for key, section in built.items():
         t = section.table
         parts.append(f'<section id="{_e(key)}"><h2>{_e(t.title)}</h2>')
         parts += [f'<p class="note">{_e(n)}</p>' for n in t.notes]
@@ -177,19 +185,22 @@ def page(res: rr.Results, opts: sections.Options) -> str:
         parts.append('<div class="pair">')  # the figure (the summary) first, then its rows
         if section.draw is not None:
             from . import plots
-            parts.append(_img(plots.save_png(section.draw()), t.title, key))
+            parts.append(_img(plots.save_png(section.draw(), dpi=dpi), t.title, key))
         parts.append(f'<div class="tablewrap">{table}</div></div></section>')
-    left_out = [k for k in sections.SECTIONS if k not in shown and k in sections.SERVING_SKIP]
-    if left_out:  # a serving file: the training sections, and why each is not here
-        parts.append('<section id="left-out"><h2>Training sections left out (a serving '
-                     'sweep)</h2>'
-                     + "".join(f'<p class="note">{_e(k)}: {_e(sections.SERVING_SKIP[k])}.</p>'
-                               for k in left_out) + "</section>")
+    if gone:  # the sections not on the page, and why each is not
+        serving = all(k in sections.SERVING_SKIP and gone[k] == sections.SERVING_SKIP[k]
+                      for k in gone) and "latency" in shown
+        title = ("Training sections left out (a serving sweep)" if serving
+                 else "Sections left out")
+        parts.append(f'<section id="left-out"><h2>{_e(title)}</h2>'
+                     + "".join(f'<p class="note">{_e(k)}: {_e(why.rstrip("."))}.</p>'
+                               for k, why in gone.items()) + "</section>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write(res: rr.Results, opts: sections.Options, path: str) -> None:
-    text = page(res, opts)
+def write(res: rr.Results, opts: sections.Options, path: str,
+          dpi: int = common.FIGURE_DPI) -> None:
+    text = page(res, opts, dpi)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

@@ -1,5 +1,5 @@
 """What the figures share: matplotlib set up to draw without a display, the colour maps,
-PNG bytes of a figure, text ink on a colour, the short forms of layouts and names."""
+PNG, SVG or PDF bytes of a figure, text ink on a colour, the short forms of layouts and names."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .common import FIGURE_DPI, FIGURE_FORMATS  # noqa: E402
 from .textout import format_value  # noqa: E402
 
 SEQUENTIAL = "viridis"   # perceptually uniform, readable in grey and by colour-blind readers
@@ -17,10 +18,19 @@ DIVERGING = "RdBu"       # speedups: red slower, blue faster, white 1x
 EMPTY = "#e6e6e6"
 
 
-def save_png(fig, path: str | None = None) -> bytes:
+FORMATS, DPI = FIGURE_FORMATS, FIGURE_DPI  # common.py says why these
+
+
+def save_png(fig, path: str | None = None, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes (written to `path` too when given); the figure is closed."""
+    return save_figure(fig, path, "png", dpi)
+
+
+def save_figure(fig, path: str | None = None, fmt: str = "png", dpi: int = DPI) -> bytes:
+    """The figure as `fmt` bytes (png, svg or pdf; written to `path` too when given) at
+    `dpi`; the figure is closed."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     data = buf.getvalue()
     if path:

@@ -9,13 +9,13 @@ import pandas as pd
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.patches import Rectangle
 
-from .plotbase import (DIVERGING, EMPTY, SEQUENTIAL, ink, no_data, plt, save_png, tick_text,
-                       wrap_layout)
+from .plotbase import (DIVERGING, DPI, EMPTY, FORMATS, SEQUENTIAL, ink, no_data, plt,
+                       save_figure, save_png, tick_text, wrap_layout)
 from .plots_lines import latency, pareto, roofline
 
-# every figure a section draws, and save_png, from this one module
-__all__ = ["breakdown", "heatmap", "latency", "log_ticks", "pareto", "roofline", "save_png",
-           "speedup_matrix"]
+# every figure a section draws, and save_png / save_figure, from this one module
+__all__ = ["DPI", "FORMATS", "breakdown", "heatmap", "latency", "log_ticks", "pareto",
+           "roofline", "save_figure", "save_png", "speedup_matrix"]
 
 
 # The largest heatmap drawn (inches): more cells make each one narrower, not the page wider.

@@ -11,7 +11,8 @@ import pandas as pd
 
 import rapid_results as rr
 
-from . import breakdown, common, heatmap, knobs, latency, pareto, roofline, top, variants
+from . import (breakdown, common, heatmap, knobs, latency, pareto, roofline, scenario_list, top,
+               variants)
 
 
 @dataclass
@@ -101,6 +102,10 @@ def _scope(opts: Options) -> str:
 
 def top_section(res: rr.Results, opts: Options) -> Section:
     pts = selected(res, opts)
+    if res.baseline_kept_extra:
+        # --keep top-K kept the baseline besides the best K of its group: not ranked (the
+        # rows between it and them are not in the file), only the speedups' reference.
+        pts = pts.drop(index=res.baseline_index, errors="ignore")
     table = top.top_layouts(pts, job_baseline(res, opts), opts.top, res.baseline_missing(),
                             float(res.attrs.get("interval_coverage", "nan")))
     table.title += _scope(opts)
@@ -166,6 +171,17 @@ def breakdown_section(res: rr.Results, opts: Options) -> Section:
     return Section(table, lambda: _plots().breakdown(table.frame, table.title))
 
 
+def scenarios_section(res: rr.Results, opts: Options) -> Section:
+    """Every scenario of the file, one row each (report only: files with several)."""
+    pts = common.select(common.with_gpus(res.points), res.variants, res.path, opts.hardware,
+                        opts.gpus)
+    table = scenario_list.scenario_table(pts, res.scenarios)
+    parts = [opts.hardware] if opts.hardware else []
+    parts += [f"{opts.gpus} GPUs"] if opts.gpus else []
+    table.title += f" ({', '.join(parts)})" if parts else ""
+    return Section(table)
+
+
 def latency_section(res: rr.Results, opts: Options) -> Section:
     """The throughput-latency curves of a serving file; UsageError (one line, exit 2) for a
     file without serving rows (a training sweep)."""
@@ -203,10 +219,28 @@ SERVING_SKIP = {
 def report_sections(res: rr.Results) -> dict:
     """The sections `report` shows for this file: the latency section alone for a serving
     file (mode inference; the others are named with SERVING_SKIP), every training section
-    otherwise."""
+    otherwise but those left_out() names; the scenario section first when the file has
+    several scenarios."""
+    scenarios = {"scenarios": scenarios_section} if len(res.scenarios) > 1 else {}
     if latency.is_serving(res.attrs) or not latency.serving_rows(res.points).empty:
-        return {"latency": SECTIONS["latency"]}
-    return {k: v for k, v in SECTIONS.items() if k != "latency"}
+        return {**scenarios, "latency": SECTIONS["latency"]}
+    gone = left_out(res)
+    return {**scenarios, **{k: v for k, v in SECTIONS.items()
+                            if k != "latency" and k not in gone}}
+
+
+def left_out(res: rr.Results) -> dict:
+    """The sections `report` leaves out of this file's page and why, as key -> reason: the
+    training sections of a serving file (SERVING_SKIP); variants and roofline in a file of
+    one hardware entry (they compare entries: an empty table and figure otherwise)."""
+    if latency.is_serving(res.attrs) or not latency.serving_rows(res.points).empty:
+        return dict(SERVING_SKIP)
+    if len(res.variants) < 2:
+        name = res.variants["name"].iloc[0] if len(res.variants) else "?"
+        why = (f"the file has one hardware entry ({name}): there is no other to compare "
+               "it with (a job with a list of hardware or variants has them)")
+        return {"variants": why, "roofline": why}
+    return {}
 
 
 def _plots():

@@ -1,4 +1,4 @@
-// `rapid-sweep JOB.yaml -o OUT.h5 [--threads N] [--chunk N] [--quiet]
+// `rapid-sweep JOB.yaml -o OUT.h5 [--threads N] [--chunk N] [--quiet] [--progress-interval S]
 //              [--fidelity analytical|des|auto] [--precision high] [--des-top-k K] [--full]
 //              [--resume] [--overwrite] [--max-points N] [--keep all|feasible|top-K]`
 // The MPI driver (docs/architecture.md "Data flow"): every point of a job's search space evaluated
@@ -63,6 +63,8 @@ struct Options {
   int threads = 0;  // 0: OpenMP's default (OMP_NUM_THREADS or the cores of the rank)
   int64_t chunk = 0;
   bool quiet = false;
+  // A log file's longest gap between progress lines (SchedulerOptions::progress_interval_s).
+  double progress_interval_s = 30;
   std::string fidelity = "analytical";
   std::string precision;
   int64_t des_top_k = 0;  // 0: the job's simulation.des_top_k
@@ -327,6 +329,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   rapid::SchedulerOptions so;
   so.fixed_chunk = o.chunk;
   so.progress = !o.quiet;
+  so.progress_interval_s = o.progress_interval_s;
   so.todo = store.missing();
   if (so.todo.empty()) so.todo = {{0, 0}};  // resumed with every row written: none to do
   if (p.fidelity == rapid::Fidelity::Auto) so.top_k = p.top_k;
@@ -410,6 +413,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   run.hostnames = mpi.hostnames();
   run.keep = o.keep;
   run.points_swept = n;
+  run.baseline_kept_extra = p.keep == rapid::Keep::TopK && scheduler.baseline_kept_extra();
   run.phase_s = {{"enumerate", phases[0]},
                  {"evaluate", phases[1]},
                  {"pack", phases[2]},
@@ -479,6 +483,11 @@ int main(int argc, char** argv) {
   app.add_option("--chunk", o.chunk, "fixed chunk size in points (default: guided sizes)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_flag("--quiet", o.quiet, "no progress line and no summary");
+  app.add_option("--progress-interval", o.progress_interval_s,
+                 "stderr not a terminal (mpirun, a log file): seconds between progress lines "
+                 "at most (default 30; also a line after each 5% of the points, and the last "
+                 "one always); a terminal gets the line redrawn once a second")
+      ->check(CLI::Range(0.01, 1e6));
   app.add_option("--fidelity", o.fidelity,
                  "analytical (default), des (discrete-event simulation of every point) or auto "
                  "(analytical, then des on the best points)");

@@ -334,23 +334,67 @@ void ResultStore::write_dropped(const DroppedRows& d) {
   writer_->wait();
   h5::Group g(H5Gcreate2(file_.get(), "dropped", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
               "H5Gcreate2");
-  auto put = [&](const char* name, hid_t type, size_t n, const void* data, const char* what,
-                 const char* unit) {
+  // Each dataset over a named dimension: an index dimension scale (int64 0..n-1, as
+  // netcdf_layout.hpp's write_table makes them), so netCDF readers show `status_code`,
+  // `step_time_bin` and `step_time_edge` instead of phony dimensions (netcdf_layout.hpp).
+  auto dimension = [&](const char* name, size_t n, const char* long_name) {
+    const hsize_t dims = n;
+    h5::Dataspace space(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+    h5::Dataset scale(H5Dcreate2(g.get(), name, H5T_NATIVE_INT64, space.get(), H5P_DEFAULT,
+                                 H5P_DEFAULT, H5P_DEFAULT),
+                      "H5Dcreate2");
+    std::vector<int64_t> index(n);
+    std::iota(index.begin(), index.end(), int64_t{0});
+    if (n > 0)
+      h5::check(
+          H5Dwrite(scale.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, index.data()),
+          "H5Dwrite");
+    h5::make_scale(scale.get(), name);
+    h5::write_attribute(scale.get(), "units", std::string_view("1"));
+    h5::write_attribute(scale.get(), "long_name", std::string_view(long_name));
+    return scale;
+  };
+  // `unit` and `description` as on /points (the rapid names), `units` and `long_name` as CF
+  // 1.8 sections 3.1 and 3.2 spell them ("1": a count, sec 3.1.1).
+  auto put = [&](const char* name, const h5::Dataset& scale, hid_t type, size_t n, const void* data,
+                 const char* what, const char* unit, const char* cf_unit) {
     const hsize_t dims = n;
     h5::Dataspace space(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
     h5::Dataset ds(
         H5Dcreate2(g.get(), name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
         "H5Dcreate2");
     if (n > 0) h5::check(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
+    h5::attach_scale(ds.get(), scale.get());
     h5::write_attribute(ds.get(), "description", std::string_view(what));
     h5::write_attribute(ds.get(), "unit", std::string_view(unit));
+    h5::write_attribute(ds.get(), "long_name", std::string_view(what));
+    h5::write_attribute(ds.get(), "units", std::string_view(cf_unit));
   };
-  put("status_counts", H5T_NATIVE_INT64, d.by_status.size(), d.by_status.data(),
-      "rows left out of /points, per status code (index = the status column's code)", "");
-  put("step_time_edges_s", H5T_NATIVE_DOUBLE, d.step_time_edges_s.size(),
-      d.step_time_edges_s.data(), "bin edges of step_time_counts", "s");
-  put("step_time_counts", H5T_NATIVE_INT64, d.step_time_counts.size(), d.step_time_counts.data(),
-      "feasible (status ok) rows left out, per step-time bin (log-spaced edges)", "");
+  const h5::Dataset status =
+      dimension("status_code", d.by_status.size(), "code of the status column");
+  put("status_counts", status, H5T_NATIVE_INT64, d.by_status.size(), d.by_status.data(),
+      "rows left out of /points, per status code (index = the status column's code)", "", "1");
+  // The code's name beside it (the status column's enum names, core/eval_result.hpp).
+  std::vector<std::string> names;
+  for (size_t i = 0; i < d.by_status.size(); ++i)
+    names.push_back(i < std::size(kStatusNames) ? kStatusNames[i] : "");
+  {
+    const hsize_t dims = names.size();
+    h5::Dataspace space(H5Screate_simple(1, &dims, nullptr), "H5Screate_simple");
+    h5::Dataset ds = h5::write_string_dataset(g.get(), "status_names", space.get(), names);
+    h5::attach_scale(ds.get(), status.get());
+    h5::write_attribute(ds.get(), "long_name", std::string_view("name of the status code"));
+  }
+  const h5::Dataset edge =
+      dimension("step_time_edge", d.step_time_edges_s.size(), "index of a bin edge");
+  put("step_time_edges_s", edge, H5T_NATIVE_DOUBLE, d.step_time_edges_s.size(),
+      d.step_time_edges_s.data(), "bin edges of step_time_counts", "s", "s");
+  const h5::Dataset bin =
+      dimension("step_time_bin", d.step_time_counts.size(),
+                "step-time bin: from step_time_edges_s[i] to step_time_edges_s[i + 1]");
+  put("step_time_counts", bin, H5T_NATIVE_INT64, d.step_time_counts.size(),
+      d.step_time_counts.data(),
+      "feasible (status ok) rows left out, per step-time bin (log-spaced edges)", "", "1");
 }
 
 std::string mpi_library_version() {
@@ -372,7 +416,16 @@ void ResultStore::write_root_attributes(const RunProvenance& run) {
   using Value = std::variant<std::string, int64_t, double>;
   const double points_per_s =
       run.wall_time_s > 0 ? static_cast<double>(run.points_swept) / run.wall_time_s : 0.0;
+  const std::string created = utc_now_iso8601();
   std::vector<std::pair<const char*, Value>> attrs = {
+      // CF 1.8 sec 2.6.1: the conventions the file follows. 1.8 is the first CF version
+      // with groups (sec 2.7) and variable-length strings (sec 2.2), which the file uses;
+      // units, long_name and flag attributes (secs 3.1, 3.2, 3.5) are as in CF 1.0 on.
+      {"Conventions", std::string("CF-1.8")},
+      // CF 1.8 sec 2.6.2's description of the contents (title, source, history).
+      {"title", fmt::format("rapid-sweep results of job {}", spec_.name)},
+      {"source", fmt::format("rapid-sweep {} ({})", version(), git_revision())},
+      {"history", fmt::format("{} {}", created, run.command_line)},
       {"format", std::string("rapid-sweep results")},
       {"format_version", int64_t{3}},
       {"version", std::string(version())},
@@ -406,10 +459,11 @@ void ResultStore::write_root_attributes(const RunProvenance& run) {
       {"num_rows", appended_ ? table_.rows() : num_points_},
       {"keep", run.keep},
       {"baseline_index", baseline_index_},
+      {"baseline_kept_extra", int64_t{run.baseline_kept_extra ? 1 : 0}},
       {"wall_time_s", run.wall_time_s},
       {"points_per_s", points_per_s},
       {"peak_rss_bytes", run.peak_rss_bytes},
-      {"created", utc_now_iso8601()},
+      {"created", created},
   };
   for (const auto& [name, seconds] : run.phase_s)
     h5::write_attribute(file_.get(), fmt::format("time_{}_s", name).c_str(), seconds);

@@ -147,6 +147,12 @@ ModelSpec import_hf_config(const json& config, const std::string& file, const st
     m.tied_embeddings = f.boolean_or("tie_word_embeddings", gemma2);
     m.post_norms = gemma2;
     m.linear_bias = f.boolean_or("attention_bias", false);
+    // Qwen2 (and Qwen2-MoE) always put biases on q_proj, k_proj and v_proj, whatever the
+    // config says (Qwen2Config has no key for it; HF transformers
+    // models/qwen2/modeling_qwen2.py and models/qwen2_moe/modeling_qwen2_moe.py:
+    // nn.Linear(..., bias=True) for those three, bias=False for o_proj). Qwen3 dropped them
+    // for QK-norm (models/qwen3/modeling_qwen3.py: bias=config.attention_bias).
+    m.qkv_bias = (type == "qwen2" || type == "qwen2_moe") && !m.linear_bias;
     // Not modeled: local sliding-window attention (Gemma 2 on every other layer, Mistral
     // 7B v0.1, Phi-3) is counted as full causal attention; Gemma 2's tanh soft-capping of
     // the attention scores and the final logits is elementwise work with no parameters.
@@ -166,6 +172,14 @@ ModelSpec import_hf_config(const json& config, const std::string& file, const st
                      fmt::format("at most hidden_size ({}) heads, or a head_dim", m.hidden_size));
   m.head_dim =
       f.integer_or("head_dim", m.hidden_size / m.num_attention_heads, 1, Fields::kMaxHeads);
+  if (m.qkv_bias)
+    note(
+        fmt::format("{} has biases on the query, key and value projections, none on the "
+                    "output projection or the MLP: qkv_bias: true, (num_attention_heads + 2 x "
+                    "num_key_value_heads) x head_dim = ({} + 2 x {}) x {} = {} parameters per "
+                    "layer, counted",
+                    type, m.num_attention_heads, m.num_kv_heads, m.head_dim,
+                    (m.num_attention_heads + 2 * m.num_kv_heads) * m.head_dim));
 
   MoeSpec& e = m.moe;
   if (type == "mixtral") {
@@ -248,6 +262,7 @@ std::string model_to_yaml(const ModelSpec& m, const std::string& source,
     << (m.norm == NormKind::RmsNorm ? "rmsnorm" : "layernorm");
   y << YAML::Key << "tied_embeddings" << YAML::Value << m.tied_embeddings;
   y << YAML::Key << "linear_bias" << YAML::Value << m.linear_bias;
+  if (m.qkv_bias) y << YAML::Key << "qkv_bias" << YAML::Value << true;
   y << YAML::Key << "dropout" << YAML::Value << m.dropout;
   if (m.post_norms) y << YAML::Key << "post_norms" << YAML::Value << true;
   if (m.mla.enabled()) {

@@ -92,7 +92,9 @@ int64_t ModelSpec::attention_params() const {
     return attention_matmul_params() + layer_norm_params() + latent_norms + bias;
   }
   const int64_t d = head_dim, a = num_attention_heads, g = num_kv_heads;
-  int64_t bias = linear_bias ? (a + 2 * g) * d + h : 0;
+  // Q, K and V biases (a + 2g) d, the output projection's h (linear_bias); qkv_bias: the
+  // first alone (Qwen2, ModelSpec::qkv_bias).
+  int64_t bias = linear_bias ? (a + 2 * g) * d + h : qkv_bias ? (a + 2 * g) * d : 0;
   return attention_matmul_params() + layer_norm_params() + bias;
 }
 
@@ -176,6 +178,7 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& file) {
   s.norm = static_cast<NormKind>(m.choice_or("norm", {"layernorm", "rmsnorm"}, 0));
   s.tied_embeddings = m.boolean_or("tied_embeddings", false);
   s.linear_bias = m.boolean_or("linear_bias", false);
+  s.qkv_bias = m.boolean_or("qkv_bias", false);
   s.dropout = m.boolean_or("dropout", false);
   s.post_norms = m.boolean_or("post_norms", false);
   s.position_embedding = static_cast<PositionEmbedding>(

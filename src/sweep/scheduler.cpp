@@ -342,6 +342,8 @@ RowBlock Scheduler::pack(int64_t from, int64_t to, int64_t tag) {
       best_.consider(r.point, r.result.step_time_s, r.point.index);
     if (options_.keep == Keep::TopK && r.result.status == Status::Ok)
       keep_best_.consider(r.point, r.result.step_time_s, r.point.index, &r);
+    if (options_.keep == Keep::TopK && r.point.index == enumerator_.baseline_index())
+      baseline_row_ = r;
   }
   if (options_.keep == Keep::All) block.pack(rows, {}, tag);
   if (options_.keep == Keep::Feasible) {
@@ -403,13 +405,16 @@ void Scheduler::print_progress(bool final) {
   const auto now = std::chrono::steady_clock::now();
   const int64_t total = total_;
   const int64_t done = std::accumulate(reported_.begin(), reported_.end(), int64_t{0});
-  // A terminal gets the line once a second; a log file (Slurm's, CI's) every 30 s, or
-  // sooner after each 5% of the points but never twice within 2 s (a sweep of a second
-  // writes one line, not twenty), and no final line repeating the last one.
+  // A terminal gets the line once a second; a log file or a pipe (Slurm's, CI's, mpirun's)
+  // every progress_interval_s (30 s), or sooner after each 5% of the points but never
+  // twice within 2 s (or the interval when shorter: a sweep of a second writes one line,
+  // not twenty), and no final line repeating the last one.
   if (!final) {
-    if (tty_ && now - last_print_ < std::chrono::seconds(1)) return;
-    if (!tty_ && now - last_print_ < std::chrono::seconds(30) &&
-        (20 * (done - printed_) < total || now - last_print_ < std::chrono::seconds(2)))
+    const std::chrono::duration<double> since = now - last_print_;
+    const double interval = options_.progress_interval_s;
+    if (tty_ && since < std::chrono::seconds(1)) return;
+    if (!tty_ && since.count() < interval &&
+        (20 * (done - printed_) < total || since.count() < std::min(2.0, interval)))
       return;
   } else if (!tty_ && printed_ == done) {
     return;
@@ -528,7 +533,20 @@ int64_t Scheduler::finish_keep() {
   for (EvalContext& c : contexts_) c.clear();
   const std::vector<std::pair<int64_t, double>> chosen = keep_best_.agree(comm_);
   RowBlock mine;
-  const std::vector<const ResultRow*> rows = keep_best_.rows_in(chosen);
+  std::vector<const ResultRow*> rows = keep_best_.rows_in(chosen);
+  // The baseline's row besides the best K (whatever its status: an oom baseline says why
+  // there is no speedup), from the rank that evaluated it, in point order with the others.
+  const int64_t base = enumerator_.baseline_index();
+  baseline_extra_ =
+      base >= 0 &&
+      !std::binary_search(chosen.begin(), chosen.end(), std::pair<int64_t, double>{base, 0.0},
+                          [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (baseline_extra_ && baseline_row_) {
+    const auto at =
+        std::lower_bound(rows.begin(), rows.end(), base,
+                         [](const ResultRow* r, int64_t index) { return r->point.index < index; });
+    rows.insert(at, &*baseline_row_);
+  }
   for (const ResultRow* r : rows) kept_.add(*r);
   mine.pack(rows);
   const std::vector<RowBlock> blocks = gather_blocks(comm_, mpi_.rank(), mpi_.size(), mine);
@@ -536,7 +554,7 @@ int64_t Scheduler::finish_keep() {
     RowBlock all = merge_in_order(blocks);
     if (!all.empty()) options_.write(std::move(all));
   }
-  return static_cast<int64_t>(chosen.size());
+  return static_cast<int64_t>(chosen.size()) + (baseline_extra_ ? 1 : 0);
 }
 
 }  // namespace rapid

@@ -6,8 +6,9 @@ the reference. Then, on 1 and on NP ranks (tiny fixed chunks: many blocks, out o
    column equal (h5py reads the compressed rows back identical), and /dropped counts the
    other rows per status;
  - --keep top-K holds, per (GPU count, hardware variant, scenario, load), the K reference
-   rows with the shortest step time (ties: the lower point index), in point order, every
-   column equal; /dropped counts the rest;
+   rows with the shortest step time (ties: the lower point index), and the job's baseline
+   point when it is not among them (root attribute baseline_kept_extra 1), in point order,
+   every column equal; /dropped counts the rest;
  - the 1-rank and NP-rank files of each mode are equal row for row;
  - every /points column is chunked with shuffle + deflate; a column that is NaN in every row
    (the serving columns of a training sweep) occupies no bytes on disk (never written:
@@ -73,6 +74,13 @@ def main(mpirun, exe, job, out_dir, np_ranks, k):
                else -1.0)
         groups.setdefault(key, []).append((float(ref["step_time_s"][i]), int(i)))
     top = sorted(i for g in groups.values() for _, i in sorted(g)[:k])
+    # top-K also keeps the job's baseline point besides the best K (whatever its status;
+    # README "--keep"), marked by the root attribute baseline_kept_extra.
+    with h5py.File(ref_path, "r") as f:
+        baseline = int(f.attrs["baseline_index"])
+    base_extra = 0 <= baseline and baseline not in top
+    if base_extra:
+        top = sorted(top + [baseline])
     statuses = np.bincount(ref["status"].astype(int), minlength=7)
     for mode, rows in (("all", np.arange(n)), ("feasible", ok), (f"top-{k}", np.array(top))):
         files = {}
@@ -92,6 +100,10 @@ def main(mpirun, exe, job, out_dir, np_ranks, k):
                 if f.attrs["keep"] != mode or int(f.attrs["num_rows"]) != len(rows):
                     errors.append(f"{what}: attributes keep {f.attrs['keep']!r} num_rows "
                                   f"{f.attrs['num_rows']}")
+                want_extra = int(base_extra and mode.startswith("top-"))
+                if int(f.attrs["baseline_kept_extra"]) != want_extra:
+                    errors.append(f"{what}: baseline_kept_extra "
+                                  f"{f.attrs['baseline_kept_extra']}, expected {want_extra}")
                 if mode != "all":
                     dropped = f["dropped/status_counts"][()]
                     kept = np.bincount(ref["status"][rows].astype(int), minlength=7)

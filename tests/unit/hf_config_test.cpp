@@ -213,6 +213,41 @@ TEST(HfImport, Phi3Mini4k) {
   EXPECT_NE(notes[0].find("sliding_window 2047"), std::string::npos) << notes[0];
 }
 
+TEST(HfImport, Qwen2CountsItsQkvBiases) {
+  std::vector<std::string> notes;
+  ModelSpec m = import_hf_config(load("qwen2.5-7b-config.json"), "qwen.json", "qwen", &notes);
+  EXPECT_TRUE(m.qkv_bias);
+  EXPECT_FALSE(m.linear_bias);
+  EXPECT_EQ(m.head_dim, 128);
+  // By hand, h = 3584, a = 28, g = 4, d = 128, f = 18944, V = 152064, L = 28:
+  //   q_proj 3584 x 3584 = 12,845,056; k_proj, v_proj 2 x 3584 x 512 = 3,670,016;
+  //   o_proj 12,845,056; their biases on q, k, v alone (HF modeling_qwen2.py)
+  //   (28 + 2 x 4) x 128 = 4,608; MLP 3 x 3584 x 18944 = 203,685,888; 2 RMSNorms 7,168;
+  //   layer = 233,057,792; x 28                                = 6,525,618,176
+  //   untied embedding and LM head 2 x 152064 x 3584 = 1,089,994,752, final norm 3,584
+  //   total                                                    = 7,615,616,512
+  // the Qwen2.5-7B model card's "Number of Parameters: 7.61B".
+  EXPECT_EQ(m.total_params(), 7615616512);
+  // Without the biases: 28 x 4,608 = 129,024 fewer.
+  ModelSpec no_bias = m;
+  no_bias.qkv_bias = false;
+  EXPECT_EQ(m.total_params() - no_bias.total_params(), 129024);
+  // The output says so, and the YAML keeps it (and the shipped model agrees).
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("qkv_bias: true"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("= 4608 parameters per layer"), std::string::npos) << notes[0];
+  const std::string yaml = model_to_yaml(m, "qwen.json", notes);
+  EXPECT_NE(yaml.find("\nqkv_bias: true"), std::string::npos) << yaml;
+  EXPECT_EQ(parse_model(load_yaml_text(yaml, "x.yaml"), "x.yaml").total_params(), 7615616512);
+  const ModelSpec shipped = parse_model(
+      load_yaml_file(test::source_path("configs/models/qwen2.5-7b.yaml")), "qwen2.5-7b.yaml");
+  EXPECT_EQ(shipped.total_params(), 7615616512);
+  // Qwen3 has no QKV biases (QK-norm instead; modeling_qwen3.py: bias=attention_bias).
+  nlohmann::json q3 = load("qwen2.5-7b-config.json");
+  q3["model_type"] = "qwen3";
+  EXPECT_FALSE(import_hf_config(q3, "q3.json", "q3").qkv_bias);
+}
+
 TEST(HfImport, SequenceLengthIsLeftToTheJob) {
   // max_position_embeddings (8192 here, 131072 in Llama 3.1) is the longest context, not a
   // training length: the import leaves seq_length out of the model file.

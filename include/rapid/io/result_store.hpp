@@ -66,6 +66,9 @@ struct RunProvenance {
   std::string hostnames;       ///< the ranks' hosts (MPI processor names), distinct, sorted
   std::string keep = "all";    ///< --keep: all, feasible or top-K
   int64_t points_swept = 0;    ///< points evaluated (every point unless resumed)
+  /// --keep top-K: the baseline's row is in the file besides the best K of its group
+  /// (root attribute baseline_kept_extra).
+  bool baseline_kept_extra = false;
   /// Seconds per phase, summed over the ranks (enumerate, evaluate, write, wait, ...):
   /// written as root attributes time_<phase>_s.
   std::vector<std::pair<std::string, double>> phase_s;
@@ -133,8 +136,9 @@ class ResultStore {
   double write_busy_s() const;
 
   /// Collective. Writes the root attributes (values from rank 0): format, format_version,
-  /// version, git_revision, command_line, job/model/network name, path and YAML, fidelity,
-  /// ranks, threads_per_rank, num_points, num_rows, keep, baseline_index, wall_time_s,
+  /// Conventions (CF-1.8), title, source, history, version, git_revision, command_line,
+  /// job/model/network name, path and YAML, fidelity, ranks, threads_per_rank, num_points,
+  /// num_rows, keep, baseline_index, baseline_kept_extra, wall_time_s,
   /// points_per_s, peak_rss_bytes, time_<phase>_s, created (UTC, ISO 8601); closes the file
   /// and renames it to the output path on rank 0. Throws InternalError (on every rank when
   /// it fails).

@@ -86,7 +86,12 @@ struct ModelSpec {
   NormKind norm = NormKind::LayerNorm;
   bool tied_embeddings = false;
   bool linear_bias = false;  ///< GPT-style biases on every linear layer
-  bool dropout = false;      ///< dropout after attention/MLP (stores 1-byte masks)
+  /// Biases on the query, key and value projections only, (a + 2g) * d per layer (Qwen2:
+  /// q_proj, k_proj and v_proj are nn.Linear(..., bias=True), o_proj and the MLP without,
+  /// HF transformers models/qwen2/modeling_qwen2.py Qwen2Attention). Counted in the
+  /// parameters (memory, DP traffic), not as ops; implied by linear_bias.
+  bool qkv_bias = false;
+  bool dropout = false;  ///< dropout after attention/MLP (stores 1-byte masks)
   /// Norms after the attention and after the MLP too (Gemma 2: RMSNorm on the input and the
   /// output of each sub-layer, 4 norms per layer instead of 2).
   bool post_norms = false;
@@ -97,7 +102,8 @@ struct ModelSpec {
 
   /// Parameters of one transformer layer: QKV h*(a+2g)*d, output a*d*h, MLP 2*h*f (GELU) or
   /// 3*h*f (SwiGLU, GeGLU), two norms (2h or 4h with LayerNorm bias; 4 norms with
-  /// post_norms), biases when linear_bias. MLA: the MLA projections instead of QKV/output.
+  /// post_norms), biases when linear_bias (the QKV ones alone with qkv_bias). MLA: the MLA
+  /// projections instead of QKV/output.
   int64_t layer_params() const;
   /// Attention part of a layer (QKV, output projection, their biases, the layer's norms).
   /// MLA: W_DQ, q_a_layernorm, W_UQ (or W_Q), W_DKV, kv_a_layernorm, W_UKV, W_O (MlaSpec).

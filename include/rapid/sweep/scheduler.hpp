@@ -68,7 +68,8 @@ int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed, int64_t ali
 enum class Keep : uint8_t {
   All,       ///< every point, row i = point i (resumable)
   Feasible,  ///< the points with status ok
-  TopK,      ///< the best K feasible points per (GPU count, hardware, scenario, load)
+  TopK,      ///< the best K feasible points per (GPU count, hardware, scenario, load), and
+             ///< the job's baseline point whatever its rank and status (its speedups)
 };
 
 /// One row of a sweep: point `p` evaluated with fidelity `f` into `r`, never throwing for
@@ -82,6 +83,10 @@ void evaluate_row(const PointEvaluator& evaluator, const Point& p, Workload& scr
 struct SchedulerOptions {
   int64_t fixed_chunk = 0;  ///< > 0: every chunk this size (`--chunk`); 0: guided
   bool progress = true;     ///< rank 0 prints a progress line to stderr (<= 1 per second)
+  /// stderr not a terminal (a pipe under mpirun, a log file): the longest gap between
+  /// progress lines; each line ends with a newline (no carriage return), and the last one,
+  /// at the end, is always printed.
+  double progress_interval_s = 30;
   /// `--fidelity auto`: > 0 keeps each rank's best `top_k` feasible points per (GPU count,
   /// hardware variant) during run(), for refine().
   int64_t top_k = 0;
@@ -160,9 +165,14 @@ class Scheduler {
   /// Returns the number of points chosen for simulation. Throws like run().
   int64_t refine();
   /// --keep top-K, after run() (and refine()) on every rank (collective): agrees on the
-  /// best K per group and passes their rows, in point order, to rank 0's options.write.
-  /// Returns the number of rows. Throws like run().
+  /// best K per group and passes their rows, in point order, to rank 0's options.write,
+  /// with the row of the job's baseline point (Enumerator::baseline_index()) when it is not
+  /// among them: every speedup in the file is over that row (README "--keep"). Returns the
+  /// number of rows. Throws like run().
   int64_t finish_keep();
+  /// After finish_keep(), the same on every rank: true when the baseline's row was written
+  /// besides the best K (it is not among them).
+  bool baseline_kept_extra() const { return baseline_extra_; }
   /// What this rank saw (every row it evaluated) and kept (--keep feasible / top-K).
   const RowCensus& seen() const { return seen_; }
   const RowCensus& kept() const { return kept_; }
@@ -223,6 +233,9 @@ class Scheduler {
   BestPoints best_;
   /// --keep top-K: the best rows so far per (GPU count, hardware, scenario, load).
   BestPoints keep_best_;
+  /// --keep top-K: the baseline point's row, on the rank that evaluated it.
+  std::optional<ResultRow> baseline_row_;
+  bool baseline_extra_ = false;
   RowCensus seen_, kept_;
   RowBlock outgoing_;               ///< a worker's block being sent
   std::vector<std::byte> message_;  ///< its message: chunk first, then the block
