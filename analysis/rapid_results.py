@@ -283,8 +283,32 @@ def load(path: str) -> Results:
         f = h5py.File(path, "r")
     except OSError as e:
         raise NotRapidFile(f"{path}: not an HDF5 file ({e})") from None
+    try:
+        return _load_open(path, f)
+    except _Damaged as e:
+        raise NotRapidFile(f"{path}: {e.where}: unreadable ({e.cause}): the file is damaged "
+                           "(rerun the sweep that wrote it)") from None
+
+
+class _Damaged(Exception):
+    """An object of an open file that does not read back (checksum, inflate, truncation)."""
+
+    def __init__(self, where, cause):
+        super().__init__(where)
+        self.where, self.cause = where, cause
+
+
+def _load_open(path, f):
+    """load()'s reading of an open file; an OSError while reading an object becomes _Damaged
+    naming the object."""
+    def guard(name, fn):
+        try:
+            return fn()
+        except (OSError, KeyError, ValueError) as e:
+            raise _Damaged(name, str(e).strip() or type(e).__name__) from None
+
     with f:
-        fmt = _text(f.attrs.get("format", ""))
+        fmt = guard("/ (attribute format)", lambda: _text(f.attrs.get("format", "")))
         if "points" not in f or not isinstance(f["points"], h5py.Group) or (
                 fmt and not str(fmt).startswith("rapid-sweep")):
             raise NotRapidFile(f"{path}: not a rapid-sweep result file "
@@ -296,30 +320,36 @@ def load(path: str) -> Results:
                                "not a rapid-sweep result file")
         columns, units, descriptions, cf_units = {}, {}, {}, {}
         index = None
-        for name, ds in group.items():
+        for name in guard("/points", lambda: list(group.keys())):
+            ds = guard(f"/points/{name}", lambda: group[name])
             if not isinstance(ds, h5py.Dataset) or ds.ndim != 1:
                 continue
             if name == "point":  # the dimension scale: the row index (format_version >= 2)
-                index = ds[()]
+                index = guard("/points/point", lambda: ds[()])
                 continue
-            columns[name] = _column(ds)
-            units[name] = str(_text(ds.attrs.get("unit", "")))
-            descriptions[name] = str(_text(ds.attrs.get("description", "")))
-            if "units" in ds.attrs:
-                cf_units[name] = str(_text(ds.attrs["units"]))
+            columns[name] = guard(f"/points/{name}", lambda: _column(ds))
+            attrs_of = guard(f"/points/{name} (attributes)", lambda: dict(ds.attrs.items()))
+            units[name] = str(_text(attrs_of.get("unit", "")))
+            descriptions[name] = str(_text(attrs_of.get("description", "")))
+            if "units" in attrs_of:
+                cf_units[name] = str(_text(attrs_of["units"]))
         lengths = {len(v) for v in columns.values()}
         if len(lengths) != 1:
             raise NotRapidFile(f"{path}: /points datasets differ in length {sorted(lengths)}")
-        attrs = {k: _text(v) for k, v in f.attrs.items()}
-        names = _strings(f["hardware/names"]) if "hardware/names" in f else []
-        yamls = _strings(f["hardware/yaml"]) if "hardware/yaml" in f else [""] * len(names)
+        attrs = guard("/ (attributes)", lambda: {k: _text(v) for k, v in f.attrs.items()})
+        names = guard("/hardware/names", lambda: _strings(f["hardware/names"])
+                      if "hardware/names" in f else [])
+        yamls = guard("/hardware/yaml", lambda: _strings(f["hardware/yaml"])
+                      if "hardware/yaml" in f else [""] * len(names))
         if "variants" in f and isinstance(f["variants"], h5py.Group):
-            variants, from_file = _file_variants(f["variants"], names), True
+            variants, from_file = guard("/variants",
+                                        lambda: _file_variants(f["variants"], names)), True
         else:
             variants, from_file = _derived_variants(names, yamls), False
-        scen = _strings(f["scenarios/names"]) if "scenarios/names" in f else []
-        scen_what = (_strings(f["scenarios/description"]) if "scenarios/description" in f
-                     else [""] * len(scen))
+        scen = guard("/scenarios/names", lambda: _strings(f["scenarios/names"])
+                     if "scenarios/names" in f else [])
+        scen_what = guard("/scenarios/description", lambda: _strings(f["scenarios/description"])
+                          if "scenarios/description" in f else [""] * len(scen))
 
     order = [c for c in SCHEMA_ORDER if c in columns]
     points = pd.DataFrame({c: columns[c] for c in order + sorted(set(columns) - set(order))},

@@ -31,7 +31,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -207,18 +209,42 @@ void prepare_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p) {
   // result file (a full disk, RLIMIT_FSIZE): bad input, before any file exists
   // (docs/bad-input.md). Rows: every point (all, and at most that for feasible), none to
   // speak of for top-K.
+  // A resumed run (or one that may resume the partial file it finds) needs room for what
+  // the partial file does not hold yet: the whole file's bound less the partial's size.
   const int64_t rows = p.keep == rapid::Keep::TopK ? 0 : p.enumerator->size();
-  rapid::check_output_file(o.output, "-o", o.resume ? 0 : rapid::result_file_bytes(rows, p.spec),
-                           {o.job});
+  uint64_t bytes = rapid::result_file_bytes(rows, p.spec);
+  std::error_code ec;
+  const std::string partial = rapid::ResultStore::temp_path_for(o.output);
+  if (!o.overwrite && std::filesystem::is_regular_file(partial, ec)) {
+    const uintmax_t have = std::filesystem::file_size(partial, ec);
+    bytes = ec ? bytes : bytes - std::min<uint64_t>(bytes, have);
+  }
+  rapid::check_output_file(o.output, "-o", bytes, {o.job});
+}
+
+/// The texts of every config file a row depends on: the job, model, network, hardware
+/// variants, prediction intervals, and the training and serving stack files with their
+/// `base:` chains ("a.yaml <- b.yaml"), as they are now.
+std::string config_texts(const rapid::SweepSpec& spec) {
+  std::string all = spec.job.yaml + "\n" + spec.model_source.yaml + "\n" + spec.network_source.yaml;
+  for (const rapid::Source& h : spec.hardware_sources) all += "\n" + h.yaml;
+  all += "\n" + spec.intervals_source.yaml;  // the rows' prediction intervals
+  for (const std::string& chain : {spec.training.framework.path, spec.serving.stack.path}) {
+    for (size_t at = 0; at < chain.size();) {
+      const size_t end = std::min(chain.find(" <- ", at), chain.size());
+      const std::string file = chain.substr(at, end - at);
+      std::ifstream in(file, std::ios::binary);
+      all += "\n" + file + "\n" + std::string(std::istreambuf_iterator<char>(in), {});
+      at = end + 4;
+    }
+  }
+  return all;
 }
 
 // Fingerprint of what a rank loaded (job, model, hardware and network text, point count):
 // ranks must agree, else they would sweep different spaces into one file.
 int64_t fingerprint(const Prepared& p) {
-  std::string all = p.spec.job.yaml + p.spec.model_source.yaml + p.spec.network_source.yaml +
-                    p.spec.intervals_source.yaml;
-  for (const auto& s : p.spec.hardware_sources) all += s.yaml;
-  all += std::to_string(p.enumerator->size());
+  const std::string all = config_texts(p.spec) + std::to_string(p.enumerator->size());
   return static_cast<int64_t>(std::hash<std::string>{}(all)&0x7fffffffffffffffull);
 }
 
@@ -237,14 +263,18 @@ void stop_on_signals() {
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaction(sig, &sa, nullptr);
 }
 
+/// Seconds MPI_Finalize may take: 60, or RAPID_FINALIZE_TIMEOUT_S (tests).
+double finalize_timeout_s() {
+  const char* env = std::getenv("RAPID_FINALIZE_TIMEOUT_S");
+  const double v = env ? std::atof(env) : 0.0;
+  return v > 0 ? v : 60.0;
+}
+
 /// What a resumed run must share with the run that wrote the partial file.
 std::string resume_key(const Prepared& p, const std::string& fidelity) {
-  std::string key = fmt::format("rapid-sweep {} {}\nfidelity {}\npoints {}\n", rapid::version(),
-                                rapid::git_revision(), fidelity, p.enumerator->size());
-  key += p.spec.job.yaml + "\n" + p.spec.model_source.yaml + "\n" + p.spec.network_source.yaml;
-  for (const rapid::Source& h : p.spec.hardware_sources) key += "\n" + h.yaml;
-  key += "\n" + p.spec.intervals_source.yaml;  // the rows' prediction intervals
-  return key;
+  return fmt::format("rapid-sweep {} {}\nfidelity {}\npoints {}\n", rapid::version(),
+                     rapid::git_revision(), fidelity, p.enumerator->size()) +
+         config_texts(p.spec);
 }
 
 std::string fidelity_text(const Prepared& p) {
@@ -458,14 +488,25 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
 
 }  // namespace
 
+int sweep_main(int argc, char** argv, std::unique_ptr<rapid::MpiEnv>& mpi);
+
 int main(int argc, char** argv) {
+  std::unique_ptr<rapid::MpiEnv> mpi;
+  const int rc = sweep_main(argc, argv, mpi);
+  // MPI_Finalize waits for every rank and for mpirun: a stopped mpirun (SIGSTOP) or a lost
+  // node would hold the ranks there for ever, after their work is written. Past the timeout
+  // a rank exits with its code (docs/production.md "Ending").
+  if (mpi) mpi->finalize_within(rc, finalize_timeout_s());
+  return rc;
+}
+
+int sweep_main(int argc, char** argv, std::unique_ptr<rapid::MpiEnv>& mpi) {
   // Before anything slow (MPI_Init, which under srun --mpi=pmix on a loaded node took
   // seconds; parsing, loading, enumerating): a stop request that comes early (Slurm's
   // time-limit warning, scancel) ends the sweep cleanly instead of by the signal's default
   // action. Open MPI installs handlers only for SIGSEGV, SIGBUS, SIGFPE and SIGILL (its
   // opal_signal parameter), so these stay.
   stop_on_signals();
-  std::unique_ptr<rapid::MpiEnv> mpi;
   try {
     mpi = std::make_unique<rapid::MpiEnv>(argc, argv);
   } catch (const std::exception& e) {

@@ -1,13 +1,16 @@
 #include "rapid/common/mpi_env.hpp"
 
-#include <vector>
-
-#include <set>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <set>
+#include <thread>
+#include <vector>
 
 #include "rapid/common/error.hpp"
 
@@ -59,6 +62,28 @@ MpiEnv::MpiEnv(int& argc, char**& argv) {
     MPI_Finalize();
     throw;
   }
+}
+
+void MpiEnv::finalize_within(int exit_code, double timeout_s) {
+  int finalized = 0;
+  if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  const int rank = rank_;
+  std::thread([done, exit_code, timeout_s, rank] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (!*done && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (*done) return;
+    std::fprintf(stderr,
+                 "rapid-sweep: rank %d: MPI_Finalize has not returned after %.0f s (mpirun "
+                 "stopped, or a rank lost?): exiting with code %d; the output was written "
+                 "before\n",
+                 rank, timeout_s, exit_code);
+    std::fflush(stderr);
+    std::_Exit(exit_code);
+  }).detach();
+  MPI_Finalize();
+  *done = true;
 }
 
 MpiEnv::~MpiEnv() {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/output_sink.hpp"
 #include "rapid/io/hdf5_handle.hpp"
 #include "rapid/io/output_check.hpp"
-#include "rapid/common/output_sink.hpp"
 #include "rapid/io/result_schema.hpp"
 
 namespace fs = std::filesystem;
@@ -60,50 +60,68 @@ int64_t export_csv(const std::string& h5_path, const std::string& csv_path) {
   h5::File file(fid, "H5Fopen");
   std::vector<ColumnValues> cols;
   hssize_t rows = -1;
-  for (const Column& c : result_columns()) {
-    const std::string path = fmt::format("/points/{}", c.name);
-    if (H5Lexists(file.get(), "/points", H5P_DEFAULT) <= 0 ||
-        H5Lexists(file.get(), path.c_str(), H5P_DEFAULT) <= 0)
-      throw InputError(h5_path, path, "<missing>",
-                       "a result file of this version of rapid-sweep (every column of "
-                       "src/io/result_schema.cpp)");
-    h5::Dataset ds(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), "H5Dopen2");
-    h5::Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
-    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-    if (rows >= 0 && n != rows)
-      throw InputError(h5_path, path, fmt::format("{} rows", n), fmt::format("{} rows", rows));
-    rows = n;
-    if (!readable_as(ds.get(), c))
-      throw InputError(
-          h5_path, path, "<another type>",
-          c.type == ColumnType::Enum8 ? "a one-byte enum column" : "a column of numbers");
-    ColumnValues v;
-    v.column = &c;
-    if (c.type == ColumnType::Enum8) {
-      v.codes.resize(static_cast<size_t>(n));
-      h5::Datatype type(H5Dget_type(ds.get()), "H5Dget_type");  // its own enum type
-      h5::check(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.codes.data()),
-                "H5Dread");
-    } else {
-      v.numbers.resize(static_cast<size_t>(n));
-      h5::check(
-          H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.numbers.data()),
-          "H5Dread");
+  std::vector<int64_t> point;
+  std::vector<std::string> hardware, scenarios;
+  // A dataset that does not read back (a chunk failing its Fletcher-32 checksum, one that
+  // does not decompress, a cut-off file): bad input naming the file and the dataset.
+  std::string current = "/";
+  try {
+    for (const Column& c : result_columns()) {
+      const std::string path = fmt::format("/points/{}", c.name);
+      current = path;
+      if (H5Lexists(file.get(), "/points", H5P_DEFAULT) <= 0 ||
+          H5Lexists(file.get(), path.c_str(), H5P_DEFAULT) <= 0)
+        throw InputError(h5_path, path, "<missing>",
+                         "a result file of this version of rapid-sweep (every column of "
+                         "src/io/result_schema.cpp)");
+      h5::Dataset ds(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), "H5Dopen2");
+      h5::Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
+      const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+      if (rows >= 0 && n != rows)
+        throw InputError(h5_path, path, fmt::format("{} rows", n), fmt::format("{} rows", rows));
+      rows = n;
+      if (!readable_as(ds.get(), c))
+        throw InputError(
+            h5_path, path, "<another type>",
+            c.type == ColumnType::Enum8 ? "a one-byte enum column" : "a column of numbers");
+      ColumnValues v;
+      v.column = &c;
+      if (c.type == ColumnType::Enum8) {
+        v.codes.resize(static_cast<size_t>(n));
+        h5::Datatype type(H5Dget_type(ds.get()), "H5Dget_type");  // its own enum type
+        h5::check(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.codes.data()),
+                  "H5Dread");
+      } else {
+        v.numbers.resize(static_cast<size_t>(n));
+        h5::check(
+            H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.numbers.data()),
+            "H5Dread");
+      }
+      cols.push_back(std::move(v));
     }
-    cols.push_back(std::move(v));
+    // The point of each row (/points/point: i with --keep all, the kept points otherwise).
+    point.resize(static_cast<size_t>(std::max<hssize_t>(rows, 0)));
+    current = "/points/point";
+    for (size_t i = 0; i < point.size(); ++i) point[i] = static_cast<int64_t>(i);
+    if (H5Lexists(file.get(), "/points/point", H5P_DEFAULT) > 0 && !point.empty()) {
+      h5::Dataset ds(H5Dopen2(file.get(), "/points/point", H5P_DEFAULT), "H5Dopen2");
+      h5::Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
+      if (H5Sget_simple_extent_npoints(space.get()) == rows)
+        h5::check(H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, point.data()),
+                  "H5Dread");
+    }
+    current = "/hardware/names";
+    hardware = h5::read_strings(file.get(), "/hardware/names");
+    current = "/scenarios/names";
+    scenarios = h5::read_strings(file.get(), "/scenarios/names");
+  } catch (const InternalError& e) {
+    const std::string why = e.what();
+    throw InputError(h5_path, current,
+                     why.find("Fletcher32") != std::string::npos
+                         ? "unreadable (a chunk fails its Fletcher-32 checksum)"
+                         : "unreadable (a chunk does not decompress or the file is cut short)",
+                     "a whole result file (it is damaged: rerun the sweep that wrote it)");
   }
-  // The point of each row (/points/point: i with --keep all, the kept points otherwise).
-  std::vector<int64_t> point(static_cast<size_t>(std::max<hssize_t>(rows, 0)));
-  for (size_t i = 0; i < point.size(); ++i) point[i] = static_cast<int64_t>(i);
-  if (H5Lexists(file.get(), "/points/point", H5P_DEFAULT) > 0 && !point.empty()) {
-    h5::Dataset ds(H5Dopen2(file.get(), "/points/point", H5P_DEFAULT), "H5Dopen2");
-    h5::Dataspace space(H5Dget_space(ds.get()), "H5Dget_space");
-    if (H5Sget_simple_extent_npoints(space.get()) == rows)
-      h5::check(H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, point.data()),
-                "H5Dread");
-  }
-  const std::vector<std::string> hardware = h5::read_strings(file.get(), "/hardware/names");
-  const std::vector<std::string> scenarios = h5::read_strings(file.get(), "/scenarios/names");
   auto name_of = [](const std::vector<std::string>& names, double i) {
     return i >= 0 && static_cast<size_t>(i) < names.size() ? names[static_cast<size_t>(i)]
                                                            : std::string();

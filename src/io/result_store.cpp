@@ -1,4 +1,5 @@
 #include "rapid/io/result_store.hpp"
+
 #include "rapid/common/fnv1a.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include <variant>
 
 #include "rapid/common/error.hpp"
+#include "rapid/common/file_lock.hpp"
 #include "rapid/common/version.hpp"
 #include "rapid/io/netcdf_layout.hpp"
 #include "rapid/io/variant_table.hpp"
@@ -60,7 +62,9 @@ std::string key_difference(const std::string& file_key, const std::string& run_k
     const size_t eb = std::min(run_key.find('\n', b), run_key.size());
     const std::string la = file_key.substr(a, ea - a), lb = run_key.substr(b, eb - b);
     if (la != lb) {
-      if (line >= 3) return "another job, model, hardware or network file text";
+      if (line >= 3)
+        return "another job or config file text (job, model, network, hardware, intervals, "
+               "training or serving stack)";
       return fmt::format("another {} ('{}' in the file, '{}' now)", kWhat[line], la, lb);
     }
     if (ea == file_key.size() || eb == run_key.size()) return "another key";
@@ -138,6 +142,7 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
   // resumable partial file of the same output survives it.
   temp_path_ = mpi_.broadcast(
       mpi_.is_root() ? temp_path_for(output_path_) + (appended ? ".keep" : "") : std::string());
+  lock_output();
   if (!appended_ && resume != ResumeMode::No && open_partial(resume_key, resume)) return;
   std::string error;
   if (mpi_.is_root()) {
@@ -157,24 +162,55 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
   missing_ = {{0, num_points_}};
 }
 
+// One sweep per output: rank 0 holds an exclusive flock on the partial file's
+// `.lock` for the whole run (a second sweep on the same output, resumed or not, is refused
+// naming the running one; the kernel drops the lock when its holder dies).
+void ResultStore::lock_output() {
+  std::string refused;
+  if (mpi_.is_root()) {
+    char host[256] = "?";
+    ::gethostname(host, sizeof host - 1);
+    lock_ =
+        std::make_unique<FileLock>(temp_path_for(output_path_) + ".lock",
+                                   fmt::format("rapid-sweep pid {} on {} since {}, writing {}",
+                                               ::getpid(), host, utc_now_iso8601(), output_path_));
+    if (!lock_->locked()) refused = lock_->holder();
+  }
+  refused = mpi_.broadcast(refused);
+  if (!refused.empty())
+    throw InputError(output_path_, "-o", output_path_,
+                     fmt::format("an output no other sweep is writing ({}; its lock is {}): "
+                                 "wait for it or stop it, or write another output",
+                                 refused, temp_path_for(output_path_) + ".lock"));
+}
+
 bool ResultStore::open_partial(const std::string& resume_key, ResumeMode mode) {
   std::error_code ec;
   const bool exists = mpi_.broadcast(
       static_cast<int64_t>(mpi_.is_root() && fs::is_regular_file(temp_path_, ec) ? 1 : 0));
   if (!exists) return false;
-  // Rank 0 opens it and reads the key and the done mask; every rank compares the same
-  // broadcast key.
-  std::string key = "\x01<unreadable>", missing;
+  // Rank 0 opens it, reads the key and the done mask and verifies every chunk the mask
+  // keeps (PointsTable::verify: checksums, decompression, each done row's point); every
+  // rank decides on the same broadcast key and damage.
+  std::string key, missing, damage;
   if (mpi_.is_root()) {
-    const hid_t id = H5Fopen(temp_path_.c_str(), H5F_ACC_RDWR, file_access().get());
-    if (id >= 0) {
+    // The signature first, read-only: HDF5 1.10 opens an empty file for writing as a new one
+    // (and writes a superblock into it).
+    const hid_t id = H5Fis_hdf5(temp_path_.c_str()) > 0
+                         ? H5Fopen(temp_path_.c_str(), H5F_ACC_RDWR, file_access().get())
+                         : H5I_INVALID_HID;
+    if (id < 0) {
+      damage = "not a file HDF5 can open (empty, cut short or overwritten)";
+    } else {
       try {
         file_ = h5::File(id, "H5Fopen");
         const std::vector<std::string> keys = h5::read_strings(file_.get(), "/resume/key");
+        if (keys.empty()) damage = "no /resume/key (not a partial file rapid-sweep wrote)";
         key = keys.empty() ? std::string() : keys.front();
-        if (key == resume_key) {
+        if (damage.empty() && key == resume_key) {
           table_ = PointsTable::open(file_.get(), num_points_);
           const std::vector<uint8_t> mask = table_.read_done();
+          damage = table_.verify(mask);
           std::vector<std::pair<int64_t, int64_t>> runs;
           for (int64_t i = 0; i < num_points_;) {  // runs of rows not done
             if (mask[static_cast<size_t>(i)]) {
@@ -188,20 +224,33 @@ bool ResultStore::open_partial(const std::string& resume_key, ResumeMode mode) {
           }
           missing = ranges_text(runs);
         }
-      } catch (const std::exception&) {
-        key = "\x01<unreadable>";
+      } catch (const std::exception& e) {
+        damage = fmt::format("its tables do not read back ({})", e.what());
       }
     }
   }
+  damage = mpi_.broadcast(damage);
   key = mpi_.broadcast(key);
-  if (key == "\x01<unreadable>")
-    throw InputError(temp_path_, "<file>", temp_path_,
-                     "a partial result file rapid-sweep can reopen (delete it to start again)");
-  if (key != resume_key) {
+  if (!damage.empty() || key != resume_key) {
     if (mpi_.is_root()) {
       table_.close();
       file_.close();
     }
+  }
+  if (!damage.empty()) {
+    if (mode == ResumeMode::IfSameKey) {
+      if (mpi_.is_root())
+        std::fprintf(stderr,
+                     "rapid-sweep: note: the partial file %s is damaged (%s): starting "
+                     "again\n",
+                     temp_path_.c_str(), damage.c_str());
+      return false;
+    }
+    throw InputError(temp_path_, "<partial file>", damage,
+                     "a partial file whose rows read back whole (delete it, or run without "
+                     "--resume or with --overwrite, to start again)");
+  }
+  if (key != resume_key) {
     if (mode == ResumeMode::IfSameKey) {
       if (mpi_.is_root())
         std::fprintf(stderr,
@@ -225,6 +274,7 @@ bool ResultStore::open_partial(const std::string& resume_key, ResumeMode mode) {
 
 ResultStore::~ResultStore() {
   if (!committed_) abandon();
+  if (lock_) lock_->release_and_remove();  // nothing is written to the output any more
 }
 
 void ResultStore::abandon() noexcept {
@@ -517,6 +567,8 @@ void ResultStore::commit(const RunProvenance& run) {
       fs::rename(temp_path_, output_path_, ec);
       if (ec)
         error = fmt::format("cannot rename {} to {}: {}", temp_path_, output_path_, ec.message());
+      else if (lock_)
+        lock_->release_and_remove();  // the output is whole: nothing left to guard
     } catch (const std::exception& e) {
       error = e.what();
     }

@@ -52,6 +52,29 @@ def rank_pids(mpirun_pid):
     return ranks
 
 
+def wait_ranks_gone(out, timeout_s=60):
+    """Waits until no process names `out` on its command line: ranks of a job whose mpirun
+    was killed may outlive it for a moment, holding the output's lock (a sweep started
+    meanwhile is refused as a second sweep on the same output)."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        busy = False
+        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().split(b"\0")
+                with open(f"/proc/{pid}/stat") as f:
+                    zombie = f.read().split()[2] == "Z"
+            except OSError:
+                continue
+            if not zombie and out.encode() in cmd:
+                busy = True
+                break
+        if not busy:
+            return
+        time.sleep(0.1)
+
+
 def rows_done(partial):
     """Rows the partial file's done mask marks, all rows, rows simulated (h5py)."""
     import h5py
@@ -81,7 +104,9 @@ def stop_midway(cmd, out, sig, one_rank=None, wait_s=1.0):
         proc.send_signal(sig)
     t1 = time.time()
     proc.communicate(timeout=60)
-    return proc.returncode, time.time() - t1
+    rc, took = proc.returncode, time.time() - t1
+    wait_ranks_gone(out)
+    return rc, took
 
 
 def main(mpirun, exe, job, out_dir):

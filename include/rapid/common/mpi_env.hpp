@@ -34,6 +34,10 @@ class MpiEnv {
   /// finalised first).
   MpiEnv(int& argc, char**& argv);
   /// Finalises MPI (unless already finalised). Errors are ignored.
+  /// MPI_Finalize, bounded: past `timeout_s` (mpirun stopped, a peer lost) the process
+  /// says so on stderr and exits with `exit_code` without it (_exit: the caller's output is
+  /// already closed). Later calls and the destructor do nothing.
+  void finalize_within(int exit_code, double timeout_s);
   ~MpiEnv();
   MpiEnv(const MpiEnv&) = delete;
   MpiEnv& operator=(const MpiEnv&) = delete;

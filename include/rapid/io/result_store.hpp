@@ -46,6 +46,7 @@
 
 #include <memory>
 
+#include "rapid/common/file_lock.hpp"
 #include "rapid/common/mpi_env.hpp"
 #include "rapid/io/background_writer.hpp"
 #include "rapid/io/hdf5_handle.hpp"
@@ -159,6 +160,9 @@ class ResultStore {
   int64_t num_points() const { return num_points_; }
 
  private:
+  /// Collective: rank 0 takes the output's lock; InputError on every rank when another
+  /// sweep holds it.
+  void lock_output();
   /// false: no partial file to resume (or another key and IfSameKey).
   bool open_partial(const std::string& resume_key, ResumeMode mode);
   /// Rank 0: creates the file with the enum types, the string tables and /points.
@@ -183,6 +187,7 @@ class ResultStore {
   std::vector<std::pair<int64_t, int64_t>> missing_;
 
   // Rank 0 only.
+  std::unique_ptr<FileLock> lock_;  ///< the output's lock, held for the run
   h5::File file_;
   PointsTable table_;
   std::unique_ptr<BackgroundWriter> writer_;
