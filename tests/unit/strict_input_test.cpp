@@ -1,12 +1,13 @@
 // Issue 35's inputs, at the one place each is now refused: a key given twice in any YAML
-// mapping, a second YAML document (load_yaml_text's event pass, src/spec/yaml_prepass.hpp),
-// and integers in another notation than plain decimal (YamlMap::integer: yaml-cpp reads 010
-// as octal 8).
+// mapping and in any JSON object, a second YAML document (load_yaml_text's event pass,
+// src/spec/yaml_prepass.hpp; parse_hf_config), and integers in another notation than plain
+// decimal (YamlMap::integer: yaml-cpp reads 010 as octal 8).
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "rapid/common/error.hpp"
+#include "rapid/spec/hf_config.hpp"
 #include "rapid/spec/yaml_reader.hpp"
 
 namespace rapid {
@@ -82,6 +83,23 @@ TEST(YamlStrict, IntegersArePlainDecimal) {
   EXPECT_EQ(l.key(), "l");
   EXPECT_EQ(l.value(), "010");
   EXPECT_TRUE(contains(l.expected(), "without leading zeros")) << l.what();
+}
+
+TEST(HfImportDuplicateKeys, RefusedWithTheirPathAndLine) {
+  // The second hidden_size starts on line 3 (1-based), column 2.
+  const std::string text = "{\n \"hidden_size\": 8192,\n \"hidden_size\": 4096\n}\n";
+  const InputError e = input_error([&] { parse_hf_config(text, "config.json"); });
+  EXPECT_EQ(e.key(), "hidden_size");
+  EXPECT_TRUE(contains(e.expected(), "a key given once")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "config.json:3:2")) << e.what();
+  const InputError n = input_error([] {
+    parse_hf_config(R"({"rope_scaling": {"factor": 8, "factor": 16}, "factor": 1})", "c.json");
+  });
+  EXPECT_EQ(n.key(), "rope_scaling.factor");
+  EXPECT_TRUE(contains(n.what(), "c.json:1:32")) << n.what();
+  // An escaped quote inside the key still finds its start; objects in arrays are apart.
+  EXPECT_EQ(input_error([] { parse_hf_config(R"({"a\"b": 1, "a\"b": 2})", "c"); }).key(), "a\"b");
+  EXPECT_NO_THROW(parse_hf_config(R"({"l": [{"k": 1}, {"k": 2}], "k": 3})", "c"));
 }
 
 }  // namespace
