@@ -31,6 +31,7 @@
 #include "rapid/analytical/analytical_evaluator.hpp"
 #include "rapid/common/error.hpp"
 #include "rapid/common/version.hpp"
+#include "rapid/des/sim_size.hpp"
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/eval/report.hpp"
 #include "rapid/eval/thermal_report.hpp"
@@ -102,6 +103,27 @@ void refuse_training_flags(const PredictOptions& o) {
                                           o.job));
 }
 
+/// A simulation past the DES's size bound (des/sim_size.hpp): the request cannot run as
+/// asked. The flag that made it simulate every micro-batch is named (--full; --timeline
+/// records every one), else the fidelity; exit 2 like any bad input.
+[[noreturn]] void refuse_too_large(const PredictOptions& o,
+                                   const rapid::des::SimulationTooLarge& e) {
+  if (o.full)
+    throw rapid::InputError("<command line>", "--full", "true",
+                            fmt::format("a step small enough for --full: {}; drop --full (the "
+                                        "steady state extrapolates the middle of the step)",
+                                        e.what()));
+  if (o.timeline)
+    throw rapid::InputError("<command line>", "--timeline", *o.timeline,
+                            fmt::format("a step small enough to record micro-batch by "
+                                        "micro-batch: {}; drop --timeline",
+                                        e.what()));
+  throw rapid::InputError("<command line>", "--fidelity", "des",
+                          fmt::format("a step the simulation can hold: {}; use --fidelity "
+                                      "analytical",
+                                      e.what()));
+}
+
 int run_predict(PredictOptions o) {
   rapid::SweepSpec spec;
   std::optional<int> row_scenario;
@@ -166,11 +188,15 @@ int run_predict(PredictOptions o) {
   rapid::DesReport report;
   rapid::ThermalReport thermal;
   const bool des_run = fidelity == rapid::Fidelity::Des;
-  eval.evaluate(p, w, r, fidelity,
-                des_run
-                    ? rapid::PointEvaluator::DesOutputs{&report, o.timeline ? &timeline : nullptr,
-                                                        &thermal, o.timeline.has_value()}
-                    : rapid::PointEvaluator::DesOutputs{});
+  try {
+    eval.evaluate(p, w, r, fidelity,
+                  des_run
+                      ? rapid::PointEvaluator::DesOutputs{&report, o.timeline ? &timeline : nullptr,
+                                                          &thermal, o.timeline.has_value()}
+                      : rapid::PointEvaluator::DesOutputs{});
+  } catch (const rapid::des::SimulationTooLarge& e) {
+    refuse_too_large(o, e);
+  }
   // The layer's TP collective as this run's collective model times it (the latency warning
   // quotes it); the op templates built when `w` lacks them (cached template times).
   if (w.layer.forward.empty()) rapid::build_workload_ops(spec.model, spec.training, w);

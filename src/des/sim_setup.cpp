@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "rapid/common/error.hpp"
+#include "rapid/des/sim_size.hpp"
 #include "sim_impl.hpp"
 
 namespace rapid::des {
@@ -348,6 +349,8 @@ void Simulator::Impl::compile(int32_t inst_id, TemplateKind k, const std::vector
 
 bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const SimOptions& o,
                             Fabric& t, bool one) {
+  // Before anything is sized by the micro-batches (sim_size.hpp): 1e8 of them would not fit.
+  check_sim_size(wl, one);
   w = &wl;
   in = inputs;
   opt = o;

@@ -4,7 +4,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <sstream>
 
+#include "json_key_guard.hpp"
 #include "rapid/common/error.hpp"
 
 namespace rapid {
@@ -72,15 +74,19 @@ constexpr std::array<const char*, 12> kKnownTypes{
 json parse_hf_config(const std::string& text, const std::string& file) {
   // The parser itself is iterative; a depth limit keeps dump() and the destructor, which
   // recurse, from overflowing the stack (100000 nested [ was a SIGSEGV).
-  const json::parser_callback_t depth_limit = [&](int depth, json::parse_event_t event, json&) {
+  // Read through a stream: where it stands locates a duplicate key (json_key_guard.hpp).
+  std::istringstream in(text);
+  JsonKeyGuard keys(text, in, file);
+  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
     if (depth >= kMaxJsonDepth &&
         (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start))
       throw InputError(file, "<json>", fmt::format("arrays or objects nested {} deep", depth + 1),
                        fmt::format("JSON nested at most {} levels", kMaxJsonDepth));
+    keys.on_event(event, parsed);
     return true;
   };
   try {
-    return json::parse(text, depth_limit);
+    return json::parse(in, check);
   } catch (const json::exception& e) {  // parse_error, out_of_range.406 (1e400)
     throw InputError(file, "<json>", e.what(), "valid JSON");
   }

@@ -2,15 +2,17 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "rapid/common/error.hpp"
 #include "rapid/common/suggest.hpp"
+#include "yaml_prepass.hpp"
 
 namespace rapid {
 
@@ -56,43 +58,6 @@ size_t first_non_printable(std::string_view text) {
   return std::string_view::npos;
 }
 
-/// Counts the first document's values (scalars, lists, mappings, aliases) without building
-/// them; throws once there are more than kMaxYamlValues (yaml-cpp keeps about 500 bytes per
-/// node: a 16 MiB list of small numbers would take gigabytes).
-class ValueCounter : public YAML::EventHandler {
- public:
-  explicit ValueCounter(std::string origin) : origin_(std::move(origin)) {}
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
-  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                const std::string&) override {
-    count(m);
-  }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    count(m);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    count(m);
-  }
-  void OnMapEnd() override {}
-
- private:
-  void count(const YAML::Mark& m) {
-    if (++n_ > kMaxYamlValues)
-      throw InputError(origin_, "<file>", fmt::format("more than {} values", kMaxYamlValues),
-                       fmt::format("a YAML file of at most {} values (scalars, lists, mappings)",
-                                   kMaxYamlValues),
-                       m.line, m.column);
-  }
-  std::string origin_;
-  uint64_t n_ = 0;
-};
-
 }  // namespace
 
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
@@ -108,10 +73,13 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
   }
   try {
     {
+      // Every document, before any node is built: values counted, keys given twice and a
+      // second document refused (yaml_prepass.hpp).
       std::istringstream in(text);
       YAML::Parser parser(in);
-      ValueCounter counter(origin);
-      parser.HandleNextDocument(counter);
+      YamlPrePass pass(origin);
+      while (parser.HandleNextDocument(pass)) {
+      }
     }
     return YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
@@ -144,7 +112,7 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string path)
               "plain keys (strings)");
     if (!seen.insert(kv.first.Scalar()).second)
       fail_at(kv.first, key_path(kv.first.Scalar()), kv.first.Scalar(),
-              "each key once (duplicate key)");
+              "a key given once (duplicate key)");
   }
 }
 
@@ -213,13 +181,44 @@ double YamlMap::quantity_or(const std::string& key, Dimension d, double fallback
   return has(key) ? quantity(key, d) : fallback;
 }
 
+namespace {
+
+/// `text` as a plain decimal integer: an optional '-', then 0 or digits not starting with 0.
+/// yaml-cpp's own conversion follows YAML 1.1 and C streams: 010 is octal 8, 016 is 14, 0x10
+/// is 16, +8 is 8; a GPU count or a batch size is written in decimal.
+std::optional<int64_t> decimal_integer(const std::string& text) {
+  const size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (text.size() == digits || (text[digits] == '0' && text.size() > digits + 1)) return {};
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return {};
+  return v;
+}
+
+/// What an integer key expects of `text`: when yaml-cpp would read it as an integer in
+/// another notation, or it is digits with a leading zero, that notation is named.
+std::string integer_expected(const YAML::Node& n, int64_t min, int64_t max) {
+  const std::string& text = n.Scalar();
+  int64_t v = 0;
+  const bool digits = !text.empty() && text.find_first_not_of("+-0123456789") == std::string::npos;
+  if (YAML::convert<int64_t>::decode(n, v) || digits)
+    return fmt::format(
+        "a decimal integer without leading zeros between {} and {} (no octal, hex or '+')", min,
+        max);
+  return fmt::format("an integer between {} and {}", min, max);
+}
+
+}  // namespace
+
 int64_t YamlMap::integer(const std::string& key, int64_t min, int64_t max) const {
   YAML::Node n = child(key);
-  std::string expected = fmt::format("an integer between {} and {}", min, max);
-  if (!n.IsScalar()) fail(key, scalar_text(n), expected);
-  int64_t v = 0;
-  if (!YAML::convert<int64_t>::decode(n, v) || v < min || v > max) fail(key, n.Scalar(), expected);
-  return v;
+  if (!n.IsScalar())
+    fail(key, scalar_text(n), fmt::format("an integer between {} and {}", min, max));
+  const std::optional<int64_t> v = decimal_integer(n.Scalar());
+  if (!v) fail(key, n.Scalar(), integer_expected(n, min, max));
+  if (*v < min || *v > max)
+    fail(key, n.Scalar(), fmt::format("an integer between {} and {}", min, max));
+  return *v;
 }
 
 int64_t YamlMap::integer_or(const std::string& key, int64_t fallback, int64_t min,
@@ -293,10 +292,13 @@ std::vector<int64_t> YamlMap::integer_list_or(const std::string& key, std::vecto
       fmt::format("an integer between {} and {} or a non-empty list of them", min, max);
   std::vector<int64_t> out;
   auto take = [&](const YAML::Node& item) {
-    int64_t v = 0;
-    if (!item.IsScalar() || !YAML::convert<int64_t>::decode(item, v) || v < min || v > max)
-      fail_at(item, key_path(key), scalar_text(item), expected);
-    out.push_back(v);
+    if (!item.IsScalar()) fail_at(item, key_path(key), scalar_text(item), expected);
+    const std::optional<int64_t> v = decimal_integer(item.Scalar());
+    if (!v)
+      fail_at(item, key_path(key), item.Scalar(),
+              integer_expected(item, min, max) + " or a non-empty list of them");
+    if (*v < min || *v > max) fail_at(item, key_path(key), item.Scalar(), expected);
+    out.push_back(*v);
   };
   if (n.IsSequence()) {
     for (const auto& item : n) take(item);

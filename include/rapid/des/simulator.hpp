@@ -14,7 +14,9 @@
 //  - collectives that no concurrent flow can ever touch (CommLayouts::foldable) take their
 //    uncontended time inside compute blocks: a run of such ops is one event, with the
 //    same result to the picosecond as simulating each op (tested).
-// Errors: none for legal workloads (assertions guard invariants).
+// Errors: none for legal workloads (assertions guard invariants) within its bounds: the
+// event budget (SimOptions::max_events) and the per-pass state (SimulationTooLarge,
+// sim_size.hpp), both LimitErrors.
 #pragma once
 
 #include <cstdint>

@@ -16,7 +16,7 @@ inline constexpr int kMaxJsonDepth = 64;
 
 /// Parses the text of a config.json; `file` names it in errors. Throws InputError (key
 /// "<json>") when it is not JSON, nests deeper than kMaxJsonDepth or holds a number past
-/// the double range.
+/// the double range, and (naming the key) when an object gives one key twice.
 nlohmann::json parse_hf_config(const std::string& text, const std::string& file);
 
 /// Maps the standard fields of a config.json (`model_type` llama, mistral, qwen2, qwen3,

@@ -25,7 +25,8 @@ inline constexpr uint64_t kMaxYamlValues = 100000;
 
 /// Parses YAML text; `origin` names it in errors. Throws InputError on a syntax error, on
 /// text that is not UTF-8 or holds control characters, on nesting deeper than yaml-cpp
-/// allows and on more than kMaxYamlValues values.
+/// allows, on more than kMaxYamlValues values, on a key given twice in one mapping and on a
+/// second document (every input is one document; src/spec/yaml_prepass.hpp).
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin);
 
 /// Largest input file read (a job, model, hardware, network or stack file, a CSV table).
@@ -57,7 +58,8 @@ class YamlMap {
   /// far from int64 overflow).
   static constexpr int64_t kMaxInteger = 1'000'000'000;
 
-  /// Integer in [min, max].
+  /// Integer in [min, max], written in plain decimal: an optional '-', no leading zero
+  /// (yaml-cpp would read 010 as octal 8), no '+', no 0x or 0o (the same in integer_list_or).
   int64_t integer(const std::string& key, int64_t min = 1, int64_t max = kMaxInteger) const;
   int64_t integer_or(const std::string& key, int64_t fallback, int64_t min = 1,
                      int64_t max = kMaxInteger) const;
