@@ -424,6 +424,11 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   const rapid::SweepStats& st = scheduler.stats();
   std::vector<double> phases = {p.enumerate_s, st.evaluate_s, st.pack_s, st.wait_s,
                                 mpi.is_root() ? store.write_busy_s() : 0.0};
+  // The same per rank (docs/production.md sec 4: what rank 0 carries beside the others).
+  std::vector<double> per_rank(phases.size() * static_cast<size_t>(mpi.size()), 0.0);
+  std::copy(phases.begin(), phases.end(),
+            per_rank.begin() + static_cast<std::ptrdiff_t>(phases.size() * mpi.rank()));
+  mpi.allreduce_sum(per_rank);
   mpi.allreduce_sum(phases);
   // The simulator's rate counts the points it simulated (rows whose DES ran: not those that
   // ended at the memory check).
@@ -476,6 +481,20 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
         "rapid-sweep: seconds over the ranks: enumerate %.2f, evaluate %.2f, pack %.2f, "
         "wait %.2f, write %.2f (rank 0's writer thread)\n",
         phases[0], phases[1], phases[2], phases[3], phases[4]);
+    // Per rank: the first 8 (rank 0 first: it also writes), then the others' maxima.
+    const auto P = static_cast<size_t>(mpi.size());
+    std::vector<double> others_max(5, 0.0);
+    for (size_t r = 0; r < P; ++r) {
+      const double* v = per_rank.data() + 5 * r;
+      if (r < 8)
+        std::printf("rapid-sweep: rank %zu: evaluate %.2f, pack %.2f, wait %.2f, write %.2f s\n",
+                    r, v[1], v[2], v[3], v[4]);
+      else
+        for (size_t k = 0; k < 5; ++k) others_max[k] = std::max(others_max[k], v[k]);
+    }
+    if (P > 8)
+      std::printf("rapid-sweep: ranks 8-%zu, most: evaluate %.2f, pack %.2f, wait %.2f s\n",
+                  P - 1, others_max[1], others_max[2], others_max[3]);
     if (p.keep != rapid::Keep::All)
       std::printf("rapid-sweep: --keep %s: %lld rows kept, %lld dropped\n", o.keep.c_str(),
                   static_cast<long long>(kept_rows),

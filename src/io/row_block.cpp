@@ -67,7 +67,7 @@ void RowBlock::start(int64_t n, int64_t tag) {
   std::memcpy(bytes_.data() + sizeof(int64_t), &tag, sizeof tag);
 }
 
-RowBlock::RowBlock(std::vector<std::byte> bytes) : bytes_(std::move(bytes)) {
+RowBlock::RowBlock(ByteBuffer bytes) : bytes_(std::move(bytes)) {
   RAPID_ASSERT(
       bytes_.empty() || (bytes_.size() >= kHeader &&
                          bytes_.size() == kHeader + static_cast<size_t>(count()) * row_bytes()),

@@ -212,7 +212,7 @@ bool Scheduler::poll() {
     if (!flag) break;
     int bytes = 0;
     mpi_check(MPI_Get_count(&st, MPI_BYTE, &bytes), "MPI_Get_count");
-    std::vector<std::byte> msg(static_cast<size_t>(bytes));
+    ByteBuffer msg(static_cast<size_t>(bytes));
     mpi_check(
         MPI_Recv(msg.data(), bytes, MPI_BYTE, st.MPI_SOURCE, kTagData, comm_, MPI_STATUS_IGNORE),
         "MPI_Recv");
@@ -332,9 +332,14 @@ void Scheduler::evaluate_rows(int64_t count, const std::function<int64_t(int64_t
 }
 
 RowBlock Scheduler::pack(int64_t from, int64_t to, int64_t tag) {
+  RowBlock block;
+  pack_into(block, from, to, tag);
+  return block;
+}
+
+void Scheduler::pack_into(RowBlock& block, int64_t from, int64_t to, int64_t tag) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::span<const ResultRow> rows(rows_.data() + from, static_cast<size_t>(to - from));
-  RowBlock block;
   for (const ResultRow& r : rows) {
     if (r.result.simulated_replicas > 0) ++stats_.simulated_rows;
     if (options_.keep != Keep::All) seen_.add(r);
@@ -353,7 +358,6 @@ RowBlock Scheduler::pack(int64_t from, int64_t to, int64_t tag) {
       if (r.result.status == Status::Ok) kept_.add(r);
   }
   stats_.pack_s += seconds_since(t0);
-  return block;
 }
 
 int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
@@ -365,6 +369,12 @@ int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
   // Every run of evaluated rows (the whole chunk unless a stop request cut it short),
   // tagged with the chunk (also when nothing is kept: rank 0 orders the blocks by it).
   RowBlock block;
+  if (!mpi_.is_root() && options_.keep != Keep::TopK) {
+    // The previous block's send is long done (a chunk's evaluation ago): its storage holds
+    // this one (no allocation, no page faults, no zero-fill per chunk).
+    quiet_wait(data_send_);
+    block = std::move(outgoing_);
+  }
   block.pack({}, {}, c.first);
   int64_t written = 0;
   for (int64_t a = 0; a < c.count;) {
@@ -375,7 +385,7 @@ int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
     int64_t b = a;
     while (b < c.count && evaluated_[static_cast<size_t>(b)]) ++b;
     if (block.empty())
-      block = pack(a, b, c.first);
+      pack_into(block, a, b, c.first);
     else
       block.append(pack(a, b, c.first));
     written += b - a;
@@ -387,7 +397,7 @@ int64_t Scheduler::evaluate_chunk(const Chunk& c, bool poll_while_evaluating) {
     // The previous block's send is long done (a chunk's evaluation ago): then this one.
     quiet_wait(data_send_);
     outgoing_ = std::move(block);
-    const std::vector<std::byte>& bytes = outgoing_.bytes();
+    const ByteBuffer& bytes = outgoing_.bytes();
     mpi_check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kTagData, comm_,
                         &data_send_),
               "MPI_Isend");
@@ -451,7 +461,7 @@ namespace {
 
 // Collective over `comm`: every rank's block at rank 0 (the others get an empty one).
 std::vector<RowBlock> gather_blocks(MPI_Comm comm, int rank, int ranks, const RowBlock& mine) {
-  const std::vector<std::byte>& bytes = mine.bytes();
+  const ByteBuffer& bytes = mine.bytes();
   const auto size = static_cast<int>(bytes.size());
   std::vector<int> sizes(static_cast<size_t>(ranks), 0), offsets(static_cast<size_t>(ranks), 0);
   mpi_check(MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
@@ -468,8 +478,8 @@ std::vector<RowBlock> gather_blocks(MPI_Comm comm, int rank, int ranks, const Ro
     const auto at = static_cast<size_t>(offsets[static_cast<size_t>(r)]);
     const auto n = static_cast<size_t>(sizes[static_cast<size_t>(r)]);
     if (n > 0)
-      out.emplace_back(std::vector<std::byte>(all.begin() + static_cast<std::ptrdiff_t>(at),
-                                              all.begin() + static_cast<std::ptrdiff_t>(at + n)));
+      out.emplace_back(ByteBuffer(all.begin() + static_cast<std::ptrdiff_t>(at),
+                                  all.begin() + static_cast<std::ptrdiff_t>(at + n)));
   }
   return out;
 }

@@ -73,8 +73,25 @@ TEST(RowBlock, KeepsSelectsAndAppendsRowsWhole) {
   ASSERT_EQ(all.count(), 6);
   EXPECT_EQ(all.index(2), 101);
   EXPECT_EQ(all.value(step, 5), 2.5);
-  const RowBlock copy{std::vector<std::byte>(all.bytes())};  // as received over MPI
+  const RowBlock copy{ByteBuffer(all.bytes())};  // as received over MPI
   EXPECT_EQ(copy.bytes(), all.bytes());
+}
+
+TEST(RowBlock, RepackingReusesItsStorage) {
+  // A block packed again with as many rows keeps its buffer (the scheduler reuses a
+  // worker's last sent block: no allocation, no zero-fill per chunk), and the new rows
+  // replace the old ones entirely.
+  std::vector<ResultRow> rows(64);
+  for (size_t k = 0; k < rows.size(); ++k) rows[k].point.index = static_cast<int64_t>(k);
+  RowBlock block;
+  block.pack(rows, {}, 1);
+  const std::byte* storage = block.bytes().data();
+  for (size_t k = 0; k < rows.size(); ++k) rows[k].point.index = static_cast<int64_t>(1000 + k);
+  block.pack(rows, {}, 2);
+  EXPECT_EQ(block.bytes().data(), storage);
+  EXPECT_EQ(block.tag(), 2);
+  EXPECT_EQ(block.count(), 64);
+  EXPECT_EQ(block.index(63), 1063);
 }
 
 TEST(BackgroundWriter, RunsTasksInOrderOnOneThread) {

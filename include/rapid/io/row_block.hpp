@@ -12,9 +12,13 @@
 #include <span>
 #include <vector>
 
+#include "rapid/common/default_init_allocator.hpp"
 #include "rapid/io/result_schema.hpp"
 
 namespace rapid {
+
+/// A row block's storage: bytes that resize() does not zero (every byte is written).
+using ByteBuffer = std::vector<std::byte, DefaultInitAllocator<std::byte>>;
 
 /// Storage bytes of one element of a column.
 size_t column_element_bytes(const Column& c);
@@ -23,10 +27,11 @@ class RowBlock {
  public:
   RowBlock() = default;
   /// A block received as bytes (a message of another rank's bytes()).
-  explicit RowBlock(std::vector<std::byte> bytes);
+  explicit RowBlock(ByteBuffer bytes);
 
   /// Replaces the contents with the rows `keep` accepts (all when empty), in order; `tag`
-  /// travels with them (the scheduler's chunk).
+  /// travels with them (the scheduler's chunk). The storage is reused (no allocation when
+  /// the block held as many bytes before, no zero-fill).
   void pack(std::span<const ResultRow> rows, const std::function<bool(const ResultRow&)>& keep = {},
             int64_t tag = 0);
   /// The same for the rows `rows` points to, in order (no copies of them).
@@ -44,7 +49,7 @@ class RowBlock {
   std::span<const std::byte> column(size_t c) const;
   /// Column c as doubles (the codes for enums; exact for the integer types).
   double value(size_t c, size_t k) const;
-  const std::vector<std::byte>& bytes() const { return bytes_; }
+  const ByteBuffer& bytes() const { return bytes_; }
   bool empty() const { return count() == 0; }
 
   /// Storage bytes of one row: its index and every column.
@@ -53,7 +58,8 @@ class RowBlock {
  private:
   size_t column_offset(size_t c, int64_t n) const;
   void start(int64_t n, int64_t tag);  ///< sized for n rows, the header written
-  std::vector<std::byte> bytes_;       ///< int64 count, int64 tag, int64 index[count], columns
+  ByteBuffer bytes_;  ///< int64 count, int64 tag, int64 index[count], columns (reused: pack()
+                      ///< keeps the capacity of a block packed before)
 };
 
 }  // namespace rapid

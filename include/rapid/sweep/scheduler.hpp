@@ -212,6 +212,8 @@ class Scheduler {
   /// The rows of rows_[from, to) the file keeps, packed with `tag` (the chunk's first
   /// index; none for Keep::TopK: kept aside).
   RowBlock pack(int64_t from, int64_t to, int64_t tag);
+  /// The same into `block` (its storage reused).
+  void pack_into(RowBlock& block, int64_t from, int64_t to, int64_t tag);
   void print_progress(bool final);
 
   const MpiEnv& mpi_;
