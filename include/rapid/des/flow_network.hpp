@@ -117,7 +117,9 @@ class FlowNetwork {
     int32_t head = -1;  // first incidence of its list
     int32_t active_mult = 0, peak = 0;
     int32_t weight = 0;  // solver scratch: unfrozen member flows
+    int32_t pos = 0;     // solver scratch: order in which solve() reached it
     uint32_t mark = 0;
+    uint64_t stamp = 0;  // solver scratch: round of its last change (its heap entry's)
   };
   struct Incidence {
     int32_t bundle = 0, res = 0, mult = 0;
@@ -132,7 +134,9 @@ class FlowNetwork {
     bool active = false, frozen = false, fresh = false;
   };
 
-  void solve(SimTime now);  // over the component reachable from seeds_
+  void solve(SimTime now);  // over the component reachable from seeds_ (flow_network_solve.cpp)
+  /// solve()'s component into comp_bundles_, its initial levels into heap_.
+  void collect_component();
   /// The seeds' rates without a solve, where the others' rates stay (false: solve).
   bool insert_locally(SimTime now);
   /// What r's bundles other than `except` load it with (sum of mult x rate), the fastest.
@@ -154,8 +158,21 @@ class FlowNetwork {
   // Slots of finished bundles; per size, first incidences of released blocks.
   std::vector<int32_t> free_bundles_;
   std::vector<std::vector<int32_t>> free_inc_;
-  std::vector<int32_t> seeds_, comp_bundles_, comp_res_, changed_;
+  /// solve()'s heap entry: resource `res`'s saturation level when pushed.
+  struct Level {
+    double level = 0;
+    int32_t pos = 0, res = 0;  // pos: Resource::pos (of equal levels, the first)
+    uint64_t stamp = 0;        // Resource::stamp when pushed (else stale)
+    struct Later {
+      bool operator()(const Level& a, const Level& b) const {
+        return a.level > b.level || (a.level == b.level && a.pos > b.pos);
+      }
+    };
+  };
+  std::vector<Level> heap_;
+  std::vector<int32_t> seeds_, comp_bundles_, changed_, touched_;
   uint32_t epoch_ = 0;
+  uint64_t touch_ = 1;  // solve()'s freezing round (stamps below it are past rounds')
   int64_t solves_ = 0, local_updates_ = 0;
   bool local_ = true;
 };
