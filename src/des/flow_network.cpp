@@ -13,6 +13,7 @@ void FlowNetwork::clear() {
   for (std::vector<int32_t>& f : free_inc_) f.clear();
   seeds_.clear();
   changed_.clear();
+  departed_ = false;
   solves_ = local_updates_ = 0;
 }
 
@@ -59,15 +60,30 @@ int32_t FlowNetwork::add_running(SimTime now, std::span<const ResourceUse> uses,
 
 int32_t FlowNetwork::start(SimTime now, std::span<const ResourceUse> uses, double bytes,
                            uint64_t tag) {
-  seeds_.clear();
+  if (!batch_) seeds_.clear();
   const int32_t b = add(now, uses, bytes, tag);
   commit(now);
   return b;
 }
 
 void FlowNetwork::commit(SimTime now) {
+  changed_.clear();
+  if (batch_) return;  // flush() solves
   if (!local_ || !insert_locally(now)) solve(now);
   seeds_.clear();
+}
+
+// The changes of one instant solved at once: arrivals alone are inserted locally where they
+// can be (the others' rates are then the max-min fair allocation of the network without
+// them: no departure since the last flush, or only departures that changed no rate); with a
+// departure that freed a saturated link, or a capacity change, the union of the seeds'
+// components is re-solved. Rates that held for no time between the changes are never
+// computed: the result is the last change's solve, to rounding.
+void FlowNetwork::flush(SimTime now) {
+  changed_.clear();
+  if (!seeds_.empty() && (departed_ || !local_ || !insert_locally(now))) solve(now);
+  seeds_.clear();
+  departed_ = false;
 }
 
 // Where a new bundle meets only bundles bottlenecked elsewhere, max-min fairness leaves
@@ -174,10 +190,12 @@ int32_t FlowNetwork::add(SimTime now, std::span<const ResourceUse> uses, double 
 
 void FlowNetwork::finish(SimTime now, int32_t b) {
   Bundle& x = bundles_[static_cast<size_t>(b)];
-  seeds_.clear();
+  if (!batch_) seeds_.clear();
   // Bundles bottlenecked on one of its links gain rate when it leaves; where none of its
-  // links is saturated, no bundle is, and every rate stays (see insert_locally()).
-  bool saturated = !local_;
+  // links is saturated, no bundle is, and every rate stays (see insert_locally()). Not after
+  // an unsolved departure (batch mode): the others' rates are not the fair ones yet. Bundles
+  // waiting for their first rate (batch mode) have none and load nothing.
+  bool saturated = !local_ || departed_;
   for (int32_t k = 0; k < x.num_inc && !saturated; ++k) {
     const int32_t r = inc_[static_cast<size_t>(x.first_inc + k)].res;
     const double cap = res_[static_cast<size_t>(r)].cap;
@@ -202,6 +220,11 @@ void FlowNetwork::finish(SimTime now, int32_t b) {
   }
   free_bundles_.push_back(b);
   free_inc_[static_cast<size_t>(x.num_inc)].push_back(x.first_inc);
+  if (batch_) {  // flush() solves
+    departed_ = departed_ || saturated;
+    changed_.clear();
+    return;
+  }
   solve(now);
   seeds_.clear();  // the next add()s seed the next commit() alone
 }
@@ -209,11 +232,11 @@ void FlowNetwork::finish(SimTime now, int32_t b) {
 void FlowNetwork::set_capacity(SimTime now, int32_t r, double capacity_Bps) {
   Resource& x = res_[static_cast<size_t>(r)];
   x.cap = capacity_Bps;
-  seeds_.clear();
+  if (!batch_) seeds_.clear();
   for (int32_t j = x.head; j >= 0; j = inc_[static_cast<size_t>(j)].next)
     seeds_.push_back(inc_[static_cast<size_t>(j)].bundle);
-  solve(now);
-  seeds_.clear();
+  departed_ = true;  // not a local change: solved with whatever else is pending
+  flush(now);
 }
 
 }  // namespace rapid::des

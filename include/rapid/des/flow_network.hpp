@@ -49,6 +49,19 @@ class FlowNetwork {
   /// then commit() once (one solve over their components).
   int32_t add(SimTime now, std::span<const ResourceUse> uses, double bytes, uint64_t tag);
   void commit(SimTime now);
+
+  /// Batch mode (off by default): start(), commit() and finish() only record what changed
+  /// (changed() is empty after them), and flush(now) computes the rates once for every
+  /// arrival and departure since the last flush: the caller flushes before its clock moves
+  /// on, so the changes of one instant cost one solve over the union of their components,
+  /// not one each (issue 35: 128 DP replicas starting their transfers at the same picosecond
+  /// solved one component 128 times). The rates are those of the last of the unbatched
+  /// solves (max-min fairness depends only on the bundles present), to rounding; rates that
+  /// would have held for no time are never computed. set_capacity() flushes.
+  void set_batch(bool on) { batch_ = on; }
+  /// Arrivals or departures wait for flush().
+  bool pending() const { return !seeds_.empty(); }
+  void flush(SimTime now);
   /// Removes bundle `b` (drained at `now`) and recomputes its former neighbours' rates. Its
   /// id and storage are reused by a later start() (with a higher version()).
   void finish(SimTime now, int32_t b);
@@ -79,8 +92,9 @@ class FlowNetwork {
   int32_t add_running(SimTime now, std::span<const ResourceUse> uses, double remaining, double rate,
                       SimTime drain, uint64_t tag);
 
-  /// Bundles whose drain time changed in the last start()/finish(), in a deterministic
-  /// order; each has a new version() (events carrying an older version are stale).
+  /// Bundles whose drain time changed in the last start()/finish() (batch mode: flush()),
+  /// in a deterministic order; each has a new version() (events carrying an older version are
+  /// stale).
   std::span<const int32_t> changed() const { return changed_; }
   SimTime drain_time(int32_t b) const { return bundles_[static_cast<size_t>(b)].drain; }
   uint32_t version(int32_t b) const { return bundles_[static_cast<size_t>(b)].version; }
@@ -173,6 +187,8 @@ class FlowNetwork {
   std::vector<int32_t> seeds_, comp_bundles_, changed_, touched_;
   uint32_t epoch_ = 0;
   uint64_t touch_ = 1;  // solve()'s freezing round (stamps below it are past rounds')
+  bool batch_ = false;
+  bool departed_ = false;  // batch mode: a departure (or capacity change) awaits flush()
   int64_t solves_ = 0, local_updates_ = 0;
   bool local_ = true;
 };
