@@ -9,7 +9,11 @@
 //  - BM_DesDemoLayoutsNoDynamicFolding: the same with every collective in the flow network
 //    from its start (DesOptions::fold_alone off);
 //  - BM_DesDemoLayoutsThermal/27, /65: the same with the thermal model on (inlet 27, 65 C);
-//  - BM_DesBaseline: the job's baseline layout alone.
+//  - BM_DesBaseline: the job's baseline layout alone;
+//  - BM_Des405bFull/N: `rapid predict jobs/llama3-405b-8192xh100.yaml --fidelity des --full
+//    --gpus N` (Llama 3 405B, dp N/128 tp8 pp16 vpp4, 2,048 micro-batches of work whatever N:
+//    every replica and every micro-batch simulated; issue 35), with counters events, solves
+//    and step_s (the step time; --benchmark_format=json prints it to every digit).
 // items_per_second is events/s (BM_EventQueue) or points/s (the others); one iteration of
 // the DES benchmarks evaluates every point of its list.
 #include <benchmark/benchmark.h>
@@ -119,6 +123,37 @@ void BM_DesBaseline(benchmark::State& state) {
   run_des(state, {e.decode(e.baseline_index())});
 }
 BENCHMARK(BM_DesBaseline)->Unit(benchmark::kMillisecond);
+
+// One iteration: one full simulation (every replica, every micro-batch) of the 405B job's
+// baseline layout at state.range(0) GPUs.
+void BM_Des405bFull(benchmark::State& state) {
+  static const rapid::SweepSpec spec =
+      rapid::load_sweep_spec(std::string(RAPID_SOURCE_DIR) + "/jobs/llama3-405b-8192xh100.yaml");
+  rapid::DesOptions o;
+  o.replicas = rapid::des::ReplicaMode::All;
+  o.steady_state = false;
+  const rapid::PointEvaluator eval(spec, rapid::Fidelity::Des, o);
+  rapid::Point p;
+  p.par = *spec.baseline;
+  p.par.dp = static_cast<int32_t>(state.range(0) / (p.par.tp * p.par.pp * p.par.cp));
+  rapid::Workload w;
+  rapid::EvalResult r;
+  rapid::DesReport report;
+  for (auto _ : state) {
+    eval.evaluate(p, w, r, rapid::Fidelity::Des, {&report, nullptr, nullptr, false});
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["events"] = static_cast<double>(report.events);
+  state.counters["solves"] = static_cast<double>(report.solves);
+  state.counters["step_s"] = r.step_time_s;
+}
+BENCHMARK(BM_Des405bFull)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->Arg(16384)
+    ->Unit(benchmark::kSecond)
+    ->MeasureProcessCPUTime();
 
 }  // namespace
 

@@ -66,6 +66,12 @@ class Communicator {
   /// A bundle drained at `now`: the network re-solves; its op is done after its latency
   /// once every bundle has drained.
   void on_drain(SimTime now, int32_t bundle);
+  /// In batch mode (FlowNetwork::set_batch), the rates of the arrivals and departures so far
+  /// at `now` and their drain events: the owner of the clock calls it before it moves on.
+  void flush(SimTime now) {
+    net.flush(now);
+    push_changed();
+  }
   /// A kOpDone or kDrain event superseded since it was scheduled.
   bool stale(const Event& e) const {
     if (e.kind == kOpDone) return ops[e.target].version != static_cast<uint32_t>(e.data);

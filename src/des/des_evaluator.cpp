@@ -62,6 +62,7 @@ void DesEvaluator::simulate(const Workload& w, EvalResult& r, DesReport* report,
   opt.max_events = options_.max_events;
   opt.steady_state = options_.steady_state;
   opt.fold_alone = options_.fold_alone;
+  opt.batch_solves = options_.batch_solves;
   if (run) {
     in.power = run->power;
     in.derate = run->derate;

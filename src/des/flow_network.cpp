@@ -13,6 +13,7 @@ void FlowNetwork::clear() {
   for (std::vector<int32_t>& f : free_inc_) f.clear();
   seeds_.clear();
   changed_.clear();
+  departed_ = false;
   solves_ = local_updates_ = 0;
 }
 
@@ -59,15 +60,30 @@ int32_t FlowNetwork::add_running(SimTime now, std::span<const ResourceUse> uses,
 
 int32_t FlowNetwork::start(SimTime now, std::span<const ResourceUse> uses, double bytes,
                            uint64_t tag) {
-  seeds_.clear();
+  if (!batch_) seeds_.clear();
   const int32_t b = add(now, uses, bytes, tag);
   commit(now);
   return b;
 }
 
 void FlowNetwork::commit(SimTime now) {
+  changed_.clear();
+  if (batch_) return;  // flush() solves
   if (!local_ || !insert_locally(now)) solve(now);
   seeds_.clear();
+}
+
+// The changes of one instant solved at once: arrivals alone are inserted locally where they
+// can be (the others' rates are then the max-min fair allocation of the network without
+// them: no departure since the last flush, or only departures that changed no rate); with a
+// departure that freed a saturated link, or a capacity change, the union of the seeds'
+// components is re-solved. Rates that held for no time between the changes are never
+// computed: the result is the last change's solve, to rounding.
+void FlowNetwork::flush(SimTime now) {
+  changed_.clear();
+  if (!seeds_.empty() && (departed_ || !local_ || !insert_locally(now))) solve(now);
+  seeds_.clear();
+  departed_ = false;
 }
 
 // Where a new bundle meets only bundles bottlenecked elsewhere, max-min fairness leaves
@@ -174,10 +190,12 @@ int32_t FlowNetwork::add(SimTime now, std::span<const ResourceUse> uses, double 
 
 void FlowNetwork::finish(SimTime now, int32_t b) {
   Bundle& x = bundles_[static_cast<size_t>(b)];
-  seeds_.clear();
+  if (!batch_) seeds_.clear();
   // Bundles bottlenecked on one of its links gain rate when it leaves; where none of its
-  // links is saturated, no bundle is, and every rate stays (see insert_locally()).
-  bool saturated = !local_;
+  // links is saturated, no bundle is, and every rate stays (see insert_locally()). Not after
+  // an unsolved departure (batch mode): the others' rates are not the fair ones yet. Bundles
+  // waiting for their first rate (batch mode) have none and load nothing.
+  bool saturated = !local_ || departed_;
   for (int32_t k = 0; k < x.num_inc && !saturated; ++k) {
     const int32_t r = inc_[static_cast<size_t>(x.first_inc + k)].res;
     const double cap = res_[static_cast<size_t>(r)].cap;
@@ -202,6 +220,11 @@ void FlowNetwork::finish(SimTime now, int32_t b) {
   }
   free_bundles_.push_back(b);
   free_inc_[static_cast<size_t>(x.num_inc)].push_back(x.first_inc);
+  if (batch_) {  // flush() solves
+    departed_ = departed_ || saturated;
+    changed_.clear();
+    return;
+  }
   solve(now);
   seeds_.clear();  // the next add()s seed the next commit() alone
 }
@@ -209,106 +232,11 @@ void FlowNetwork::finish(SimTime now, int32_t b) {
 void FlowNetwork::set_capacity(SimTime now, int32_t r, double capacity_Bps) {
   Resource& x = res_[static_cast<size_t>(r)];
   x.cap = capacity_Bps;
-  seeds_.clear();
+  if (!batch_) seeds_.clear();
   for (int32_t j = x.head; j >= 0; j = inc_[static_cast<size_t>(j)].next)
     seeds_.push_back(inc_[static_cast<size_t>(j)].bundle);
-  solve(now);
-  seeds_.clear();
-}
-
-// Progressive filling over the component of the seeds (Bertsekas & Gallager sec. 6.5.2).
-void FlowNetwork::solve(SimTime now) {
-  changed_.clear();
-  if (seeds_.empty()) return;
-  ++solves_;
-  ++epoch_;
-  comp_bundles_.clear();
-  comp_res_.clear();
-  for (int32_t s : seeds_) {
-    Bundle& b = bundles_[static_cast<size_t>(s)];
-    if (b.mark == epoch_ || !b.active) continue;
-    b.mark = epoch_;
-    comp_bundles_.push_back(s);
-  }
-  // Breadth-first over bundle -> resource -> bundle (comp_bundles_ grows while scanned).
-  for (size_t q = 0; q < comp_bundles_.size(); ++q) {
-    const Bundle& b = bundles_[static_cast<size_t>(comp_bundles_[q])];
-    for (int32_t k = 0; k < b.num_inc; ++k) {
-      const int32_t rid = inc_[static_cast<size_t>(b.first_inc + k)].res;
-      Resource& r = res_[static_cast<size_t>(rid)];
-      if (r.mark == epoch_) continue;
-      r.mark = epoch_;
-      r.residual = r.cap;
-      r.weight = r.active_mult;
-      comp_res_.push_back(rid);
-      for (int32_t j = r.head; j >= 0; j = inc_[static_cast<size_t>(j)].next) {
-        const int32_t o = inc_[static_cast<size_t>(j)].bundle;
-        Bundle& ob = bundles_[static_cast<size_t>(o)];
-        if (ob.mark == epoch_) continue;
-        ob.mark = epoch_;
-        comp_bundles_.push_back(o);
-      }
-    }
-  }
-  for (int32_t id : comp_bundles_) {
-    Bundle& b = bundles_[static_cast<size_t>(id)];
-    b.remaining = std::max(0.0, b.remaining - b.rate * to_seconds(now - b.last));
-    b.last = now;
-    b.frozen = false;
-  }
-  // One bundle alone (a transfer or collective meeting nothing): its rate is the lowest
-  // capacity / member flows of its resources, the first level progressive filling would
-  // reach (the same arithmetic: residual = capacity, weight = its own flows).
-  size_t unfrozen = comp_bundles_.size();
-  if (unfrozen == 1) {
-    Bundle& b = bundles_[static_cast<size_t>(comp_bundles_[0])];
-    double level = std::numeric_limits<double>::infinity();
-    for (int32_t rid : comp_res_) {
-      const Resource& r = res_[static_cast<size_t>(rid)];
-      if (r.weight > 0) level = std::min(level, std::max(r.residual, 0.0) / r.weight);
-    }
-    b.next_rate = level;
-    unfrozen = 0;
-  }
-  // Raise every unfrozen rate to the lowest saturation level; freeze the bundles of the
-  // saturated resource; repeat.
-  while (unfrozen > 0) {
-    double level = std::numeric_limits<double>::infinity();
-    int32_t at = -1;
-    for (int32_t rid : comp_res_) {
-      const Resource& r = res_[static_cast<size_t>(rid)];
-      if (r.weight <= 0) continue;
-      const double l = std::max(r.residual, 0.0) / r.weight;
-      if (l < level) {
-        level = l;
-        at = rid;
-      }
-    }
-    if (at < 0) break;  // cannot happen: every bundle uses a resource
-    for (int32_t j = res_[static_cast<size_t>(at)].head; j >= 0;
-         j = inc_[static_cast<size_t>(j)].next) {
-      Bundle& b = bundles_[static_cast<size_t>(inc_[static_cast<size_t>(j)].bundle)];
-      if (b.frozen) continue;
-      b.frozen = true;
-      b.next_rate = level;
-      --unfrozen;
-      for (int32_t k = 0; k < b.num_inc; ++k) {
-        const Incidence& in = inc_[static_cast<size_t>(b.first_inc + k)];
-        Resource& r = res_[static_cast<size_t>(in.res)];
-        r.residual -= level * in.mult;
-        r.weight -= in.mult;
-      }
-    }
-  }
-  for (int32_t id : comp_bundles_) {
-    Bundle& b = bundles_[static_cast<size_t>(id)];
-    if (!b.fresh && b.next_rate == b.rate) continue;
-    b.fresh = false;
-    b.rate = b.next_rate;
-    b.drain = b.rate > 0 ? now + to_ps_ceil(b.remaining / b.rate) : kNever;
-    ++b.version;
-    changed_.push_back(id);
-  }
+  departed_ = true;  // not a local change: solved with whatever else is pending
+  flush(now);
 }
 
 }  // namespace rapid::des

@@ -88,7 +88,10 @@ void Simulator::Impl::offload(Inst& s) {
 void Simulator::Impl::run_events() {
   for (size_t i = 0; i < inst.size(); ++i) resume(static_cast<int32_t>(i));
   uint64_t popped = 0;
-  while (!queue.empty() && !steady.refused()) {
+  while (!steady.refused()) {
+    // The changes of this instant get their rates before the clock moves on (batch mode).
+    if (comm.net.pending() && (queue.empty() || queue.top().time > now)) comm.flush(now);
+    if (queue.empty()) break;
     if (++popped > opt.max_events)
       throw LimitError(fmt::format(
           "discrete-event simulation past its budget of {} events at t = {:.6g} s of the step",

@@ -421,6 +421,7 @@ bool Simulator::Impl::setup(const Workload& wl, const SimInputs& inputs, const S
   // Timed faults change capacities during the step (a folded bundle's rate would change).
   comm.folding.reset(opt.fold_alone && comm.timed_classes.empty(),
                      static_cast<size_t>(layouts.num_classes()));
+  comm.net.set_batch(opt.batch_solves);  // run_events() flushes before the clock moves on
   // 3. Templates -> blocks and units.
   for (int version = 0; version < 2; ++version) {
     desc_cursor = 0;

@@ -26,7 +26,8 @@ struct DesOptions {
   /// Extrapolate a long step's periodic middle (SimOptions::steady_state); false: simulate
   /// every micro-batch (`--full`, tests).
   bool steady_state = true;
-  bool fold_alone = true;  ///< SimOptions::fold_alone (false: tests and benchmarks only)
+  bool fold_alone = true;    ///< SimOptions::fold_alone (false: tests and benchmarks only)
+  bool batch_solves = true;  ///< SimOptions::batch_solves (false: tests and benchmarks only)
 };
 
 /// What the non-ideal model adds to one simulation (eval/nonideal_evaluator.hpp): op

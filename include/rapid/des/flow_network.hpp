@@ -49,6 +49,19 @@ class FlowNetwork {
   /// then commit() once (one solve over their components).
   int32_t add(SimTime now, std::span<const ResourceUse> uses, double bytes, uint64_t tag);
   void commit(SimTime now);
+
+  /// Batch mode (off by default): start(), commit() and finish() only record what changed
+  /// (changed() is empty after them), and flush(now) computes the rates once for every
+  /// arrival and departure since the last flush: the caller flushes before its clock moves
+  /// on, so the changes of one instant cost one solve over the union of their components,
+  /// not one each (issue 35: 128 DP replicas starting their transfers at the same picosecond
+  /// solved one component 128 times). The rates are those of the last of the unbatched
+  /// solves (max-min fairness depends only on the bundles present), to rounding; rates that
+  /// would have held for no time are never computed. set_capacity() flushes.
+  void set_batch(bool on) { batch_ = on; }
+  /// Arrivals or departures wait for flush().
+  bool pending() const { return !seeds_.empty(); }
+  void flush(SimTime now);
   /// Removes bundle `b` (drained at `now`) and recomputes its former neighbours' rates. Its
   /// id and storage are reused by a later start() (with a higher version()).
   void finish(SimTime now, int32_t b);
@@ -79,8 +92,9 @@ class FlowNetwork {
   int32_t add_running(SimTime now, std::span<const ResourceUse> uses, double remaining, double rate,
                       SimTime drain, uint64_t tag);
 
-  /// Bundles whose drain time changed in the last start()/finish(), in a deterministic
-  /// order; each has a new version() (events carrying an older version are stale).
+  /// Bundles whose drain time changed in the last start()/finish() (batch mode: flush()),
+  /// in a deterministic order; each has a new version() (events carrying an older version are
+  /// stale).
   std::span<const int32_t> changed() const { return changed_; }
   SimTime drain_time(int32_t b) const { return bundles_[static_cast<size_t>(b)].drain; }
   uint32_t version(int32_t b) const { return bundles_[static_cast<size_t>(b)].version; }
@@ -117,7 +131,9 @@ class FlowNetwork {
     int32_t head = -1;  // first incidence of its list
     int32_t active_mult = 0, peak = 0;
     int32_t weight = 0;  // solver scratch: unfrozen member flows
+    int32_t pos = 0;     // solver scratch: order in which solve() reached it
     uint32_t mark = 0;
+    uint64_t stamp = 0;  // solver scratch: round of its last change (its heap entry's)
   };
   struct Incidence {
     int32_t bundle = 0, res = 0, mult = 0;
@@ -132,7 +148,9 @@ class FlowNetwork {
     bool active = false, frozen = false, fresh = false;
   };
 
-  void solve(SimTime now);  // over the component reachable from seeds_
+  void solve(SimTime now);  // over the component reachable from seeds_ (flow_network_solve.cpp)
+  /// solve()'s component into comp_bundles_, its initial levels into heap_.
+  void collect_component();
   /// The seeds' rates without a solve, where the others' rates stay (false: solve).
   bool insert_locally(SimTime now);
   /// What r's bundles other than `except` load it with (sum of mult x rate), the fastest.
@@ -154,8 +172,23 @@ class FlowNetwork {
   // Slots of finished bundles; per size, first incidences of released blocks.
   std::vector<int32_t> free_bundles_;
   std::vector<std::vector<int32_t>> free_inc_;
-  std::vector<int32_t> seeds_, comp_bundles_, comp_res_, changed_;
+  /// solve()'s heap entry: resource `res`'s saturation level when pushed.
+  struct Level {
+    double level = 0;
+    int32_t pos = 0, res = 0;  // pos: Resource::pos (of equal levels, the first)
+    uint64_t stamp = 0;        // Resource::stamp when pushed (else stale)
+    struct Later {
+      bool operator()(const Level& a, const Level& b) const {
+        return a.level > b.level || (a.level == b.level && a.pos > b.pos);
+      }
+    };
+  };
+  std::vector<Level> heap_;
+  std::vector<int32_t> seeds_, comp_bundles_, changed_, touched_;
   uint32_t epoch_ = 0;
+  uint64_t touch_ = 1;  // solve()'s freezing round (stamps below it are past rounds')
+  bool batch_ = false;
+  bool departed_ = false;  // batch mode: a departure (or capacity change) awaits flush()
   int64_t solves_ = 0, local_updates_ = 0;
   bool local_ = true;
 };

@@ -91,6 +91,10 @@ struct SimOptions {
   /// until another flow is about to meet it (docs/des.md "Dynamic folding"); false: every
   /// one in the network from its start (the same times; tests compare the two).
   bool fold_alone = true;
+  /// Compute the flow network's rates once per instant, for every collective and transfer
+  /// that started or drained at it (FlowNetwork::set_batch; docs/des.md "Speed"); false:
+  /// once per arrival and departure (the same rates to rounding; tests compare the two).
+  bool batch_solves = true;
   Timeline* timeline = nullptr;  ///< record ops and flows (forces op-level blocks)
   PowerTrace* power = nullptr;   ///< record each instance's compute spans (needs in.power)
   /// Events one run may process; more throw LimitError (the point's row: status error,
