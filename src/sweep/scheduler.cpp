@@ -106,6 +106,14 @@ Scheduler::Scheduler(const MpiEnv& mpi, const Enumerator& enumerator,
 }
 
 Scheduler::~Scheduler() {
+  // A worker that fails with its last block's send in flight (rank 0 has not taken it):
+  // the block's storage must outlive the send, which MPI may still read (freed, it sent
+  // garbage or crashed the rank). It is left allocated: the job is ending in MPI_Abort.
+  if (data_send_ != MPI_REQUEST_NULL) {
+    int done = 0;
+    MPI_Test(&data_send_, &done, MPI_STATUS_IGNORE);
+    if (!done) static_cast<void>(new RowBlock(std::move(outgoing_)));  // NOLINT: on purpose
+  }
   // MPI_Comm_free is collective: only after a run every rank completed (after a failure the
   // job is aborted and MPI cleans up).
   if (completed_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -274,7 +282,16 @@ void Scheduler::run_worker() {
     request[1] = finished;
     mpi_check(MPI_Irecv(next, 2, MPI_INT64_T, 0, kTagChunk, comm_, &recv_req), "MPI_Irecv");
     mpi_check(MPI_Isend(request, 3, MPI_INT64_T, 0, kTagControl, comm_, &send_req), "MPI_Isend");
-    finished += evaluate_chunk(Chunk{current[0], current[1]}, false);
+    try {
+      finished += evaluate_chunk(Chunk{current[0], current[1]}, false);
+    } catch (...) {
+      // `next` and `request` live on this frame: MPI must be done with them before the
+      // failure unwinds it (rank 0 answering into a dead frame corrupted the stack).
+      MPI_Cancel(&recv_req);
+      MPI_Wait(&recv_req, MPI_STATUS_IGNORE);
+      MPI_Wait(&send_req, MPI_STATUS_IGNORE);
+      throw;
+    }
     quiet_wait(send_req);
     quiet_wait(recv_req);
     current[0] = next[0];
