@@ -88,34 +88,38 @@ ParallelConfig single_valued_search(const SearchSpace& s, std::vector<std::strin
 
 }  // namespace
 
+std::vector<std::string> given_flags(const LayoutOptions& o) {
+  std::vector<std::string> flags;
+  for (const auto& [name, given] : std::initializer_list<std::pair<const char*, bool>>{
+           {"--tp", o.tp.has_value()},
+           {"--pp", o.pp.has_value()},
+           {"--cp", o.cp.has_value()},
+           {"--ep", o.ep.has_value()},
+           {"--etp", o.etp.has_value()},
+           {"--vpp", o.vpp.has_value()},
+           {"--mbs", o.mbs.has_value()},
+           {"--zero", o.zero.has_value()},
+           {"--sp", o.sp.has_value()},
+           {"--recompute", o.recompute.has_value()},
+           {"--recompute-method", o.recompute_method.has_value()},
+           {"--recompute-num-layers", o.recompute_layers.has_value()},
+           {"--cpu-offload-layers", o.offload_layers.has_value()},
+           {"--gpus", o.gpus.has_value()},
+           {"--hardware-index", o.hardware.has_value()}})
+    if (given) flags.emplace_back(name);
+  return flags;
+}
+
 Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o, std::string* origin) {
   std::vector<std::string> axes;
   ParallelConfig c = spec.baseline ? *spec.baseline : single_valued_search(spec.search, axes);
-  std::string from;
-  {
-    from = spec.baseline  ? "the job's baseline"
-           : axes.empty() ? "defaults (the job has no baseline and no single-valued search axis)"
-                          : fmt::format("the job's single-valued search ({}), defaults elsewhere",
-                                        fmt::join(axes, ", "));
-    std::vector<std::string> flags;
-    for (const auto& [name, given] : std::initializer_list<std::pair<const char*, bool>>{
-             {"--tp", o.tp.has_value()},
-             {"--pp", o.pp.has_value()},
-             {"--cp", o.cp.has_value()},
-             {"--ep", o.ep.has_value()},
-             {"--etp", o.etp.has_value()},
-             {"--vpp", o.vpp.has_value()},
-             {"--mbs", o.mbs.has_value()},
-             {"--zero", o.zero.has_value()},
-             {"--sp", o.sp.has_value()},
-             {"--recompute", o.recompute.has_value()},
-             {"--recompute-method", o.recompute_method.has_value()},
-             {"--recompute-num-layers", o.recompute_layers.has_value()},
-             {"--cpu-offload-layers", o.offload_layers.has_value()},
-             {"--gpus", o.gpus.has_value()}})
-      if (given) flags.emplace_back(name);
-    if (!flags.empty()) from += fmt::format("; {} from the command line", fmt::join(flags, ", "));
-  }
+  std::string from = spec.baseline ? "the job's baseline"
+                     : axes.empty()
+                         ? "defaults (the job has no baseline and no single-valued search axis)"
+                         : fmt::format("the job's single-valued search ({}), defaults elsewhere",
+                                       fmt::join(axes, ", "));
+  if (const std::vector<std::string> flags = given_flags(o); !flags.empty())
+    from += fmt::format("; {} from the command line", fmt::join(flags, ", "));
   if (origin) *origin = from;
   if (o.tp) c.tp = *o.tp;
   if (o.pp) c.pp = *o.pp;

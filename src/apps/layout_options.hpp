@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
@@ -30,6 +31,9 @@ void add_layout_options(CLI::App& cmd, LayoutOptions& o);
 /// command prints with it). Throws InputError naming the option, its value and what was
 /// expected for a value out of range or an illegal layout (serving jobs: their legality).
 Point resolve_layout(const SweepSpec& spec, const LayoutOptions& o, std::string* origin = nullptr);
+
+/// The layout options given on the command line, as their flags ("--tp", ...).
+std::vector<std::string> given_flags(const LayoutOptions& o);
 
 /// The index of the job's scenario `name` (`--scenario`): a scenario name first, then an
 /// index. Throws InputError listing the job's scenarios.

@@ -335,11 +335,7 @@ int main(int argc, char** argv) {
       throw rapid::InputError("<command line>", po.result ? "--point" : "--result", "<none>",
                               "--result F.h5 and --point N together");
     if (predict->parsed() && po.result) {
-      const rapid::LayoutOptions& l = po.layout;
-      const bool layout_given = l.tp || l.pp || l.cp || l.ep || l.etp || l.vpp || l.mbs || l.zero ||
-                                l.gpus || l.hardware || l.sp || l.recompute || l.recompute_method ||
-                                l.recompute_layers || l.offload_layers;
-      if (!po.job.empty() || layout_given)
+      if (!po.job.empty() || !rapid::given_flags(po.layout).empty())
         throw rapid::InputError("<command line>", "--result", *po.result,
                                 "no job file and no layout option beside it (the row gives "
                                 "them; --fidelity, --timeline, --scenario and --power apply)");

@@ -31,9 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -50,6 +48,7 @@
 #include "rapid/io/points_table.hpp"
 #include "rapid/io/result_store.hpp"
 #include "rapid/spec/sweep_spec.hpp"
+#include "rapid/spec/yaml_reader.hpp"
 #include "rapid/sweep/enumerator.hpp"
 #include "rapid/sweep/scheduler.hpp"
 #include "rapid/sweep/stored_candidates.hpp"
@@ -233,8 +232,7 @@ std::string config_texts(const rapid::SweepSpec& spec) {
     for (size_t at = 0; at < chain.size();) {
       const size_t end = std::min(chain.find(" <- ", at), chain.size());
       const std::string file = chain.substr(at, end - at);
-      std::ifstream in(file, std::ios::binary);
-      all += "\n" + file + "\n" + std::string(std::istreambuf_iterator<char>(in), {});
+      all += "\n" + file + "\n" + rapid::read_text_file(file);
       at = end + 4;
     }
   }
@@ -487,14 +485,14 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
     for (size_t r = 0; r < P; ++r) {
       const double* v = per_rank.data() + 5 * r;
       if (r < 8)
-        std::printf("rapid-sweep: rank %zu: evaluate %.2f, pack %.2f, wait %.2f, write %.2f s\n",
-                    r, v[1], v[2], v[3], v[4]);
+        std::printf("rapid-sweep: rank %zu: evaluate %.2f, pack %.2f, wait %.2f, write %.2f s\n", r,
+                    v[1], v[2], v[3], v[4]);
       else
         for (size_t k = 0; k < 5; ++k) others_max[k] = std::max(others_max[k], v[k]);
     }
     if (P > 8)
-      std::printf("rapid-sweep: ranks 8-%zu, most: evaluate %.2f, pack %.2f, wait %.2f s\n",
-                  P - 1, others_max[1], others_max[2], others_max[3]);
+      std::printf("rapid-sweep: ranks 8-%zu, most: evaluate %.2f, pack %.2f, wait %.2f s\n", P - 1,
+                  others_max[1], others_max[2], others_max[3]);
     if (p.keep != rapid::Keep::All)
       std::printf("rapid-sweep: --keep %s: %lld rows kept, %lld dropped\n", o.keep.c_str(),
                   static_cast<long long>(kept_rows),

@@ -4,26 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
-#include <sstream>
 
 #include "rapid/common/error.hpp"
 #include "rapid/io/stored_row.hpp"
+#include "rapid/spec/yaml_reader.hpp"
 
 namespace rapid {
-
-namespace {
-
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
 
 ResultPoint load_result_point(const std::string& result, int64_t point) {
   const StoredRow row =
@@ -66,7 +53,7 @@ ResultPoint load_result_point(const std::string& result, int64_t point) {
         "note        {} no longer exists: the job as the sweep read it (stored in the file) is "
         "used",
         row.job_path));
-  else if (file_text(row.job_path) != row.job_yaml)
+  else if (read_text_file(row.job_path) != row.job_yaml)
     rp.lines.push_back(
         fmt::format("note        {} changed since the sweep: the job as the sweep read it is used",
                     row.job_path));

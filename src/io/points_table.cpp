@@ -309,23 +309,22 @@ std::string PointsTable::verify(const std::vector<uint8_t>& done) {
                      [](uint8_t d) { return d != 0; }))
       continue;
     const hsize_t start = first, count = last - first;
-    auto read = [&](hid_t ds, hid_t type, size_t width, void* out) {
+    auto read = [&](hid_t ds, hid_t type, void* out) {
       h5::Dataspace file_space(H5Dget_space(ds), "H5Dget_space");
       h5::Dataspace mem_space(H5Screate_simple(1, &count, nullptr), "H5Screate_simple");
       return H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count,
                                  nullptr) >= 0 &&
-             H5Dread(ds, type, mem_space.get(), file_space.get(), H5P_DEFAULT, out) >= 0 &&
-             width > 0;
+             H5Dread(ds, type, mem_space.get(), file_space.get(), H5P_DEFAULT, out) >= 0;
     };
     const std::string rows = fmt::format("rows {}-{}", first, last - 1);
     for (const ColumnData& cd : columns_) {
       buffer.resize(count * cd.elem_size);
-      if (!read(cd.dataset.get(), cd.mem_type, cd.elem_size, buffer.data()))
+      if (!read(cd.dataset.get(), cd.mem_type, buffer.data()))
         return fmt::format("/points/{} {}: a chunk fails its checksum or does not decompress",
                            cd.column->name, rows);
     }
     points.resize(count);
-    if (!read(point_.get(), H5T_NATIVE_INT64, sizeof(int64_t), points.data()))
+    if (!read(point_.get(), H5T_NATIVE_INT64, points.data()))
       return fmt::format("/points/point {}: a chunk fails its checksum or does not decompress",
                          rows);
     for (size_t k = first; k < last; ++k)

@@ -100,32 +100,43 @@ Fidelity fidelity_of(const std::string& f) {
   throw InputError("<argument>", "fidelity", f, "analytical or des");
 }
 
-/// Appends one row's columns to `cols` (enum columns as their names).
-void append_row(const ResultRow& row, py::dict& cols) {
-  for (const Column& c : result_columns()) {
-    const double v = c.get(row);
-    py::list l = cols.contains(c.name) ? py::list(cols[c.name]) : py::list();
-    if (c.type == ColumnType::Enum8) {
-      const auto i = static_cast<size_t>(v);
-      l.append(i < c.enum_names.size() ? py::str(c.enum_names[i]) : py::str("?"));
-    } else if (c.type == ColumnType::Float64) {
-      l.append(v);
-    } else {
-      l.append(static_cast<int64_t>(v));
-    }
-    if (!cols.contains(c.name)) cols[c.name] = l;
+/// One column value as Python takes it (enums as their names).
+py::object cell(const Column& c, double v) {
+  if (c.type == ColumnType::Enum8) {
+    const auto i = static_cast<size_t>(v);
+    return py::str(i < c.enum_names.size() ? c.enum_names[i] : "?");
   }
-  py::list layouts = cols.contains("layout") ? py::list(cols["layout"]) : py::list();
-  layouts.append(row.point.par.describe());
-  if (!cols.contains("layout")) cols["layout"] = layouts;
+  if (c.type == ColumnType::Float64) return py::float_(v);
+  return py::int_(static_cast<int64_t>(v));
 }
+
+/// Rows gathered column by column (one Python list per column, made once).
+class ColumnLists {
+ public:
+  ColumnLists() : lists_(result_columns().size() + 1) {}
+  void add(const ResultRow& row) {
+    const auto columns = result_columns();
+    for (size_t c = 0; c < columns.size(); ++c)
+      lists_[c].append(cell(columns[c], columns[c].get(row)));
+    lists_.back().append(row.point.par.describe());
+  }
+  py::dict dict() const {
+    py::dict out;
+    const auto columns = result_columns();
+    for (size_t c = 0; c < columns.size(); ++c) out[columns[c].name] = lists_[c];
+    out["layout"] = lists_.back();
+    return out;
+  }
+
+ private:
+  std::vector<py::list> lists_;  ///< result_columns() in order, then `layout`
+};
 
 /// One row as a dict of scalars.
 py::dict row_dict(const ResultRow& row) {
-  py::dict cols;
-  append_row(row, cols);
   py::dict out;
-  for (const auto& [k, v] : cols) out[k] = py::reinterpret_borrow<py::list>(v)[0];
+  for (const Column& c : result_columns()) out[c.name] = cell(c, c.get(row));
+  out["layout"] = row.point.par.describe();
   return out;
 }
 
@@ -178,14 +189,14 @@ py::dict evaluate(const std::string& job, const std::vector<py::dict>& layouts,
   const Fidelity f = fidelity_of(fidelity);
   const PointEvaluator eval(spec, f);
   Workload w;
-  py::dict cols;
+  ColumnLists cols;
   for (const py::dict& d : layouts)
     for (const Point& p : points_of(spec, layout_of(d), py::none())) {
       ResultRow row{p, {}};
       eval.evaluate_guarded(p, w, row.result, f);
-      append_row(row, cols);
+      cols.add(row);
     }
-  return cols;
+  return cols.dict();
 }
 
 py::dict sweep(const std::string& job, const std::string& fidelity, int64_t max_points) {
@@ -199,13 +210,13 @@ py::dict sweep(const std::string& job, const std::string& fidelity, int64_t max_
                                  max_points));
   const PointEvaluator eval(spec, f);
   Workload w;
-  py::dict cols;
+  ColumnLists cols;
   for (int64_t i = 0; i < points.size(); ++i) {
     ResultRow row{points.decode(i), {}};
     eval.evaluate_guarded(row.point, w, row.result, f);
-    append_row(row, cols);
+    cols.add(row);
   }
-  return cols;
+  return cols.dict();
 }
 
 py::list columns() {

@@ -112,10 +112,7 @@ void check_rank(const RankTrace& t, const ProcessGroups* groups, RankStats& st) 
 CrossRankCheck::CrossRankCheck(const TraceSet& set) : set_(set) {
   const int64_t top = set.files.empty() ? 0 : set.files.back().first + 1;
   present_.assign(static_cast<size_t>(top), false);
-  for (const auto& f : set.files) {
-    present_[static_cast<size_t>(f.first)] = true;
-    all_ranks_.push_back(f.first);
-  }
+  for (const auto& f : set.files) present_[static_cast<size_t>(f.first)] = true;
 }
 
 bool CrossRankCheck::present(int64_t rank) const {
@@ -174,12 +171,15 @@ void CrossRankCheck::finish(InspectReport& r) const {
   };
   match(sends_, recvs_, true);
   match(recvs_, sends_, false);
-  // Collectives: the k-th of a group on every member present.
+  // Collectives: the k-th of a group on every member present; the default group is every
+  // rank of the directory (ASTRA-sim's reading of a missing pg_name).
+  std::vector<int64_t> every_rank;
+  for (const auto& f : set_.files) every_rank.push_back(f.first);
   for (const auto& [key, sites] : colls_) {
     const auto& [pg, rank] = key;
     const std::vector<int64_t>* members = nullptr;
     if (pg.empty() || pg == "0")
-      members = &all_ranks_;  // the default group: every rank (ASTRA-sim's reading)
+      members = &every_rank;
     else if (set_.groups)
       members = set_.groups->find(std::stoll(pg));
     if (!members) {  // a named group without a group file: its members are unknown

@@ -26,18 +26,6 @@ namespace fs = std::filesystem;
 namespace rapid {
 namespace {
 
-// The InputError `f` throws (a failed expectation when it throws none).
-template <class F>
-InputError input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError";
-  return InputError("", "", "", "");
-}
-
 TEST(BadInput, DegreeProductsDoNotOverflow) {
   // dp = gpus / (tp pp cp): 16 / (2 * 2 * 1) = 4; a product that does not divide gives 0.
   EXPECT_EQ(data_parallel_degree(16, 2, 2, 1), 4);
@@ -52,22 +40,23 @@ TEST(BadInput, DegreeProductsDoNotOverflow) {
 
 TEST(BadInput, YamlTextMustBeUtf8WithoutControlCharacters) {
   // "name: caf\xe9" on line 2 has the bad byte at its offset 9: reported as 2:10 (1-based).
-  InputError e = input_error([] { load_yaml_text("a: 1\nname: caf\xe9\n", "x.yaml"); });
+  InputError e = test::input_error([] { load_yaml_text("a: 1\nname: caf\xe9\n", "x.yaml"); });
   EXPECT_EQ(e.key(), "<file>");
   EXPECT_EQ(e.value(), "byte 0xE9");
   EXPECT_NE(std::string(e.what()).find("x.yaml:2:10"), std::string::npos) << e.what();
-  EXPECT_EQ(input_error([] {
+  EXPECT_EQ(test::input_error([] {
               load_yaml_text(
                   "name: a\x01"
                   "b\n",
                   "x.yaml");
             }).value(),
             "byte 0x01");
-  EXPECT_EQ(input_error([] { load_yaml_text(std::string("name: a\0b", 9), "x.yaml"); }).value(),
-            "byte 0x00");
+  EXPECT_EQ(
+      test::input_error([] { load_yaml_text(std::string("name: a\0b", 9), "x.yaml"); }).value(),
+      "byte 0x00");
   // UTF-16 (its byte order mark is no UTF-8), an overlong '/', a surrogate.
   for (const char* bad : {"\xff\xfen\0", "a: \xc0\xaf", "a: \xed\xa0\x80"})
-    EXPECT_EQ(input_error([&] { load_yaml_text(bad, "x.yaml"); }).key(), "<file>") << bad;
+    EXPECT_EQ(test::input_error([&] { load_yaml_text(bad, "x.yaml"); }).key(), "<file>") << bad;
   // Tabs in values, CRLF line ends, a UTF-8 byte order mark and non-ASCII letters are text.
   EXPECT_EQ(
       load_yaml_text("\xef\xbb\xbfname: \"caf\xc3\xa9\tx\"\r\nb: 2\r\n", "x.yaml")["b"].as<int>(),
@@ -76,7 +65,7 @@ TEST(BadInput, YamlTextMustBeUtf8WithoutControlCharacters) {
 
 TEST(BadInput, DeepYamlNestingIsAnInputError) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  InputError e = input_error([&] { load_yaml_text(deep, "deep.yaml"); });
+  InputError e = test::input_error([&] { load_yaml_text(deep, "deep.yaml"); });
   EXPECT_EQ(e.key(), "<yaml>");
   EXPECT_NE(e.value().find("nested"), std::string::npos) << e.what();
 }
@@ -86,7 +75,7 @@ TEST(BadInput, YamlValueCountIsCapped) {
   std::string list = "[";
   for (uint64_t i = 0; i + 1 < kMaxYamlValues; ++i) list += i ? ",1" : "1";
   EXPECT_EQ(load_yaml_text(list + "]", "ok.yaml").size(), kMaxYamlValues - 1);
-  InputError e = input_error([&] { load_yaml_text(list + ",1]", "big.yaml"); });
+  InputError e = test::input_error([&] { load_yaml_text(list + ",1]", "big.yaml"); });
   EXPECT_EQ(e.key(), "<file>");
   EXPECT_NE(e.value().find("more than"), std::string::npos) << e.what();
 }
@@ -95,10 +84,11 @@ TEST(BadInput, QuantitiesAreBoundedPerDimension) {
   // 1e300 s of kernel launch would make an `ok` row with an infinite step time.
   const YamlMap m(load_yaml_text("t: 1e300s\nok: 1e7s\nbw: 1e296TB/s\n", "q.yaml"), "q.yaml");
   EXPECT_EQ(m.quantity("ok", Dimension::Time), 1e7);
-  InputError e = input_error([&] { m.quantity("t", Dimension::Time); });
+  InputError e = test::input_error([&] { m.quantity("t", Dimension::Time); });
   EXPECT_EQ(e.key(), "t");
   EXPECT_EQ(e.value(), "1e300s");
-  EXPECT_EQ(input_error([&] { m.quantity("bw", Dimension::Bandwidth); }).value(), "1e296TB/s");
+  EXPECT_EQ(test::input_error([&] { m.quantity("bw", Dimension::Bandwidth); }).value(),
+            "1e296TB/s");
   for (Dimension d : {Dimension::Bandwidth, Dimension::Size, Dimension::Time, Dimension::Frequency,
                       Dimension::FlopRate, Dimension::Power})
     EXPECT_LT(dimension_max(d) * dimension_max(d) * dimension_max(d), 1e300);
@@ -107,7 +97,7 @@ TEST(BadInput, QuantitiesAreBoundedPerDimension) {
 TEST(BadInput, StringsAreBounded) {
   const std::string text = "name: " + std::string(YamlMap::kMaxStringBytes + 1, 'x') + "\n";
   const YamlMap m(load_yaml_text(text, "s.yaml"), "s.yaml");
-  EXPECT_EQ(input_error([&] { m.string("name"); }).key(), "name");
+  EXPECT_EQ(test::input_error([&] { m.string("name"); }).key(), "name");
 }
 
 TEST(BadInput, Utf8Sequences) {
@@ -137,7 +127,7 @@ TEST(BadInput, MessagesStayOneLine) {
 TEST(BadInput, DeepJsonIsAnInputErrorNotACrash) {
   // 100000 nested arrays parsed, then printed by the error message: a stack overflow.
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  InputError e = input_error([&] { parse_hf_config(deep, "config.json"); });
+  InputError e = test::input_error([&] { parse_hf_config(deep, "config.json"); });
   EXPECT_EQ(e.key(), "<json>");
   EXPECT_NE(e.value().find("nested"), std::string::npos) << e.what();
   // kMaxJsonDepth levels parse.
@@ -147,7 +137,7 @@ TEST(BadInput, DeepJsonIsAnInputErrorNotACrash) {
 
 TEST(BadInput, JsonNumberPastDoubleIsAnInputError) {
   // nlohmann throws out_of_range (not parse_error) for 1e400: it was exit 1.
-  InputError e = input_error([] { parse_hf_config("{\"hidden_size\": 1e400}", "c.json"); });
+  InputError e = test::input_error([] { parse_hf_config("{\"hidden_size\": 1e400}", "c.json"); });
   EXPECT_EQ(e.key(), "<json>");
   EXPECT_NE(e.value().find("1e400"), std::string::npos) << e.what();
 }
@@ -163,22 +153,23 @@ TEST(BadInput, HfFieldsTakeTheModelFilesBounds) {
   // config.json key (before, by the model YAML's key in the output file).
   nlohmann::json c = llama();
   c["num_hidden_layers"] = 20000;
-  InputError e = input_error([&] { import_hf_config(c, "config.json", "m"); });
+  InputError e = test::input_error([&] { import_hf_config(c, "config.json", "m"); });
   EXPECT_EQ(e.file(), "config.json");
   EXPECT_EQ(e.key(), "num_hidden_layers");
   EXPECT_EQ(e.value(), "20000");
   c = llama();
   c["hidden_size"] = nlohmann::json::parse("18446744073709551615");  // wraps to -1 as int64
-  EXPECT_EQ(input_error([&] { import_hf_config(c, "config.json", "m"); }).key(), "hidden_size");
+  EXPECT_EQ(test::input_error([&] { import_hf_config(c, "config.json", "m"); }).key(),
+            "hidden_size");
   c = llama();
   c["head_dim"] = 0;
-  EXPECT_EQ(input_error([&] { import_hf_config(c, "config.json", "m"); }).key(), "head_dim");
+  EXPECT_EQ(test::input_error([&] { import_hf_config(c, "config.json", "m"); }).key(), "head_dim");
   // Mixtral with zero experts was imported as a dense model.
   c = llama();
   c["model_type"] = "mixtral";
   c["num_local_experts"] = 0;
   c["num_experts_per_tok"] = 0;
-  EXPECT_EQ(input_error([&] { import_hf_config(c, "config.json", "m"); }).key(),
+  EXPECT_EQ(test::input_error([&] { import_hf_config(c, "config.json", "m"); }).key(),
             "num_local_experts");
   const ModelSpec m = import_hf_config(llama(), "config.json", "m");
   EXPECT_EQ(m.num_layers, 32);
@@ -190,7 +181,7 @@ TEST(BadInput, ModelParameterCountIsBounded) {
       "name: m\nnum_layers: 10000\nhidden_size: 1000000\nnum_attention_heads: 100000\n"
       "ffn_hidden_size: 10000000\nvocab_size: 1000\nseq_length: 4096\nactivation: swiglu\n"
       "moe: {num_experts: 100000, top_k: 2}\n";
-  InputError e = input_error([&] { parse_model(load_yaml_text(text, "m.yaml"), "m.yaml"); });
+  InputError e = test::input_error([&] { parse_model(load_yaml_text(text, "m.yaml"), "m.yaml"); });
   EXPECT_EQ(e.key(), "<model>");
   // The bound is an upper bound of the exact count on a real model.
   const ModelSpec llama3 = import_hf_config(llama(), "config.json", "m");
@@ -206,24 +197,30 @@ TEST(BadInput, OutputPathsAreChecked) {
   { std::ofstream(in) << "{}"; }
   ::mkfifo((dir / "fifo").c_str(), 0600);
   auto key_value = [](const InputError& e) { return e.key() + "=" + e.value(); };
-  EXPECT_EQ(key_value(input_error([&] { check_output_file((dir / "no/x").string(), "-o"); })),
+  EXPECT_EQ(key_value(test::input_error([&] { check_output_file((dir / "no/x").string(), "-o"); })),
             "-o=" + (dir / "no/x").string());
-  EXPECT_EQ(input_error([&] { check_output_file((dir / "sub").string(), "-o"); }).key(), "-o");
-  EXPECT_EQ(input_error([&] { check_output_file((dir / "fifo").string(), "-o"); }).key(), "-o");
-  EXPECT_EQ(input_error([&] { check_output_file(in, "--output", 0, {in}); }).key(), "--output");
-  EXPECT_EQ(
-      input_error([&] { check_output_file((dir / std::string(300, 'x')).string(), "-o"); }).key(),
-      "-o");
-  EXPECT_EQ(input_error([&] { check_output_file("/proc/rapid-test-x", "-o"); }).key(), "-o");
-  EXPECT_EQ(
-      input_error([&] { check_output_file((dir / "x").string(), "-o", UINT64_MAX - 1); }).key(),
-      "-o");
+  EXPECT_EQ(test::input_error([&] { check_output_file((dir / "sub").string(), "-o"); }).key(),
+            "-o");
+  EXPECT_EQ(test::input_error([&] { check_output_file((dir / "fifo").string(), "-o"); }).key(),
+            "-o");
+  EXPECT_EQ(test::input_error([&] { check_output_file(in, "--output", 0, {in}); }).key(),
+            "--output");
+  EXPECT_EQ(test::input_error([&] {
+              check_output_file((dir / std::string(300, 'x')).string(), "-o");
+            }).key(),
+            "-o");
+  EXPECT_EQ(test::input_error([&] { check_output_file("/proc/rapid-test-x", "-o"); }).key(), "-o");
+  EXPECT_EQ(test::input_error([&] {
+              check_output_file((dir / "x").string(), "-o", UINT64_MAX - 1);
+            }).key(),
+            "-o");
   check_output_file((dir / "x").string(), "-o", 1000, {in});
   // Written whole through a temporary file that never stays.
   write_file_atomically((dir / "x").string(), "hello\n", "-o");
   EXPECT_EQ(fs::file_size(dir / "x"), 6u);
-  EXPECT_EQ(input_error([&] { write_file_atomically((dir / "no/x").string(), "a", "-o"); }).key(),
-            "-o");
+  EXPECT_EQ(
+      test::input_error([&] { write_file_atomically((dir / "no/x").string(), "a", "-o"); }).key(),
+      "-o");
   size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
   EXPECT_EQ(entries, 4u);  // sub, in.json, fifo, x

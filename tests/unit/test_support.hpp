@@ -5,8 +5,10 @@
 #include <fstream>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "rapid/common/error.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
 
@@ -50,6 +52,26 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
   const std::string path = temp_path(name);
   std::ofstream(path) << text;
   return path;
+}
+
+/// A fresh (emptied) directory `name` in this process's test directory.
+inline std::string fresh_dir(const std::string& name) {
+  const std::string dir = temp_path(name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// The InputError `f` throws (a failed expectation when it throws none).
+template <class F>
+InputError input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError";
+  return InputError("", "", "", "");
 }
 
 /// A made-up GPU with round numbers so that cases can be checked by hand: 100 SMs, bf16

@@ -34,13 +34,6 @@ TraceNode p2p(uint64_t id, NodeType t, int32_t src, int32_t dst, int32_t tag, in
   return n;
 }
 
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = test::temp_path(name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 void write(const std::string& dir, int64_t rank, const std::vector<TraceNode>& nodes) {
   trace::EtWriter w(trace::et_path(dir, "bad", rank), trace::TraceMetadata{});
   for (const TraceNode& n : nodes) w.write(n);
@@ -59,7 +52,7 @@ std::string error_of(F f) {
 }
 
 TEST(TraceBad, DanglingDependencyNamesFileAndNode) {
-  const std::string dir = fresh_dir("dangling");
+  const std::string dir = test::fresh_dir("dangling");
   write(dir, 0, {comp(0), comp(1, {7})});
   const std::string msg = error_of([&] { trace::inspect_trace(dir); });
   EXPECT_NE(msg.find("bad.0.et"), std::string::npos) << msg;
@@ -68,7 +61,7 @@ TEST(TraceBad, DanglingDependencyNamesFileAndNode) {
 }
 
 TEST(TraceBad, CycleNamesANodeOnIt) {
-  const std::string dir = fresh_dir("cycle");
+  const std::string dir = test::fresh_dir("cycle");
   write(dir, 0, {comp(0), comp(1, {0, 2}), comp(2, {1})});
   const std::string msg = error_of([&] { trace::inspect_trace(dir); });
   EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
@@ -77,7 +70,7 @@ TEST(TraceBad, CycleNamesANodeOnIt) {
 
 TEST(TraceBad, SendWithoutItsRecv) {
   // Rank 0 sends to rank 1 with tag 3; rank 1 receives from rank 0 with tag 4 only.
-  const std::string dir = fresh_dir("unmatched");
+  const std::string dir = test::fresh_dir("unmatched");
   write(dir, 0, {comp(0), p2p(1, NodeType::CommSend, 0, 1, 3, 1024)});
   write(dir, 1, {p2p(0, NodeType::CommRecv, 0, 1, 4, 1024)});
   const std::string msg = error_of([&] { trace::inspect_trace(dir); });
@@ -101,7 +94,7 @@ TEST(TraceBad, SendWithoutItsRecv) {
 }
 
 TEST(TraceBad, SendAndRecvOfDifferentSizes) {
-  const std::string dir = fresh_dir("sizes");
+  const std::string dir = test::fresh_dir("sizes");
   write(dir, 0, {p2p(0, NodeType::CommSend, 0, 1, 3, 1024)});
   write(dir, 1, {p2p(0, NodeType::CommRecv, 0, 1, 3, 2048)});
   const std::string msg = error_of([&] { trace::inspect_trace(dir); });
@@ -110,7 +103,7 @@ TEST(TraceBad, SendAndRecvOfDifferentSizes) {
 
 TEST(TraceBad, SizeThatOverflowsADouble) {
   // 2^60 bytes cannot be held exactly by a double (53-bit mantissa): refused, not rounded.
-  const std::string dir = fresh_dir("overflow");
+  const std::string dir = test::fresh_dir("overflow");
   TraceNode n = p2p(4, NodeType::CommSend, 0, 1, 3, int64_t{1} << 60);
   write(dir, 0, {n});
   const std::string msg = error_of([&] { trace::inspect_trace(dir); });
@@ -125,7 +118,7 @@ TEST(TraceBad, SizeThatOverflowsADouble) {
 }
 
 TEST(TraceBad, TruncatedFileNamesTheLastWholeNode) {
-  const std::string dir = fresh_dir("truncated");
+  const std::string dir = test::fresh_dir("truncated");
   write(dir, 0, {comp(0), comp(1, {0}), comp(2, {1})});
   const std::string path = trace::et_path(dir, "bad", 0);
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);  // into node 2
@@ -136,7 +129,7 @@ TEST(TraceBad, TruncatedFileNamesTheLastWholeNode) {
 }
 
 TEST(TraceBad, CollectiveOfDifferentSizesOnItsGroup) {
-  const std::string dir = fresh_dir("collective");
+  const std::string dir = test::fresh_dir("collective");
   auto coll = [](int64_t size) {
     TraceNode n;
     n.id = 0, n.name = "all_reduce", n.type = NodeType::CommColl;
@@ -157,7 +150,7 @@ TEST(TraceBad, CollectiveOfDifferentSizesOnItsGroup) {
 // above 2^64); a length prefix of 2^62 is past the end of the file. Each names the file,
 // the message position and its byte offset.
 TEST(TraceBad, TrailingBytesAndImpossibleLengthsAreNamed) {
-  const std::string dir = fresh_dir("trailing");
+  const std::string dir = test::fresh_dir("trailing");
   write(dir, 0, {comp(0), comp(1, {0})});
   const std::string path = trace::et_path(dir, "bad", 0);
   const auto size = std::filesystem::file_size(path);
@@ -185,7 +178,7 @@ TEST(TraceBad, TrailingBytesAndImpossibleLengthsAreNamed) {
 // A duration past the replay's clock (2^62 ps = 4.6e12 us per rank) is named as such, in
 // inspect and before a replay.
 TEST(TraceBad, DurationBeyondTheReplaysClockIsNamed) {
-  const std::string dir = fresh_dir("duration");
+  const std::string dir = test::fresh_dir("duration");
   TraceNode n = comp(0);
   n.duration_micros = 10000000000000ull;  // 1e13 us
   write(dir, 0, {n});
@@ -198,7 +191,7 @@ TEST(TraceBad, DurationBeyondTheReplaysClockIsNamed) {
 // The checks a replay runs first are inspect's: a collective whose size differs between
 // ranks gets the same message from both.
 TEST(TraceBad, ReplayRefusesWhatInspectRefusesWithTheSameMessage) {
-  const std::string dir = fresh_dir("same-message");
+  const std::string dir = test::fresh_dir("same-message");
   auto coll = [](int64_t size) {
     TraceNode n;
     n.id = 0, n.name = "all_reduce", n.type = NodeType::CommColl;

@@ -31,13 +31,6 @@ namespace pb = ChakraProtoMsg;
 using trace::CommType;
 using trace::NodeType;
 
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = test::temp_path(name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 TEST(TraceConvention, CollectiveSizesAndComputeCountsAreAstraSims) {
   // Llama 3 8B (hidden 4096), one 8192-token sequence per micro-batch, dp2 x tp4 with
   // sequence parallelism and ZeRO-1 on one DGX H100.
@@ -56,7 +49,7 @@ TEST(TraceConvention, CollectiveSizesAndComputeCountsAreAstraSims) {
                               &eval.collective_cost(),
                               eval.step_efficiency(),
                               spec.network.gpus_per_node};
-  const std::string dir = fresh_dir("convention");
+  const std::string dir = test::fresh_dir("convention");
   trace::write_trace(in, trace::TraceMetadata{}, dir, "c", 0, 7);
   const trace::RankTrace r = trace::read_rank_trace(0, trace::et_path(dir, "c", 0));
 
@@ -146,7 +139,8 @@ TEST(TraceConvention, AstraSimMicrobenchmarkShapesReadAndReplay) {
   // our all-gather of 4 MiB gathered (rapid_bytes), to the picosecond.
   const SweepSpec spec =
       test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 8, 8192);
-  const std::string theirs = fresh_dir("astra-micro"), ours = fresh_dir("astra-micro-ours");
+  const std::string theirs = test::fresh_dir("astra-micro"),
+                    ours = test::fresh_dir("astra-micro-ours");
   for (int64_t rank = 0; rank < 4; ++rank) {
     RawNode a(static_cast<uint64_t>(rank), pb::COMM_COLL_NODE);
     a.attr("comm_type").set_int64_val(static_cast<int64_t>(CommType::AllGather));
@@ -172,7 +166,7 @@ TEST(TraceConvention, SendWithoutSourceAndRecvWithoutDestinationAreTheFilesRank)
   // in uint64), written without comm_src; rank 1's recv without comm_dst.
   const SweepSpec spec =
       test::spec_with("llama3-8b", "h100-sxm5-80gb", "dgx-h100-superpod", 8, 8192);
-  const std::string dir = fresh_dir("astra-p2p");
+  const std::string dir = test::fresh_dir("astra-p2p");
   RawNode send(0, pb::COMM_SEND_NODE);
   send.attr("comm_dst").set_int32_val(1);
   send.attr("comm_tag").set_int32_val(7);
