@@ -27,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from check_resume import DES, partials, stop_midway, sweep  # noqa: E402
+from check_resume import partials, start_writing, stop_midway, sweep  # noqa: E402
 
 
 def same(reference, out):
@@ -84,11 +84,7 @@ def main(mpirun, exe, rapid, job, src, out_dir):
     # A second sweep on the same output while the first runs.
     out = os.path.join(out_dir, "lock", "out.h5")
     os.makedirs(os.path.dirname(out))
-    first = subprocess.Popen(sweep(mpirun, exe, job, out), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    t0 = time.time()
-    while time.time() - t0 < 30 and not partials(out) and first.poll() is None:
-        time.sleep(0.05)
+    first = start_writing(sweep(mpirun, exe, job, out), out)
     second = subprocess.run(sweep(mpirun, exe, job, out), capture_output=True, text=True,
                             timeout=120)
     first.communicate(timeout=300)
@@ -177,11 +173,7 @@ def main(mpirun, exe, rapid, job, src, out_dir):
     # mpirun stopped while its ranks work: they end after the finalize timeout.
     out = os.path.join(out_dir, "sigstop", "out.h5")
     os.makedirs(os.path.dirname(out))
-    proc = subprocess.Popen(sweep(mpirun, exe, job, out), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    t0 = time.time()
-    while time.time() - t0 < 30 and not partials(out) and proc.poll() is None:
-        time.sleep(0.05)
+    proc = start_writing(sweep(mpirun, exe, job, out), out)
     proc.send_signal(signal.SIGSTOP)
     ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                            text=True).stdout.split()

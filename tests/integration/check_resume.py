@@ -83,14 +83,21 @@ def rows_done(partial):
                 int((f["points/fidelity"][()] == 1).sum()))
 
 
-def stop_midway(cmd, out, sig, one_rank=None, wait_s=1.0):
-    """Starts `cmd`, sends `sig` (to mpirun, or to rank `one_rank`) once the partial file
-    exists and `wait_s` has passed. Returns mpirun's exit code and the seconds from the
-    signal to its exit (None when it finished first)."""
+def start_writing(cmd, out):
+    """Starts the sweep `cmd` and returns its process once its partial file beside `out`
+    exists (or it ended, or 30 s passed)."""
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while time.time() - t0 < 30 and not partials(out) and proc.poll() is None:
         time.sleep(0.05)
+    return proc
+
+
+def stop_midway(cmd, out, sig, one_rank=None, wait_s=1.0):
+    """Starts `cmd`, sends `sig` (to mpirun, or to rank `one_rank`) once the partial file
+    exists and `wait_s` has passed. Returns mpirun's exit code and the seconds from the
+    signal to its exit (None when it finished first)."""
+    proc = start_writing(cmd, out)
     time.sleep(wait_s)
     if proc.poll() is not None:
         return None, None  # finished before the signal: nothing to test

@@ -14,6 +14,7 @@
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
+#include "test_support.hpp"
 
 namespace rapid::des {
 namespace {
@@ -156,39 +157,24 @@ namespace {
 // and with one per change: the same step time and breakdown to 1e-9 of the step (rates
 // are equal to rounding, and a drain rounds up to the picosecond).
 TEST(BatchSolves, DemoLayoutsTakeTheSameTimeEitherWay) {
-  const SweepSpec spec =
-      load_sweep_spec(std::string(RAPID_SOURCE_DIR) + "/jobs/llama3-70b-256xh100.yaml");
-  const Enumerator e(spec);
-  const PointEvaluator analytical(spec);
   DesOptions off;
   off.batch_solves = false;
-  const PointEvaluator with(spec, Fidelity::Des), without(spec, Fidelity::Des, off);
-  Workload w;
-  EvalResult r, a, b;
-  DesReport ra, rb;
-  int compared = 0;
   double worst = 0;
   uint64_t solves_with = 0, solves_without = 0;
-  for (int64_t i = 0, feasible = 0; i < e.size(); ++i) {
-    const Point p = e.decode(i);
-    analytical.evaluate(p, w, r);
-    if (r.status != Status::Ok || feasible++ % 23 != 0) continue;
-    with.evaluate(p, w, a);
-    with.simulate(p, w, a, {&ra, nullptr, nullptr, false});
-    without.evaluate(p, w, b);
-    without.simulate(p, w, b, {&rb, nullptr, nullptr, false});
-    ASSERT_EQ(a.status, b.status) << p.par.describe();
+  const int compared = test::each_demo_layout_two_ways(off, 23, [&](const test::DesPair& d) {
+    const EvalResult &a = d.with, &b = d.without;
+    const std::string layout = d.point.par.describe();
+    ASSERT_EQ(a.status, b.status) << layout;
     const double tol = 1e-9 * b.step_time_s;
     worst = std::max(worst, std::abs(a.step_time_s - b.step_time_s) / b.step_time_s);
-    EXPECT_NEAR(a.step_time_s, b.step_time_s, tol) << p.par.describe();
-    EXPECT_NEAR(a.dp_exposed_time_s, b.dp_exposed_time_s, tol) << p.par.describe();
-    EXPECT_NEAR(a.pp_comm_time_s, b.pp_comm_time_s, tol) << p.par.describe();
-    EXPECT_NEAR(a.bubble_time_s, b.bubble_time_s, tol) << p.par.describe();
-    EXPECT_NEAR(a.max_link_utilization, b.max_link_utilization, 1e-9) << p.par.describe();
-    solves_with += ra.solves;
-    solves_without += rb.solves;
-    ++compared;
-  }
+    EXPECT_NEAR(a.step_time_s, b.step_time_s, tol) << layout;
+    EXPECT_NEAR(a.dp_exposed_time_s, b.dp_exposed_time_s, tol) << layout;
+    EXPECT_NEAR(a.pp_comm_time_s, b.pp_comm_time_s, tol) << layout;
+    EXPECT_NEAR(a.bubble_time_s, b.bubble_time_s, tol) << layout;
+    EXPECT_NEAR(a.max_link_utilization, b.max_link_utilization, 1e-9) << layout;
+    solves_with += d.with_report.solves;
+    solves_without += d.without_report.solves;
+  });
   std::printf(
       "batched solves: %d layouts, largest relative step-time difference %.3g, solves %llu vs "
       "%llu one per change\n",

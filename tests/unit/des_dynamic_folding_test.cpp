@@ -13,6 +13,7 @@
 #include "rapid/eval/point_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
+#include "test_support.hpp"
 
 namespace rapid {
 namespace {
@@ -71,38 +72,23 @@ TEST(DynamicFolding, AloneRateIsTheTightestLinkPerMemberFlow) {
 // in another order (a folded op's completion is scheduled at its start, not at its drain);
 // on these layouts (and on all 1,385 of the job, checked once) every time is bit-identical.
 TEST(DynamicFolding, DemoLayoutsTakeTheSameTimeWithAndWithoutIt) {
-  const SweepSpec spec =
-      load_sweep_spec(std::string(RAPID_SOURCE_DIR) + "/jobs/llama3-70b-256xh100.yaml");
-  const Enumerator e(spec);
-  const PointEvaluator analytical(spec);
   DesOptions off;
   off.fold_alone = false;
-  const PointEvaluator with(spec, Fidelity::Des), without(spec, Fidelity::Des, off);
-  Workload w;
-  EvalResult r, a, b;
-  DesReport ra, rb;
-  int compared = 0;
   double worst = 0;
   uint64_t events_with = 0, events_without = 0;
-  for (int64_t i = 0, feasible = 0; i < e.size(); ++i) {
-    const Point p = e.decode(i);
-    analytical.evaluate(p, w, r);
-    if (r.status != Status::Ok || feasible++ % 23 != 0) continue;
-    with.evaluate(p, w, a);
-    with.simulate(p, w, a, {&ra, nullptr, nullptr, false});
-    without.evaluate(p, w, b);
-    without.simulate(p, w, b, {&rb, nullptr, nullptr, false});
-    ASSERT_EQ(a.status, b.status) << p.par.describe();
+  const int compared = test::each_demo_layout_two_ways(off, 23, [&](const test::DesPair& d) {
+    const EvalResult &a = d.with, &b = d.without;
+    const std::string layout = d.point.par.describe();
+    ASSERT_EQ(a.status, b.status) << layout;
     worst = std::max(worst, std::abs(a.step_time_s - b.step_time_s));
-    EXPECT_EQ(a.step_time_s, b.step_time_s) << p.par.describe();
-    EXPECT_EQ(a.dp_exposed_time_s, b.dp_exposed_time_s) << p.par.describe();
-    EXPECT_EQ(a.pp_comm_time_s, b.pp_comm_time_s) << p.par.describe();
+    EXPECT_EQ(a.step_time_s, b.step_time_s) << layout;
+    EXPECT_EQ(a.dp_exposed_time_s, b.dp_exposed_time_s) << layout;
+    EXPECT_EQ(a.pp_comm_time_s, b.pp_comm_time_s) << layout;
     // Link statistics add a folded bundle's bytes in another order: equal to rounding.
-    EXPECT_NEAR(a.max_link_utilization, b.max_link_utilization, 1e-12) << p.par.describe();
-    events_with += ra.events;
-    events_without += rb.events;
-    ++compared;
-  }
+    EXPECT_NEAR(a.max_link_utilization, b.max_link_utilization, 1e-12) << layout;
+    events_with += d.with_report.events;
+    events_without += d.without_report.events;
+  });
   std::printf(
       "dynamic folding: %d layouts, largest step-time difference %.3g s, events %llu "
       "vs %llu without\n",

@@ -73,4 +73,28 @@ HardwareSpec round_gpu() {
   return hw;
 }
 
+int each_demo_layout_two_ways(const DesOptions& other, int every,
+                              const std::function<void(const DesPair&)>& check) {
+  const SweepSpec spec = load_sweep_spec(source_path("jobs/llama3-70b-256xh100.yaml"));
+  const Enumerator e(spec);
+  const PointEvaluator analytical(spec);
+  const PointEvaluator with(spec, Fidelity::Des), without(spec, Fidelity::Des, other);
+  Workload w;
+  EvalResult r, a, b;
+  DesReport ra, rb;
+  int compared = 0;
+  for (int64_t i = 0, feasible = 0; i < e.size(); ++i) {
+    const Point p = e.decode(i);
+    analytical.evaluate(p, w, r);
+    if (r.status != Status::Ok || feasible++ % every != 0) continue;
+    with.evaluate(p, w, a);
+    with.simulate(p, w, a, {&ra, nullptr, nullptr, false});
+    without.evaluate(p, w, b);
+    without.simulate(p, w, b, {&rb, nullptr, nullptr, false});
+    check(DesPair{p, a, b, ra, rb});
+    ++compared;
+  }
+  return compared;
+}
+
 }  // namespace rapid::test

@@ -3,12 +3,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "rapid/common/error.hpp"
+#include "rapid/eval/point_evaluator.hpp"
 #include "rapid/spec/sweep_spec.hpp"
 #include "rapid/sweep/enumerator.hpp"
 
@@ -116,5 +118,18 @@ SweepSpec spec_with(const std::string& model, const std::string& hardware,
 SweepSpec spec_with_stack(const std::string& model, const std::string& hardware,
                           const std::string& network, int64_t gbs, int64_t seq,
                           const std::string& stack);
+
+/// One layout simulated two ways: with the DES's default options and with others.
+struct DesPair {
+  const Point& point;
+  const EvalResult &with, &without;
+  const DesReport &with_report, &without_report;
+};
+
+/// Every `every`-th feasible layout of the demo job (jobs/llama3-70b-256xh100.yaml, feasible
+/// by the analytical model), simulated with the default DesOptions and with `other`, each
+/// pair given to `check`. Returns the number of layouts compared.
+int each_demo_layout_two_ways(const DesOptions& other, int every,
+                              const std::function<void(const DesPair&)>& check);
 
 }  // namespace rapid::test
