@@ -8,7 +8,13 @@ fails (docs/bad-input.md):
     own parse errors carry no prefix: then the one line before its "Run with --help"),
     no crash report, and under mpirun no message per rank;
   - no file left: the case's temporary directory holds exactly what the setup put there
-    (no output, no `.tmp`, no `.rapid-sweep.partial-*.h5`, no FIFO or device replaced).
+    (no output, no `.tmp`, no `.rapid-sweep.partial-*.h5` or `.lock`, no FIFO or device
+    replaced; a partial file the setup made is still there, its size unchanged).
+
+Inputs made at test time (`make`) include a stopped sweep's partial file (kind "partial":
+RAPID_SWEEP_TEST_STOP_AFTER_CHUNKS, then damaged, emptied or its stack edited), the lock of
+a sweep still writing the output (held by the runner while the case runs) and a result file
+with a damaged chunk (kind "h5", "flip").
 
 Each case runs in a fresh temporary directory under RLIMIT_AS (--memory, 2 GiB) and a
 wall-clock bound (--timeout, 20 s), in its own session (killed as a group on timeout).
@@ -20,6 +26,7 @@ for the reason it states.
 """
 import argparse
 import concurrent.futures
+import fcntl
 import json
 import os
 import pwd
@@ -33,7 +40,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PREFIXES = ("rapid-sweep:", "rapid:")
+PREFIXES = ("rapid-sweep:", "rapid:", "rapid-analyze:", "report.py:")
 CLI11_FOOTER = "Run with --help for more information."
 CRASH_MARKS = ("Process received signal", "Segmentation fault", "Aborted", "terminate called",
                "AddressSanitizer", "core dumped", "Floating point exception")
@@ -72,8 +79,111 @@ def fill(template, ctx):
     return template
 
 
-def make_input(case, tmp, src_dir):
-    """Creates the case's input in tmp; returns its path (the {case} placeholder)."""
+def partial_path(output):
+    """ResultStore::temp_path_for: `.rapid-sweep.partial-HASH.h5` beside the output, HASH the
+    64-bit FNV-1a of the output's absolute path."""
+    h = 0xcbf29ce484222325
+    for b in os.fsencode(os.path.normpath(os.path.abspath(output))):
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(os.path.dirname(output), f".rapid-sweep.partial-{h:016x}.h5")
+
+
+def chunk_extent(path, dataset):
+    """Byte offset and size of `dataset`'s first stored chunk (h5py)."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        info = f[dataset].id.get_chunk_info(0)
+    if info.byte_offset is None:
+        raise ValueError(f"{path}: {dataset} has no stored chunk")
+    return info.byte_offset, info.size
+
+
+def header_address(path, dataset):
+    """Byte offset of `dataset`'s object header (h5py)."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        return h5py.h5o.get_info(f[dataset].id).addr
+
+
+def flip_chunk(path, dataset):
+    """Inverts up to 16 bytes from the middle of `dataset`'s first stored chunk (never past
+    its end: a small chunk's neighbour, another dataset's, stays whole)."""
+    offset, size = chunk_extent(path, dataset)
+    count = min(16, size - size // 2)
+    with open(path, "r+b") as f:
+        f.seek(offset + size // 2)
+        data = f.read(count)
+        f.seek(offset + size // 2)
+        f.write(bytes(b ^ 0xFF for b in data))
+
+
+def zero_page(path, offset):
+    """Zeroes the 4 KiB page holding byte `offset` (a page the disk lost)."""
+    with open(path, "r+b") as f:
+        f.seek(offset // 4096 * 4096)
+        f.write(bytes(4096))
+
+
+def hold_lock(path, holder, run):
+    """The lock of a sweep still writing the output (FileLock, src/common/file_lock.cpp): an
+    exclusive flock on `path` with the holder's text in it, held until the case ends."""
+    f = open(path, "w")
+    f.write(holder)
+    f.flush()
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    run["held"].append(f)
+
+
+def stopped_sweep(make, tmp, args, run):
+    """A sweep of the resume job stopped after its first chunk (exit 3): the partial file
+    it leaves beside {tmp}/out.h5, damaged as `make` says. Returns the job's path."""
+    rel = make.get("job", "resume/_job.yaml")
+    job = os.path.join(tmp, "job.yaml")
+    shutil.copyfile(os.path.join(HERE, rel), job)
+    configs = os.path.join(HERE, os.path.dirname(rel), "configs")
+    if os.path.isdir(configs):  # the job's stack, beside it
+        shutil.copytree(configs, os.path.join(tmp, "configs"))
+    out = os.path.join(tmp, "out.h5")
+    partial = partial_path(out)
+    env = dict(run["env"], RAPID_SWEEP_TEST_STOP_AFTER_CHUNKS=str(make.get("stop_after", 1)))
+    proc = subprocess.run([args.sweep, job, "-o", out, "--quiet"] + make.get("args", []),
+                          cwd=tmp, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=120)
+    want = {"job.yaml", os.path.basename(partial)} | ({"configs"} if os.path.isdir(configs)
+                                                      else set())
+    if proc.returncode != 3 or set(os.listdir(tmp)) != want:
+        raise RuntimeError(f"the stopped sweep: exit {proc.returncode} (expected 3), files "
+                           f"{sorted(os.listdir(tmp))} (expected {sorted(want)}): "
+                           f"{proc.stderr[-300:]}")
+    import h5py
+    with h5py.File(partial, "r") as f:
+        done = f["points/done"][()]
+    if not 0 < done.sum() < len(done):
+        raise RuntimeError(f"the stopped sweep wrote {done.sum()} of {len(done)} rows")
+    run["partial"] = partial
+    if "flip" in make:
+        flip_chunk(partial, make["flip"])
+    if "zero_chunk_page" in make:
+        offset, size = chunk_extent(partial, make["zero_chunk_page"])
+        zero_page(partial, offset + size // 2)
+    if "zero_header_page" in make:
+        zero_page(partial, header_address(partial, make["zero_header_page"]))
+    if make.get("empty"):
+        open(partial, "w").close()
+    if "edit" in make:  # a config file edited between the stop and the resume
+        with open(os.path.join(tmp, make["edit"]), "a", encoding="utf-8") as f:
+            f.write("# edited between the stop and the resume\n")
+    if "fsize_over_partial" in make:  # room for the partial file and this many bytes more
+        run["fsize"] = os.path.getsize(partial) + make["fsize_over_partial"]
+    if "hold_lock" in make:  # a sweep still writing it
+        hold_lock(partial + ".lock", make["hold_lock"], run)
+    return job
+
+
+def make_input(case, tmp, args, run):
+    """Creates the case's input in tmp; returns its path (the {case} placeholder). `run`
+    receives what the case's run needs besides: the partial file's path, its file size
+    limit, the locks held while it runs."""
     if "file" in case:
         if "dir" in case:  # a case directory: copied whole, the file inside it
             dst = os.path.join(tmp, os.path.basename(case["dir"]))
@@ -89,6 +199,8 @@ def make_input(case, tmp, src_dir):
     kind = make["kind"]
     if kind == "path":
         return make["path"]
+    if kind == "partial":  # a stopped sweep's partial file beside {tmp}/out.h5: the job
+        return stopped_sweep(make, tmp, args, run)
     name = make.get("name")
     if "name_hex" in make:
         name = os.fsdecode(bytes.fromhex(make["name_hex"]))
@@ -114,8 +226,10 @@ def make_input(case, tmp, src_dir):
             for i in range(make["levels"]):
                 f.write(" " * i + "a:\n")
             f.write(" " * make["levels"] + "b: 1\n")
-    elif kind == "h5":  # a copy of the good result file, then truncated or edited
+    elif kind == "h5":  # a copy of the good result file, then truncated, edited or damaged
         shutil.copyfile(case["_h5"], path)
+        if "flip" in make:
+            flip_chunk(path, make["flip"])
         if "truncate" in make:
             with open(path, "r+b") as f:
                 f.truncate(make["truncate"])
@@ -168,14 +282,22 @@ def run_one(case, args, group, env):
     """Runs one case; returns (ok, problems, stderr)."""
     tmp = tempfile.mkdtemp(prefix="rapid-bad-")
     session = tempfile.mkdtemp(prefix="rapid-bad-ompi-")  # the MPI session directory
+    # An MPI singleton without its orted (which takes 5 s to start in some containers, a
+    # Debian 12 chroot here: the catalogue then outlasts its timeout), in a session directory
+    # of its own (isolated singletons share one name: concurrent ones race on its mkdir).
+    single = {"OMPI_MCA_ess_singleton_isolated": "1", "OMPI_MCA_orte_tmpdir_base": session}
+    run = {"env": dict(env, **single), "held": []}
     try:
         os.chmod(tmp, 0o777)  # cases run as nobody must be able to reach their files
         os.chmod(session, 0o777)
-        ctx = {"sweep": args.sweep, "rapid": args.rapid, "src": args.src, "tmp": tmp}
+        ctx = {"sweep": args.sweep, "rapid": args.rapid, "src": args.src, "tmp": tmp,
+               "python": sys.executable}
         if case.get("needs_h5") or case.get("make", {}).get("kind") == "h5":
             ctx["h5"] = os.path.join(tmp, "result.h5")
             shutil.copyfile(case["_h5"], ctx["h5"])
-        ctx["case"] = make_input(case, tmp, args.src)
+        ctx["case"] = make_input(case, tmp, args, run)
+        if "partial" in run:
+            ctx["partial"] = run["partial"]
         if not setup(case, tmp):
             return None, ["setup not possible here (mknod refused)"], ""
         wrap = case.get("wrap", group.get("wrap"))
@@ -194,18 +316,15 @@ def run_one(case, args, group, env):
             uid = (pw.pw_uid, pw.pw_gid)
         case_env = dict(env, **case.get("env", {}))
         if ranks == 1:
-            # An MPI singleton without its orted (which takes 5 s to start in some containers,
-            # a Debian 12 chroot here: the catalogue then outlasts its timeout), in a session
-            # directory of its own (isolated singletons share one name: concurrent ones race
-            # on its mkdir).
-            case_env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
-            case_env.setdefault("OMPI_MCA_orte_tmpdir_base", session)
+            for k, v in single.items():
+                case_env.setdefault(k, v)
+        fsize = run.get("fsize", case.get("fsize"))
         before = snapshot(tmp)
         start = time.monotonic()
         proc = subprocess.Popen([os.fsencode(c) for c in cmd], cwd=tmp, env=case_env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE,
-                                preexec_fn=limits(args.memory, case.get("fsize"), uid))
+                                preexec_fn=limits(args.memory, fsize, uid))
         try:
             out, err = proc.communicate(timeout=args.timeout)
             timed_out = False
@@ -215,7 +334,8 @@ def run_one(case, args, group, env):
             timed_out = True
         elapsed = time.monotonic() - start
         err = err.decode(errors="replace")
-        problems = check(case, proc.returncode, err, timed_out, args, ranks)
+        expect = [fill(text, ctx) for text in case.get("expect", [])]
+        problems = check(case, expect, proc.returncode, err, timed_out, args, ranks)
         # Read-only directories back to writable so that they can be listed and removed.
         for s in case.get("setup", []):
             if "mode" in s:
@@ -232,6 +352,8 @@ def run_one(case, args, group, env):
             err = f"[{elapsed:.1f} s] {err}"
         return not problems, problems, err
     finally:
+        for f in run["held"]:  # the locks: released once the case ran
+            f.close()
         if args.keep:
             print(f"  kept {tmp}")
         else:
@@ -242,7 +364,7 @@ def run_one(case, args, group, env):
         shutil.rmtree(session, ignore_errors=True)
 
 
-def check(case, rc, err, timed_out, args, ranks):
+def check(case, expect, rc, err, timed_out, args, ranks):
     problems = []
     want = case.get("exit", 2)
     if timed_out:
@@ -251,7 +373,7 @@ def check(case, rc, err, timed_out, args, ranks):
         problems.append(f"killed by signal {-rc} ({signal.Signals(-rc).name})")
     elif rc != want:
         problems.append(f"exit code {rc}, expected {want}")
-    for text in case.get("expect", []):
+    for text in expect:
         if text not in err:
             problems.append(f"stderr lacks {text!r}")
     lines = [l for l in err.splitlines() if l.strip()]
@@ -311,8 +433,11 @@ def main():
         t0 = time.monotonic()
         failed_controls = []
         for c in controls:
-            g = groups[c.get("group", c["id"].split("/")[0])]
-            ok, problems, err = run_one(c, args, g, env)
+            g = groups.get(c.get("group", c["id"].split("/")[0]), {})
+            try:
+                ok, problems, err = run_one(c, args, g, env)
+            except Exception as e:  # the runner's own failure (a setup that failed)
+                ok, problems, err = False, [f"runner error: {e!r}"], ""
             if not ok:
                 failed_controls.append((c["id"], problems, err))
         for cid, problems, err in failed_controls:
