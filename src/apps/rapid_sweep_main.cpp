@@ -363,8 +363,15 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   if (p.fidelity == rapid::Fidelity::Auto) so.top_k = p.top_k;
   so.keep = p.keep;
   so.keep_k = p.keep_k;
-  // --keep all: chunks on the file's chunk boundaries (each file chunk compressed once).
-  if (p.keep == rapid::Keep::All) so.align = rapid::PointsTable::kChunkRows;
+  // --keep all: each evaluating rank stores the file chunks its chunks hold whole, and an
+  // analytical sweep's chunks are whole file chunks (a DES point takes milliseconds: 4096 of
+  // them would unbalance the ranks' ends, so its few rows go as rows).
+  // RAPID_SWEEP_COMPRESS_ON_RANK0=1: the write path before issue 35 (rank 0's writer thread
+  // filters every row through HDF5), for the comparison in docs/production.md sec 5.
+  so.store_chunks =
+      p.keep == rapid::Keep::All && std::getenv("RAPID_SWEEP_COMPRESS_ON_RANK0") == nullptr;
+  if (p.keep == rapid::Keep::All && p.fidelity != rapid::Fidelity::Des)
+    so.align = rapid::PointsTable::kChunkRows;
   std::vector<int64_t> simulated_before;  // a resumed auto sweep: rows simulated earlier
   if (so.top_k > 0 && store.resumed())
     so.simulated_before = [&simulated_before](int64_t i) {
@@ -374,9 +381,15 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
     so.write = [&store](rapid::RowBlock b) { store.write(std::move(b)); };
     so.update = [&store](rapid::RowBlock b) { store.update(std::move(b)); };
   }
-  so.after_chunk = [&] {  // the testing hook: after the rank's first chunk went out
+  // Testing hooks: a failure after the rank's first chunk went out, or a stop (as SIGTERM
+  // does) once this rank has evaluated N chunks (a partial file made without timing).
+  const char* stop_env = std::getenv("RAPID_SWEEP_TEST_STOP_AFTER_CHUNKS");
+  const int64_t stop_after = stop_env ? std::atoll(stop_env) : 0;
+  int64_t chunks_done = 0;
+  so.after_chunk = [&] {
     if (fail_rank && *fail_rank == mpi.rank())
       throw rapid::InternalError("injected failure (RAPID_SWEEP_TEST_FAIL_RANK)");
+    if (stop_after > 0 && ++chunks_done >= stop_after) rapid::request_stop();
   };
   if (mpi.is_root() && !o.quiet)
     for (const std::string& r : p.enumerator->unused_recompute_options())
@@ -420,12 +433,16 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
 
   // Per-phase seconds, summed over the ranks (rank 0's writer thread for write).
   const rapid::SweepStats& st = scheduler.stats();
-  std::vector<double> phases = {p.enumerate_s, st.evaluate_s, st.pack_s, st.wait_s,
-                                mpi.is_root() ? store.write_busy_s() : 0.0};
+  const std::vector<const char*> phase_names = {"enumerate", "evaluate", "pack",
+                                                "compress",  "wait",     "write"};
+  std::vector<double> phases = {p.enumerate_s, st.evaluate_s,
+                                st.pack_s,     st.compress_s,
+                                st.wait_s,     mpi.is_root() ? store.write_busy_s() : 0.0};
+  const size_t F = phases.size();
   // The same per rank (docs/production.md sec 4: what rank 0 carries beside the others).
-  std::vector<double> per_rank(phases.size() * static_cast<size_t>(mpi.size()), 0.0);
+  std::vector<double> per_rank(F * static_cast<size_t>(mpi.size()), 0.0);
   std::copy(phases.begin(), phases.end(),
-            per_rank.begin() + static_cast<std::ptrdiff_t>(phases.size() * mpi.rank()));
+            per_rank.begin() + static_cast<std::ptrdiff_t>(F * static_cast<size_t>(mpi.rank())));
   mpi.allreduce_sum(per_rank);
   mpi.allreduce_sum(phases);
   // The simulator's rate counts the points it simulated (rows whose DES ran: not those that
@@ -447,11 +464,7 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
   run.keep = o.keep;
   run.points_swept = n;
   run.baseline_kept_extra = p.keep == rapid::Keep::TopK && scheduler.baseline_kept_extra();
-  run.phase_s = {{"enumerate", phases[0]},
-                 {"evaluate", phases[1]},
-                 {"pack", phases[2]},
-                 {"wait", phases[3]},
-                 {"write", phases[4]}};
+  for (size_t k = 0; k < F; ++k) run.phase_s.emplace_back(phase_names[k], phases[k]);
   store.commit(run);
 
   if (mpi.is_root() && !o.quiet) {
@@ -475,24 +488,28 @@ int run_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p,
           // (the points that ended at the memory check included)
           phases[1] > 0 ? static_cast<double>(des_rows[0]) / (phases[1] * threads) : 0.0,
           phases[1] * threads);
-    std::printf(
-        "rapid-sweep: seconds over the ranks: enumerate %.2f, evaluate %.2f, pack %.2f, "
-        "wait %.2f, write %.2f (rank 0's writer thread)\n",
-        phases[0], phases[1], phases[2], phases[3], phases[4]);
-    // Per rank: the first 8 (rank 0 first: it also writes), then the others' maxima.
+    // The phases, summed over the ranks; then per rank: the first 8 (rank 0 first: it also
+    // writes), then the others' maxima.
+    auto phase_line = [&](const double* v, size_t from) {
+      std::string line;
+      for (size_t k = from; k < F; ++k)
+        line += fmt::format("{}{} {:.2f}", k > from ? ", " : "", phase_names[k], v[k]);
+      return line;
+    };
+    std::printf("rapid-sweep: seconds over the ranks: %s (write: rank 0's writer thread)\n",
+                phase_line(phases.data(), 0).c_str());
     const auto P = static_cast<size_t>(mpi.size());
-    std::vector<double> others_max(5, 0.0);
+    std::vector<double> others_max(F, 0.0);
     for (size_t r = 0; r < P; ++r) {
-      const double* v = per_rank.data() + 5 * r;
+      const double* v = per_rank.data() + F * r;
       if (r < 8)
-        std::printf("rapid-sweep: rank %zu: evaluate %.2f, pack %.2f, wait %.2f, write %.2f s\n", r,
-                    v[1], v[2], v[3], v[4]);
+        std::printf("rapid-sweep: rank %zu: %s s\n", r, phase_line(v, 1).c_str());
       else
-        for (size_t k = 0; k < 5; ++k) others_max[k] = std::max(others_max[k], v[k]);
+        for (size_t k = 0; k < F; ++k) others_max[k] = std::max(others_max[k], v[k]);
     }
     if (P > 8)
-      std::printf("rapid-sweep: ranks 8-%zu, most: evaluate %.2f, pack %.2f, wait %.2f s\n", P - 1,
-                  others_max[1], others_max[2], others_max[3]);
+      std::printf("rapid-sweep: ranks 8-%zu, most: %s s\n", P - 1,
+                  phase_line(others_max.data(), 1).c_str());
     if (p.keep != rapid::Keep::All)
       std::printf("rapid-sweep: --keep %s: %lld rows kept, %lld dropped\n", o.keep.c_str(),
                   static_cast<long long>(kept_rows),

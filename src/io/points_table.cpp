@@ -18,20 +18,6 @@ namespace {
 // pieces (a DES sweep's 64-point chunks) meet their chunk there, not on disk.
 constexpr size_t kCachedChunks = 4;
 
-bool all_fill(std::span<const std::byte> data, size_t from, size_t to, size_t width,
-              bool is_float) {
-  const std::byte* p = data.data() + from * width;
-  if (is_float) {
-    for (size_t k = from; k < to; ++k, p += sizeof(double)) {
-      double v;
-      std::memcpy(&v, p, sizeof v);
-      if (!std::isnan(v)) return false;
-    }
-    return true;
-  }
-  return std::all_of(p, p + (to - from) * width, [](std::byte b) { return b == std::byte{0}; });
-}
-
 }  // namespace
 
 PointsTable PointsTable::create(hid_t file, int64_t fixed_rows) {
@@ -184,8 +170,7 @@ void PointsTable::put_run(const RowBlock& b, size_t from, size_t to, int64_t row
   for (size_t c = 0; c < columns_.size(); ++c) {
     const ColumnData& cd = columns_[c];
     const std::span<const std::byte> data = b.column(c);
-    if (skip_fill && all_fill(data, from, to, cd.elem_size, cd.column->type == ColumnType::Float64))
-      continue;
+    if (skip_fill && b.fill_only(c, from, to)) continue;
     put(cd.dataset.get(), cd.mem_type, row, n, data.data() + from * cd.elem_size);
   }
   std::vector<int64_t> index(static_cast<size_t>(n));
@@ -198,7 +183,29 @@ void PointsTable::put_run(const RowBlock& b, size_t from, size_t to, int64_t row
   }
 }
 
+void PointsTable::write_stored(const RowBlock& b) {
+  // Each dataset's chunk as the evaluating rank filtered it (io/chunk_encoder.hpp), written
+  // past the filters and the chunk cache (H5Dwrite_chunk, HDF5 1.10.3; filter mask 0: every
+  // filter applied); /points/done last, after the rows it marks.
+  const size_t columns = columns_.size();
+  for (const RowBlock::StoredChunk& c : b.stored()) {
+    RAPID_ASSERT(
+        fixed_ && c.first_row >= 0 && c.first_row + c.rows <= rows_ && c.data.size() == columns + 2,
+        "a stored chunk of the fixed table");
+    const hsize_t offset = static_cast<hsize_t>(c.first_row);
+    for (size_t d = 0; d < columns + 2; ++d) {
+      if (c.data[d].empty()) continue;  // the fill value throughout
+      const hid_t ds = d < columns    ? columns_[d].dataset.get()
+                       : d == columns ? point_.get()
+                                      : done_.get();
+      h5::check(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, &offset, c.data[d].size(), c.data[d].data()),
+                "H5Dwrite_chunk");
+    }
+  }
+}
+
 void PointsTable::write(const RowBlock& b, bool first_write) {
+  write_stored(b);
   const auto n = static_cast<size_t>(b.count());
   if (n == 0) return;
   if (!fixed_) {

@@ -143,7 +143,18 @@ ResultStore::ResultStore(const MpiEnv& mpi, std::string output_path, const Sweep
   temp_path_ = mpi_.broadcast(
       mpi_.is_root() ? temp_path_for(output_path_) + (appended ? ".keep" : "") : std::string());
   lock_output();
-  if (!appended_ && resume != ResumeMode::No && open_partial(resume_key, resume)) return;
+  try {
+    if (!appended_ && resume != ResumeMode::No && open_partial(resume_key, resume)) return;
+    create(resume_key);
+  } catch (...) {
+    // Refused (a damaged or foreign partial file) or failed: nothing is written to the
+    // output, so its lock goes too (a lock held by another sweep was never ours to remove).
+    if (lock_) lock_->release_and_remove();
+    throw;
+  }
+}
+
+void ResultStore::create(const std::string& resume_key) {
   std::string error;
   if (mpi_.is_root()) {
     try {
@@ -207,6 +218,9 @@ bool ResultStore::open_partial(const std::string& resume_key, ResumeMode mode) {
         const std::vector<std::string> keys = h5::read_strings(file_.get(), "/resume/key");
         if (keys.empty()) damage = "no /resume/key (not a partial file rapid-sweep wrote)";
         key = keys.empty() ? std::string() : keys.front();
+        // A key is text: a NUL in it is a damaged string heap (a zeroed page), not a change.
+        if (key.find('\0') != std::string::npos)
+          damage = "its /resume/key does not read back whole (NUL bytes in its text)";
         if (damage.empty() && key == resume_key) {
           table_ = PointsTable::open(file_.get(), num_points_);
           const std::vector<uint8_t> mask = table_.read_done();
@@ -350,7 +364,7 @@ void ResultStore::queue(RowBlock block, bool rewrite) {
   auto shared = std::make_shared<RowBlock>(std::move(block));
   writer_->submit(
       [this, shared, rewrite] {
-        rows_since_open_ += shared->count();
+        rows_since_open_ += shared->count() + shared->stored_rows();
         if (rewrite)
           table_.update(*shared);
         else

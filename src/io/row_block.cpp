@@ -1,6 +1,8 @@
 #include "rapid/io/row_block.hpp"
 #include "rapid/common/eval_context.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "rapid/common/error.hpp"
@@ -10,8 +12,9 @@ namespace rapid {
 namespace {
 
 // Column offsets (in bytes, after the header and the indices) per element: the prefix sums
-// of the storage sizes, so column c of an n-row block starts at 16 + 8 n + n * prefix[c].
-constexpr size_t kHeader = 2 * sizeof(int64_t);  // count, tag
+// of the storage sizes, so column c of an n-row block starts at 24 + 8 n + n * prefix[c].
+constexpr size_t kHeader = 3 * sizeof(int64_t);  // count, tag, stored-section bytes
+constexpr size_t kStoredAt = 2 * sizeof(int64_t);
 const std::vector<size_t>& prefix() {
   static const std::vector<size_t> p = [] {
     std::vector<size_t> out{0};
@@ -63,15 +66,78 @@ int64_t RowBlock::tag() const {
 
 void RowBlock::start(int64_t n, int64_t tag) {
   bytes_.resize(kHeader + static_cast<size_t>(n) * row_bytes());
+  const int64_t stored = 0;
   std::memcpy(bytes_.data(), &n, sizeof n);
   std::memcpy(bytes_.data() + sizeof(int64_t), &tag, sizeof tag);
+  std::memcpy(bytes_.data() + kStoredAt, &stored, sizeof stored);
 }
 
 RowBlock::RowBlock(ByteBuffer bytes) : bytes_(std::move(bytes)) {
   RAPID_ASSERT(
-      bytes_.empty() || (bytes_.size() >= kHeader &&
-                         bytes_.size() == kHeader + static_cast<size_t>(count()) * row_bytes()),
+      bytes_.empty() ||
+          (bytes_.size() >= kHeader &&
+           bytes_.size() == kHeader + static_cast<size_t>(count()) * row_bytes() + stored_bytes()),
       "a row block of the schema's size");
+}
+
+size_t RowBlock::datasets() {
+  return result_columns().size() + 2;
+}
+
+size_t RowBlock::stored_bytes() const {
+  if (bytes_.empty()) return 0;
+  int64_t s;
+  std::memcpy(&s, bytes_.data() + kStoredAt, sizeof s);
+  return static_cast<size_t>(s);
+}
+
+std::span<const std::byte> RowBlock::stored_section() const {
+  const size_t s = stored_bytes();
+  return {bytes_.data() + bytes_.size() - s, s};
+}
+
+std::vector<RowBlock::StoredChunk> RowBlock::stored() const {
+  std::vector<StoredChunk> out;
+  const std::span<const std::byte> section = stored_section();
+  const size_t d = datasets();
+  std::vector<int64_t> head(2 + d);
+  for (size_t at = 0; at < section.size();) {
+    RAPID_ASSERT(at + head.size() * sizeof(int64_t) <= section.size(), "a whole chunk header");
+    std::memcpy(head.data(), section.data() + at, head.size() * sizeof(int64_t));
+    at += head.size() * sizeof(int64_t);
+    StoredChunk c{head[0], head[1], {}};
+    c.data.reserve(d);
+    for (size_t k = 0; k < d; ++k) {
+      const auto n = static_cast<size_t>(head[2 + k]);
+      RAPID_ASSERT(at + n <= section.size(), "a chunk's bytes inside the block");
+      c.data.emplace_back(section.data() + at, n);
+      at += n;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+int64_t RowBlock::stored_rows() const {
+  int64_t rows = 0;
+  for (const StoredChunk& c : stored()) rows += c.rows;
+  return rows;
+}
+
+void RowBlock::set_stored(std::span<const size_t> keep, std::span<const std::byte> section) {
+  RAPID_ASSERT(stored_bytes() == 0, "stored chunks set once");
+  if (bytes_.empty()) start(0, 0);
+  if (keep.size() != static_cast<size_t>(count())) {
+    if (keep.empty())
+      start(0, tag());  // the same storage, no rows
+    else
+      *this = select(keep);
+  }
+  const size_t rows_end = bytes_.size();
+  bytes_.resize(rows_end + section.size());
+  if (!section.empty()) std::memcpy(bytes_.data() + rows_end, section.data(), section.size());
+  const auto s = static_cast<int64_t>(section.size());
+  std::memcpy(bytes_.data() + kStoredAt, &s, sizeof s);
 }
 
 int64_t RowBlock::count() const {
@@ -96,6 +162,24 @@ std::span<const std::byte> RowBlock::column(size_t c) const {
   const int64_t n = count();
   const size_t size = static_cast<size_t>(n) * (prefix()[c + 1] - prefix()[c]);
   return {bytes_.data() + column_offset(c, n), size};
+}
+
+std::span<const std::byte> RowBlock::index_bytes() const {
+  return {bytes_.data() + kHeader, static_cast<size_t>(count()) * sizeof(int64_t)};
+}
+
+bool RowBlock::fill_only(size_t c, size_t from, size_t to) const {
+  const size_t width = column_element_bytes(result_columns()[c]);
+  const std::byte* p = column(c).data() + from * width;
+  if (result_columns()[c].type == ColumnType::Float64) {
+    for (size_t k = from; k < to; ++k, p += sizeof(double)) {
+      double v;
+      std::memcpy(&v, p, sizeof v);
+      if (!std::isnan(v)) return false;
+    }
+    return true;
+  }
+  return std::all_of(p, p + (to - from) * width, [](std::byte b) { return b == std::byte{0}; });
 }
 
 double RowBlock::value(size_t c, size_t k) const {
@@ -164,6 +248,7 @@ void RowBlock::pack(std::span<const ResultRow* const> kept, int64_t tag) {
 }
 
 RowBlock RowBlock::select(std::span<const size_t> take) const {
+  RAPID_ASSERT(stored_bytes() == 0, "rows without stored chunks");
   RowBlock out;
   const auto n = static_cast<int64_t>(take.size());
   out.start(n, tag());
@@ -182,6 +267,7 @@ RowBlock RowBlock::select(std::span<const size_t> take) const {
 }
 
 void RowBlock::append(const RowBlock& other) {
+  RAPID_ASSERT(stored_bytes() == 0 && other.stored_bytes() == 0, "rows without stored chunks");
   if (other.empty()) return;
   if (empty()) {  // its rows under this block's tag
     const int64_t t = tag();

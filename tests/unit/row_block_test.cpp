@@ -39,8 +39,9 @@ TEST(RowBlock, PacksIndicesAndColumnsInStorageTypes) {
   RowBlock b;
   b.pack(r);
   ASSERT_EQ(b.count(), 5);
-  // 16 bytes of count and tag, then per row its index and every column's storage bytes.
-  EXPECT_EQ(b.bytes().size(), 16 + 5 * RowBlock::row_bytes());
+  // 24 bytes of count, tag and stored-chunk bytes (none), then per row its index and every
+  // column's storage bytes.
+  EXPECT_EQ(b.bytes().size(), 24 + 5 * RowBlock::row_bytes());
   const size_t tp = column_of("tp"), step = column_of("step_time_s"), st = column_of("status");
   EXPECT_EQ(b.column(tp).size(), 5u * 4u);    // int32
   EXPECT_EQ(b.column(step).size(), 5u * 8u);  // float64

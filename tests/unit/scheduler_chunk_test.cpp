@@ -22,11 +22,13 @@ TEST(SchedulerChunks, GuidedSizesShrinkTowardsTheEnd) {
 }
 
 TEST(SchedulerChunks, AlignedToTheFilesChunks) {
-  // align 4096: 100000 / 16 = 6250 -> 4096 (rounded down to a multiple); below the
-  // alignment the size stays (the tail): 1000 / 16 = 62 -> 64.
-  EXPECT_EQ(next_chunk_size(100'000, 4, 0, 4096), 4096);
-  EXPECT_EQ(next_chunk_size(1'000'000, 4, 0, 4096), 8192);
-  EXPECT_EQ(next_chunk_size(1000, 4, 0, 4096), 64);
+  // align 4096: one file chunk whatever the guided size (1e6 / 16 = 62500, 1000 / 16 = 62),
+  // capped by what remains (the table's last, partial chunk: 1000 rows).
+  EXPECT_EQ(next_chunk_size(1'000'000, 4, 0, 4096), 4096);
+  EXPECT_EQ(next_chunk_size(20'000, 4, 0, 4096), 4096);
+  EXPECT_EQ(next_chunk_size(1000, 4, 0, 4096), 1000);
+  // --chunk wins over the alignment.
+  EXPECT_EQ(next_chunk_size(1'000'000, 4, 100, 4096), 100);
 }
 
 TEST(SchedulerChunks, FixedSizeOverridesGuided) {

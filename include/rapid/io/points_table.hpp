@@ -38,8 +38,9 @@ class PointsTable {
   static PointsTable open(hid_t file, int64_t fixed_rows);
 
   /// Writes the block's rows: fixed layout at their point indices (and marks them done),
-  /// appended layout after the last row. `first_write`: the rows were never written before,
-  /// so a column run holding only the fill value is skipped. Throws InternalError.
+  /// appended layout after the last row; its stored chunks (fixed layout) as they are.
+  /// `first_write`: the rows were never written before, so a column run holding only the
+  /// fill value is skipped. Throws InternalError.
   void write(const RowBlock& block, bool first_write = true);
   /// Rewrites rows already written, found by point index (appended: a binary search of
   /// /points/point; a point the table lacks is skipped). Throws InternalError.
@@ -67,6 +68,8 @@ class PointsTable {
   void define(ColumnData& cd, hid_t file);
   h5::Dataset make(const char* name, hid_t type, hid_t dcpl);
   void extend(int64_t rows);
+  /// The block's stored chunks (io/chunk_encoder.hpp), each dataset's with H5Dwrite_chunk.
+  void write_stored(const RowBlock& b);
   /// Writes `count` elements of `data` at rows [row, row + count) of `dataset`.
   void put(hid_t dataset, hid_t mem_type, int64_t row, int64_t count, const void* data);
   /// The row holding point `index` in an appended table, or -1.

@@ -19,11 +19,16 @@
 // Strings: attributes and string datasets are variable-length UTF-8 (h5py returns str for
 // attributes, bytes for dataset elements: ds.asstr()[...] gives str).
 //
-// One writer (issue 13 part 2): rank 0 alone holds the file (HDF5's serial driver), and a
-// thread of its own (io/background_writer.hpp) writes the row blocks the ranks send it, so
-// neither the evaluating threads nor rank 0's answers to work requests wait for the disk.
-// Compressed chunked datasets cannot be written independently by several MPI-IO ranks
-// (parallel HDF5 1.10 filters only collective writes, which a dynamic schedule has not).
+// One writer, many compressors (issue 13 part 2, issue 35): rank 0 alone holds the file
+// (HDF5's serial driver), and a thread of its own (io/background_writer.hpp) writes the row
+// blocks the ranks send it, so neither the evaluating threads nor rank 0's answers to work
+// requests wait for the disk. Under --keep all each evaluating rank sends the /points
+// chunks its rows fill whole already filtered (io/chunk_encoder.hpp: shuffle, deflate,
+// Fletcher-32), which the writer stores as they are (H5Dwrite_chunk); only the rows of
+// chunks split between ranks (a resumed range's edges, a stopped chunk, a DES sweep's small
+// chunks) go through HDF5's filters on the writer. Parallel HDF5 (MPI-IO) is not used: 1.10
+// filters only collective writes, which a dynamic schedule has not (docs/production.md
+// sec 5).
 //
 // Crash safety of a resumable (--keep all) file: the metadata cache never evicts (dirty
 // metadata reaches the disk only at a flush, every kFlushInterval or so and at the end),
@@ -165,6 +170,8 @@ class ResultStore {
   void lock_output();
   /// false: no partial file to resume (or another key and IfSameKey).
   bool open_partial(const std::string& resume_key, ResumeMode mode);
+  /// Collective: rank 0 creates a new temporary file (create_file) and its writer.
+  void create(const std::string& resume_key);
   /// Rank 0: creates the file with the enum types, the string tables and /points.
   void create_file(const std::string& resume_key);
   void write_root_attributes(const RunProvenance& run);

@@ -24,11 +24,13 @@
 // rows per group (sweep/best_points.hpp) and finish_keep() gathers the agreed ones.
 //
 // Chunk sizes are guided (OpenMP's schedule(guided) idea): chunk = clamp(remaining /
-// (4 * ranks), kMinChunk, kMaxChunk), capped by what remains; with `align` > 0 a chunk at
-// least `align` long is rounded down to a multiple of it, so the chunks of a --keep all
-// sweep start on the file's chunk boundaries until the tail. Large chunks early amortise
-// messages and writes; small chunks at the end balance the ranks' finishing times. `--chunk
-// N` fixes every chunk at N instead.
+// (4 * ranks), kMinChunk, kMaxChunk), capped by what remains; large chunks early amortise
+// messages and writes, small chunks at the end balance the ranks' finishing times. With
+// `align` > 0 every chunk is one file chunk of `align` rows ending on a multiple of it, so
+// the chunks of an analytical --keep all sweep are whole file chunks, which the evaluating
+// rank stores (`store_chunks`: io/chunk_encoder.hpp, issue 35) and rank 0 only writes (4096
+// points: milliseconds of analytical evaluation, a fine enough grain for the ends).
+// `--chunk N` fixes every chunk at N instead.
 //
 // Memory per rank is bounded independently of N: one chunk of rows (at most kMaxChunk or
 // the fixed size), two packed blocks, the kept rows of --keep top-K (groups x K) plus one
@@ -47,6 +49,7 @@
 #include "rapid/common/eval_context.hpp"
 #include "rapid/common/mpi_env.hpp"
 #include "rapid/eval/point_evaluator.hpp"
+#include "rapid/io/chunk_encoder.hpp"
 #include "rapid/io/result_schema.hpp"
 #include "rapid/io/row_block.hpp"
 #include "rapid/sweep/best_points.hpp"
@@ -59,9 +62,9 @@ inline constexpr int64_t kMinChunk = 64;
 inline constexpr int64_t kMaxChunk = 8192;
 inline constexpr int64_t kPollInterval = 32;  ///< rank 0's thread-0 points between polls
 
-/// Size of the next chunk: `fixed` when > 0, else clamp(remaining / (4 * ranks), kMinChunk,
-/// kMaxChunk), rounded down to a multiple of `align` (> 0) when at least that; never more
-/// than `remaining` (>= 0), 0 when nothing remains.
+/// Size of the next chunk: `fixed` when > 0, else `align` when > 0, else clamp(remaining /
+/// (4 * ranks), kMinChunk, kMaxChunk); never more than `remaining` (>= 0), 0 when nothing
+/// remains.
 int64_t next_chunk_size(int64_t remaining, int ranks, int64_t fixed, int64_t align = 0);
 
 /// Which rows of a sweep its file keeps (`--keep`).
@@ -99,6 +102,9 @@ struct SchedulerOptions {
   Keep keep = Keep::All;
   int64_t keep_k = 0;  ///< Keep::TopK: K
   int64_t align = 0;   ///< > 0: chunk boundaries on multiples of it (the file's chunks)
+  /// Keep::All: the rows of whole file chunks leave the evaluating rank in their stored
+  /// form (io/chunk_encoder.hpp; the table has enumerator.size() rows).
+  bool store_chunks = false;
   /// Rank 0: takes each block of rows for the file (Keep::All: any order; else in point
   /// order) and each block of rows to rewrite (refine()'s simulated rows).
   std::function<void(RowBlock)> write;
@@ -126,6 +132,7 @@ struct SweepStats {
   double wall_s = 0;             ///< time spent in run()
   double evaluate_s = 0;         ///< in the evaluation of chunks (OpenMP loops)
   double pack_s = 0;             ///< packing rows for the file
+  double compress_s = 0;         ///< filtering whole file chunks (store_chunks)
   double wait_s = 0;             ///< waiting for a chunk, a send or the other ranks
   int64_t simulated_rows = 0;    ///< rows whose discrete-event simulation ran
   bool interrupted = false;      ///< stopped early by request_stop() (a signal)
@@ -239,8 +246,10 @@ class Scheduler {
   std::optional<ResultRow> baseline_row_;
   bool baseline_extra_ = false;
   RowCensus seen_, kept_;
-  RowBlock outgoing_;               ///< a worker's block being sent
-  std::vector<std::byte> message_;  ///< its message: chunk first, then the block
+  std::optional<ChunkEncoder> encoder_;  ///< store_chunks
+  RowBlock own_;                         ///< rank 0, store_chunks: its block's storage
+  RowBlock outgoing_;                    ///< a worker's block being sent
+  std::vector<std::byte> message_;       ///< its message: chunk first, then the block
   MPI_Request data_send_ = MPI_REQUEST_NULL;
   int64_t data_sent_ = 0;  ///< DATA messages a worker sent
 
