@@ -175,6 +175,9 @@ class ResultStore {
   /// Rank 0: creates the file with the enum types, the string tables and /points.
   void create_file(const std::string& resume_key);
   void write_root_attributes(const RunProvenance& run);
+  /// Rank 0, a resumed file at commit: a new file with fresh tables and the old one's
+  /// /points chunks as stored; the partial file is removed.
+  void rebuild();
   /// Rank 0: hands the block to the writer thread (`rewrite`: rows written before).
   void queue(RowBlock block, bool rewrite);
   /// Rank 0: after each write, a flush when the last is kFlushInterval old.
