@@ -209,14 +209,15 @@ void prepare_sweep(const rapid::MpiEnv& mpi, const Options& o, Prepared& p) {
   // (docs/bad-input.md). Rows: every point (all, and at most that for feasible), none to
   // speak of for top-K.
   // A resumed run (or one that may resume the partial file it finds) needs room for what
-  // the partial file does not hold yet: the whole file's bound less the partial's size.
+  // the partial file does not hold yet (the whole file's bound less the partial's size) and
+  // for the file it is rebuilt into at the end (the bound again: ResultStore::rebuild).
   const int64_t rows = p.keep == rapid::Keep::TopK ? 0 : p.enumerator->size();
   uint64_t bytes = rapid::result_file_bytes(rows, p.spec);
   std::error_code ec;
   const std::string partial = rapid::ResultStore::temp_path_for(o.output);
   if (!o.overwrite && std::filesystem::is_regular_file(partial, ec)) {
     const uintmax_t have = std::filesystem::file_size(partial, ec);
-    bytes = ec ? bytes : bytes - std::min<uint64_t>(bytes, have);
+    bytes = ec ? bytes : 2 * bytes - std::min<uint64_t>(bytes, have);
   }
   rapid::check_output_file(o.output, "-o", bytes, {o.job});
 }
