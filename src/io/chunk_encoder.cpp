@@ -134,14 +134,12 @@ std::span<const std::byte> ChunkEncoder::raw_chunk(const RowBlock& block, size_t
                                                    size_t count, ByteBuffer& pad) const {
   const size_t columns = result_columns().size();
   const auto whole = static_cast<size_t>(chunk_rows_);
-  size_t width = 1;
+  const size_t width = RowBlock::dataset_element_bytes(d);
   std::span<const std::byte> rows;
   if (d < columns) {
     if (block.fill_only(d, from, from + count)) return {};
-    width = column_element_bytes(result_columns()[d]);
     rows = block.column(d).subspan(from * width, count * width);
   } else if (d == columns) {  // /points/point
-    width = sizeof(int64_t);
     rows = block.index_bytes().subspan(from * width, count * width);
   } else {  // /points/done: 1 for each row, the fill value 0 past the table's end
     pad.resize(whole);
@@ -187,7 +185,7 @@ int64_t ChunkEncoder::encode(RowBlock& block) {
   }
   if (whole.empty()) return 0;
 
-  const size_t datasets = RowBlock::datasets(), columns = result_columns().size();
+  const size_t datasets = RowBlock::datasets();
   std::vector<int64_t> head(2 + datasets);
   section_.clear();
   int64_t moved = 0;
@@ -201,10 +199,7 @@ int64_t ChunkEncoder::encode(RowBlock& block) {
         stored_[d].clear();
         continue;
       }
-      const size_t width = d < columns    ? column_element_bytes(result_columns()[d])
-                           : d == columns ? sizeof(int64_t)
-                                          : 1;
-      filter(raw, width, stored_[d], s);
+      filter(raw, RowBlock::dataset_element_bytes(d), stored_[d], s);
     }
     head[0] = w.first_row;
     head[1] = w.rows;

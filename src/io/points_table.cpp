@@ -187,18 +187,51 @@ void PointsTable::write_stored(const RowBlock& b) {
   // Each dataset's chunk as the evaluating rank filtered it (io/chunk_encoder.hpp), written
   // past the filters and the chunk cache (H5Dwrite_chunk, HDF5 1.10.3; filter mask 0: every
   // filter applied); /points/done last, after the rows it marks.
-  const size_t columns = columns_.size();
   for (const RowBlock::StoredChunk& c : b.stored()) {
-    RAPID_ASSERT(
-        fixed_ && c.first_row >= 0 && c.first_row + c.rows <= rows_ && c.data.size() == columns + 2,
-        "a stored chunk of the fixed table");
+    RAPID_ASSERT(fixed_ && c.first_row >= 0 && c.first_row + c.rows <= rows_ &&
+                     c.data.size() == RowBlock::datasets(),
+                 "a stored chunk of the fixed table");
     const hsize_t offset = static_cast<hsize_t>(c.first_row);
-    for (size_t d = 0; d < columns + 2; ++d) {
+    for (size_t d = 0; d < c.data.size(); ++d) {
       if (c.data[d].empty()) continue;  // the fill value throughout
-      const hid_t ds = d < columns    ? columns_[d].dataset.get()
-                       : d == columns ? point_.get()
-                                      : done_.get();
-      h5::check(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, &offset, c.data[d].size(), c.data[d].data()),
+      h5::check(
+          H5Dwrite_chunk(dataset(d), H5P_DEFAULT, 0, &offset, c.data[d].size(), c.data[d].data()),
+          "H5Dwrite_chunk");
+    }
+  }
+}
+
+hid_t PointsTable::dataset(size_t d) const {
+  const size_t columns = columns_.size();
+  return d < columns ? columns_[d].dataset.get() : d == columns ? point_.get() : done_.get();
+}
+
+std::string PointsTable::dataset_name(size_t d) const {
+  const size_t columns = columns_.size();
+  return d < columns ? columns_[d].column->name : d == columns ? kPointDimension : "done";
+}
+
+void PointsTable::copy_stored(hid_t from_file) {
+  // Every allocated chunk of each dataset as stored (filter mask and bytes): H5Dread_chunk,
+  // H5Dwrite_chunk (HDF5 1.10.3; the chunk index through H5Dget_chunk_info, 1.10.5).
+  std::vector<std::byte> buffer;
+  for (size_t d = 0; d < RowBlock::datasets(); ++d) {
+    const std::string path = "/points/" + dataset_name(d);
+    h5::Dataset from(H5Dopen2(from_file, path.c_str(), H5P_DEFAULT), "H5Dopen2");
+    h5::Dataspace space(H5Dget_space(from.get()), "H5Dget_space");
+    hsize_t chunks = 0;
+    h5::check(H5Dget_num_chunks(from.get(), space.get(), &chunks), "H5Dget_num_chunks");
+    for (hsize_t i = 0; i < chunks; ++i) {
+      hsize_t offset = 0, size = 0;
+      haddr_t address = 0;
+      unsigned mask = 0;
+      h5::check(H5Dget_chunk_info(from.get(), space.get(), i, &offset, &mask, &address, &size),
+                "H5Dget_chunk_info");
+      buffer.resize(size);
+      uint32_t read_mask = 0;
+      h5::check(H5Dread_chunk(from.get(), H5P_DEFAULT, &offset, &read_mask, buffer.data()),
+                "H5Dread_chunk");
+      h5::check(H5Dwrite_chunk(dataset(d), H5P_DEFAULT, read_mask, &offset, size, buffer.data()),
                 "H5Dwrite_chunk");
     }
   }

@@ -553,32 +553,7 @@ void ResultStore::rebuild() {
   temp_path_ = partial + ".rebuilt";
   resumed_ = false;  // from here a failure removes the new file, never the partial one
   create_file(h5::read_strings(old.get(), "/resume/key").front());
-  std::vector<std::string> names;
-  for (const Column& c : result_columns()) names.emplace_back(c.name);
-  names.emplace_back(kPointDimension);
-  names.emplace_back("done");
-  std::vector<std::byte> buffer;
-  for (const std::string& name : names) {
-    const std::string path = "/points/" + name;
-    h5::Dataset from(H5Dopen2(old.get(), path.c_str(), H5P_DEFAULT), "H5Dopen2");
-    h5::Dataset to(H5Dopen2(file_.get(), path.c_str(), H5P_DEFAULT), "H5Dopen2");
-    h5::Dataspace space(H5Dget_space(from.get()), "H5Dget_space");
-    hsize_t chunks = 0;
-    h5::check(H5Dget_num_chunks(from.get(), space.get(), &chunks), "H5Dget_num_chunks");
-    for (hsize_t i = 0; i < chunks; ++i) {
-      hsize_t offset = 0, size = 0;
-      haddr_t address = 0;
-      unsigned mask = 0;
-      h5::check(H5Dget_chunk_info(from.get(), space.get(), i, &offset, &mask, &address, &size),
-                "H5Dget_chunk_info");
-      buffer.resize(size);
-      uint32_t read_mask = 0;
-      h5::check(H5Dread_chunk(from.get(), H5P_DEFAULT, &offset, &read_mask, buffer.data()),
-                "H5Dread_chunk");
-      h5::check(H5Dwrite_chunk(to.get(), H5P_DEFAULT, read_mask, &offset, size, buffer.data()),
-                "H5Dwrite_chunk");
-    }
-  }
+  table_.copy_stored(old.get());
   old.close();
   std::error_code ec;
   fs::remove(partial, ec);  // its rows are in the new file (renamed to the output next)

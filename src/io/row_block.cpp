@@ -84,6 +84,12 @@ size_t RowBlock::datasets() {
   return result_columns().size() + 2;
 }
 
+size_t RowBlock::dataset_element_bytes(size_t d) {
+  const size_t columns = result_columns().size();
+  if (d < columns) return column_element_bytes(result_columns()[d]);
+  return d == columns ? sizeof(int64_t) : 1;  // /points/point, /points/done
+}
+
 size_t RowBlock::stored_bytes() const {
   if (bytes_.empty()) return 0;
   int64_t s;

@@ -157,10 +157,9 @@ Scheduler::Chunk Scheduler::take_chunk() {
   int64_t n =
       std::min(next_chunk_size(total_ - handed_, mpi_.size(), options_.fixed_chunk, options_.align),
                todo_[range_].second - next_);
-  // Aligned: the chunk ends on a boundary (a resumed range may start between two).
-  if (options_.fixed_chunk <= 0 && options_.align > 0 && (next_ + n) % options_.align != 0 &&
-      next_ + n < todo_[range_].second)
-    n = std::max<int64_t>(n - (next_ + n) % options_.align, 1);
+  // Aligned: the chunk ends on the next boundary (a resumed range may start between two).
+  if (options_.fixed_chunk <= 0 && options_.align > 0)
+    n = std::min(n, options_.align - next_ % options_.align);
   Chunk c{next_, n};
   next_ += n;
   handed_ += n;

@@ -49,8 +49,6 @@ class ChunkEncoder {
   /// rows moved.
   int64_t encode(RowBlock& block);
 
-  int64_t chunk_rows() const { return chunk_rows_; }
-
  private:
   struct Deflater {
     void operator()(libdeflate_compressor* c) const;

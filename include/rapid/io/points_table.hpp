@@ -47,6 +47,9 @@ class PointsTable {
   void update(const RowBlock& block);
   /// Rows [first, first + count) of column `name` (a schema column) as doubles.
   std::vector<double> read_column(std::string_view name, int64_t first, int64_t count);
+  /// Copies every stored chunk of `from_file`'s /points (a table of the same schema and
+  /// rows) into this one as it is: no decompression. Throws InternalError.
+  void copy_stored(hid_t from_file);
   /// The done mask (fixed layout).
   std::vector<uint8_t> read_done();
   /// Reads every chunk holding a row `done` marks (fixed layout), through the filters: ""
@@ -70,6 +73,9 @@ class PointsTable {
   void extend(int64_t rows);
   /// The block's stored chunks (io/chunk_encoder.hpp), each dataset's with H5Dwrite_chunk.
   void write_stored(const RowBlock& b);
+  /// Dataset d in RowBlock::datasets()' order (the columns, /points/point, /points/done).
+  hid_t dataset(size_t d) const;
+  std::string dataset_name(size_t d) const;
   /// Writes `count` elements of `data` at rows [row, row + count) of `dataset`.
   void put(hid_t dataset, hid_t mem_type, int64_t row, int64_t count, const void* data);
   /// The row holding point `index` in an appended table, or -1.

@@ -65,6 +65,8 @@ class RowBlock {
   /// Datasets of a stored chunk: every column of result_columns(), then /points/point,
   /// then /points/done.
   static size_t datasets();
+  /// Storage bytes of one element of dataset d (in datasets()' order).
+  static size_t dataset_element_bytes(size_t d);
   /// One stored chunk: rows [first_row, first_row + rows) of the table, and per dataset
   /// (datasets() of them) its stored bytes; empty: not stored (it reads as the fill value).
   struct StoredChunk {
